@@ -1,0 +1,37 @@
+import { Injectable } from '@nestjs/common';
+import type { CanActivate, ExecutionContext } from '@nestjs/common';
+import { ApiEnv } from '@app/config';
+import type { FastifyRequest } from 'fastify';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { OpenAiError } from '../errors/openai-error';
+
+const digest = (key: string): Buffer => createHash('sha256').update(key).digest();
+
+/**
+ * `Authorization: Bearer <key>` against API_KEYS. Keys are compared as SHA-256 digests with
+ * timingSafeEqual, over every configured key, so timing reveals neither a key nor its length.
+ */
+@Injectable()
+export class ApiKeyGuard implements CanActivate {
+  private readonly keyDigests: Buffer[];
+
+  constructor(env: ApiEnv) {
+    this.keyDigests = env.API_KEYS.map(digest);
+  }
+
+  canActivate(context: ExecutionContext): boolean {
+    const header = context.switchToHttp().getRequest<FastifyRequest>().headers.authorization;
+    const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+    if (!match) {
+      throw OpenAiError.unauthorized(
+        "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+        null,
+      );
+    }
+    const given = digest(match[1]);
+    let known = false;
+    for (const keyDigest of this.keyDigests) known = timingSafeEqual(given, keyDigest) || known;
+    if (!known) throw OpenAiError.unauthorized('Incorrect API key provided.', 'invalid_api_key');
+    return true;
+  }
+}

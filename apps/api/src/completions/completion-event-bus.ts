@@ -1,0 +1,62 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { completionEventsChannel, decodeTokenEvent } from '@app/contracts';
+import type { TokenEvent } from '@app/contracts';
+import type { Redis } from 'ioredis';
+import { SUBSCRIBER_REDIS } from './api-redis.providers';
+
+export interface TokenEventListener {
+  onEvent(event: TokenEvent): void;
+  /** A message on the channel could not be read: the stream can no longer be trusted. */
+  onMalformed(): void;
+}
+
+/** Releases a subscription; safe to call more than once. */
+export type Unsubscribe = () => void;
+
+/**
+ * Routes token events from the instance's single subscriber connection to the request that
+ * waits for them: one channel per open completion, multiplexed in process, so the number of
+ * Redis connections stays the same whatever the load.
+ */
+@Injectable()
+export class CompletionEventBus {
+  private readonly logger = new Logger(CompletionEventBus.name);
+  private readonly listeners = new Map<string, TokenEventListener>();
+
+  constructor(@Inject(SUBSCRIBER_REDIS) private readonly subscriber: Redis) {
+    subscriber.on('message', (channel: string, message: string) => this.dispatch(channel, message));
+  }
+
+  /** Resolves once Redis has confirmed the SUBSCRIBE, so no event published after it is lost. */
+  async subscribe(completionId: string, listener: TokenEventListener): Promise<Unsubscribe> {
+    const channel = completionEventsChannel(completionId);
+    this.listeners.set(channel, listener);
+    try {
+      await this.subscriber.subscribe(channel);
+    } catch (error) {
+      this.listeners.delete(channel);
+      throw error;
+    }
+    return () => {
+      if (!this.listeners.delete(channel)) return;
+      this.subscriber.unsubscribe(channel).catch((error: unknown) => {
+        // Only possible while Redis is away; a channel left subscribed costs dropped messages, nothing more.
+        this.logger.warn(`unsubscribe ${channel} failed: ${error instanceof Error ? error.message : String(error)}`);
+      });
+    };
+  }
+
+  private dispatch(channel: string, message: string): void {
+    const listener = this.listeners.get(channel);
+    if (!listener) return;
+    let event: TokenEvent;
+    try {
+      event = decodeTokenEvent(message);
+    } catch {
+      this.logger.warn(`malformed event on ${channel}`);
+      listener.onMalformed();
+      return;
+    }
+    listener.onEvent(event);
+  }
+}

@@ -1,0 +1,62 @@
+import type { TokenEvent } from '@app/contracts';
+import { EventSequenceTracker } from './event-sequence-tracker';
+
+const usage = { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 };
+const started = (attempt: number): TokenEvent => ({ type: 'started', attempt, seq: 0, workerId: 'w' });
+const delta = (attempt: number, seq: number, text: string): TokenEvent => ({ type: 'delta', attempt, seq, text });
+const end = (attempt: number, seq: number): TokenEvent => ({ type: 'end', attempt, seq, finishReason: 'stop', usage });
+
+describe('EventSequenceTracker', () => {
+  it('passes text on in order and ends with the finish reason and usage', () => {
+    const tracker = new EventSequenceTracker();
+    expect(tracker.accept(started(1))).toEqual({ kind: 'none' });
+    expect(tracker.accept(delta(1, 1, 'Hello'))).toEqual({ kind: 'text', text: 'Hello' });
+    expect(tracker.accept({ type: 'heartbeat', attempt: 1, seq: 2 })).toEqual({ kind: 'none' });
+    expect(tracker.accept(delta(1, 3, ' world'))).toEqual({ kind: 'text', text: ' world' });
+    expect(tracker.accept(end(1, 4))).toEqual({ kind: 'end', finishReason: 'stop', usage });
+  });
+
+  it('fails on a gap rather than deliver a shorter text', () => {
+    const tracker = new EventSequenceTracker();
+    tracker.accept(started(1));
+    tracker.accept(delta(1, 1, 'a'));
+    const result = tracker.accept(delta(1, 3, 'c'));
+    expect(result.kind).toBe('failed');
+  });
+
+  it('fails on a repeated sequence number rather than send a piece twice', () => {
+    const tracker = new EventSequenceTracker();
+    tracker.accept(started(1));
+    tracker.accept(delta(1, 1, 'a'));
+    expect(tracker.accept(delta(1, 1, 'a')).kind).toBe('failed');
+  });
+
+  it('fails when the first event seen is not the start of an attempt', () => {
+    expect(new EventSequenceTracker().accept(delta(1, 1, 'a')).kind).toBe('failed');
+  });
+
+  it('accepts a retry that begins before any text was passed on, and ignores the stale attempt', () => {
+    const tracker = new EventSequenceTracker();
+    tracker.accept(started(1));
+    expect(tracker.accept(started(2))).toEqual({ kind: 'none' });
+    expect(tracker.accept(delta(1, 1, 'stale'))).toEqual({ kind: 'none' });
+    expect(tracker.accept(delta(2, 1, 'fresh'))).toEqual({ kind: 'text', text: 'fresh' });
+  });
+
+  it('fails when a new attempt starts after text was already passed on', () => {
+    const tracker = new EventSequenceTracker();
+    tracker.accept(started(1));
+    tracker.accept(delta(1, 1, 'partial'));
+    const result = tracker.accept(started(2));
+    expect(result.kind).toBe('failed');
+  });
+
+  it('turns a worker error into an OpenAI error', () => {
+    const tracker = new EventSequenceTracker();
+    tracker.accept(started(1));
+    const result = tracker.accept({ type: 'error', attempt: 1, seq: 1, code: 'context_length_exceeded', message: 'too long' });
+    expect(result.kind === 'failed' && result.error.toBody()).toEqual({
+      error: { message: 'too long', type: 'invalid_request_error', param: 'messages', code: 'context_length_exceeded' },
+    });
+  });
+});

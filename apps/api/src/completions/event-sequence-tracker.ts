@@ -1,0 +1,65 @@
+import type { CompletionUsage, ErrorEvent, FinishReason, TokenEvent } from '@app/contracts';
+import { OpenAiError } from '../errors/openai-error';
+
+/** What a request does with one event from its channel. */
+export type TrackedEvent =
+  | { kind: 'text'; text: string }
+  | { kind: 'end'; finishReason: FinishReason; usage: CompletionUsage }
+  | { kind: 'failed'; error: OpenAiError }
+  | { kind: 'none' };
+
+export const streamBrokenError = (): OpenAiError =>
+  OpenAiError.internal('Events of this completion were lost in transit; the answer is incomplete. Please retry.');
+
+export const workerLostError = (): OpenAiError =>
+  OpenAiError.internal('The worker generating this completion stopped after part of the answer was sent. Please retry.');
+
+function workerError(event: ErrorEvent): OpenAiError {
+  switch (event.code) {
+    case 'context_length_exceeded':
+      return OpenAiError.invalidRequest(event.message, 'messages', 'context_length_exceeded');
+    case 'cancelled':
+      return OpenAiError.internal('The completion was cancelled.');
+    case 'engine_error':
+      return OpenAiError.internal(event.message);
+  }
+}
+
+/**
+ * Checks a completion's events against the attempt and sequence contract: events of an older
+ * attempt are ignored; a new attempt is welcome only while no text has been passed on (a retry
+ * the client never notices); a missing or repeated sequence number fails the request rather
+ * than deliver a text with a hole in it or a piece twice.
+ */
+export class EventSequenceTracker {
+  private attempt = 0;
+  private nextSeq = 0;
+  private textPassedOn = false;
+
+  accept(event: TokenEvent): TrackedEvent {
+    if (event.attempt < this.attempt) return { kind: 'none' };
+    if (event.attempt > this.attempt) return this.startAttempt(event);
+    if (event.seq !== this.nextSeq) return { kind: 'failed', error: streamBrokenError() };
+    this.nextSeq += 1;
+    switch (event.type) {
+      case 'delta':
+        this.textPassedOn = true;
+        return { kind: 'text', text: event.text };
+      case 'end':
+        return { kind: 'end', finishReason: event.finishReason, usage: event.usage };
+      case 'error':
+        return { kind: 'failed', error: workerError(event) };
+      case 'started':
+      case 'heartbeat':
+        return { kind: 'none' };
+    }
+  }
+
+  private startAttempt(event: TokenEvent): TrackedEvent {
+    if (this.textPassedOn) return { kind: 'failed', error: workerLostError() };
+    if (event.type !== 'started' || event.seq !== 0) return { kind: 'failed', error: streamBrokenError() };
+    this.attempt = event.attempt;
+    this.nextSeq = 1;
+    return { kind: 'none' };
+  }
+}

@@ -1,0 +1,61 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { QUEUE_PREFIX, completionQueueName } from '@app/contracts';
+import type { CompletionJobData, CompletionResult } from '@app/contracts';
+import { WorkerEnv } from '@app/config';
+import { UnrecoverableError, Worker } from 'bullmq';
+import type { Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { INFERENCE_ENGINE } from './engine/inference-engine';
+import type { InferenceEngine } from './engine/inference-engine';
+import { generateCompletion } from './generate-completion';
+import { TokenEventPublisher } from './token-event-publisher';
+import { BLOCKING_REDIS, PUBLISHER_REDIS } from './worker-redis.providers';
+
+/**
+ * Takes jobs from this worker's model queue, as many at once as the engine has sequences, and
+ * hands each to the generateCompletion use case. It holds no logic of its own.
+ */
+@Injectable()
+export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(CompletionProcessor.name);
+  private worker: Worker<CompletionJobData, CompletionResult> | undefined;
+
+  constructor(
+    private readonly env: WorkerEnv,
+    @Inject(INFERENCE_ENGINE) private readonly engine: InferenceEngine,
+    @Inject(PUBLISHER_REDIS) private readonly publisher: Redis,
+    @Inject(BLOCKING_REDIS) private readonly blocking: Redis,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    const queueName = completionQueueName(this.env.MODEL_NAME);
+    this.worker = new Worker<CompletionJobData, CompletionResult>(queueName, (job, _token, signal) => this.process(job, signal), {
+      connection: this.blocking,
+      prefix: QUEUE_PREFIX,
+      // Recorded on each job as processedBy, so operators can see which worker ran it.
+      name: this.env.WORKER_ID,
+      concurrency: this.engine.slots,
+    });
+    this.worker.on('error', (error) => this.logger.error(`queue worker error: ${error.message}`));
+    this.logger.log(`worker ${this.env.WORKER_ID} ready: model ${this.env.MODEL_NAME}, queue ${queueName}, ${this.engine.slots} slots`);
+  }
+
+  private async process(job: Job<CompletionJobData, CompletionResult>, signal: AbortSignal | undefined): Promise<CompletionResult> {
+    const events = new TokenEventPublisher(this.publisher, job.data.completionId, job.attemptsStarted);
+    try {
+      return await generateCompletion(job.data, this.engine, events, this.env.WORKER_ID, signal ?? new AbortController().signal);
+    } catch (error) {
+      // Its tokens may already be with the client: a failed generation is never re-run.
+      throw new UnrecoverableError(error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  /**
+   * Stops taking jobs and lets the running ones finish. Nest runs every onModuleDestroy before
+   * any onApplicationShutdown, which is where the engine and Redis connections close.
+   */
+  async onModuleDestroy(): Promise<void> {
+    await this.worker?.close();
+  }
+}

@@ -1,0 +1,70 @@
+import { completionEventsChannel, encodeTokenEvent } from '@app/contracts';
+import type { TokenEvent, TokenEventBody } from '@app/contracts';
+import type { Redis } from 'ioredis';
+
+/** Deltas closer together than this are sent as one event: fewer messages at high token rates. */
+export const DELTA_COALESCE_MS = 5;
+
+/**
+ * Publishes one attempt's events on a completion's channel, numbering them in order. The first
+ * delta goes out at once (time to first token); later ones are merged while they arrive within
+ * DELTA_COALESCE_MS of the last send. Publishing never blocks generation: ioredis keeps commands
+ * in order on one connection, and the first failure is reported by `finish`.
+ */
+export class TokenEventPublisher {
+  private readonly channel: string;
+  private seq = 0;
+  private pendingText = '';
+  private lastDeltaSentAt = 0;
+  private flushTimer: NodeJS.Timeout | undefined;
+  private failure: Error | undefined;
+
+  constructor(
+    private readonly redis: Redis,
+    completionId: string,
+    private readonly attempt: number,
+  ) {
+    this.channel = completionEventsChannel(completionId);
+  }
+
+  started(workerId: string): void {
+    this.send({ type: 'started', workerId });
+  }
+
+  delta(text: string): void {
+    if (text.length === 0) return;
+    this.pendingText += text;
+    if (this.flushTimer) return;
+    const wait = this.lastDeltaSentAt + DELTA_COALESCE_MS - performance.now();
+    if (wait <= 0) this.flushDelta();
+    else this.flushTimer = setTimeout(() => this.flushDelta(), wait);
+  }
+
+  /** Sends the final event (end or error) after any text still held, and reports a failed publish. */
+  async finish(body: Extract<TokenEventBody, { type: 'end' | 'error' }>): Promise<void> {
+    this.flushDelta();
+    await this.sendAndWait(body);
+    if (this.failure) throw this.failure;
+  }
+
+  private flushDelta(): void {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    if (this.pendingText.length === 0) return;
+    const text = this.pendingText;
+    this.pendingText = '';
+    this.lastDeltaSentAt = performance.now();
+    this.send({ type: 'delta', text });
+  }
+
+  private send(body: TokenEventBody): void {
+    this.sendAndWait(body).catch((error: Error) => {
+      this.failure ??= error;
+    });
+  }
+
+  private async sendAndWait(body: TokenEventBody): Promise<void> {
+    const event: TokenEvent = { ...body, attempt: this.attempt, seq: this.seq++ };
+    await this.redis.publish(this.channel, encodeTokenEvent(event));
+  }
+}

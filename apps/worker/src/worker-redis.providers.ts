@@ -1,0 +1,36 @@
+import type { OnApplicationShutdown, Provider } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { WorkerEnv } from '@app/config';
+import { closeRedis, connectRedis, createRedisConnection } from '@app/redis';
+import type { Redis } from 'ioredis';
+
+/** Publishes token events; fails fast while Redis is away. */
+export const PUBLISHER_REDIS = Symbol('PUBLISHER_REDIS');
+/** Handed to the BullMQ Worker, which needs retry-forever connections. */
+export const BLOCKING_REDIS = Symbol('BLOCKING_REDIS');
+
+export const workerRedisProviders: Provider[] = [
+  {
+    provide: PUBLISHER_REDIS,
+    inject: [WorkerEnv],
+    useFactory: (env: WorkerEnv) => connectRedis(createRedisConnection(env.REDIS_URL, 'commands', `worker-publisher:${env.WORKER_ID}`)),
+  },
+  {
+    provide: BLOCKING_REDIS,
+    inject: [WorkerEnv],
+    useFactory: (env: WorkerEnv) => connectRedis(createRedisConnection(env.REDIS_URL, 'blocking', `worker-queue:${env.WORKER_ID}`)),
+  },
+];
+
+/** Closes the worker's Redis connections last, after the queue worker has drained. */
+@Injectable()
+export class WorkerRedisCloser implements OnApplicationShutdown {
+  constructor(
+    @Inject(PUBLISHER_REDIS) private readonly publisher: Redis,
+    @Inject(BLOCKING_REDIS) private readonly blocking: Redis,
+  ) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.all([closeRedis(this.publisher), closeRedis(this.blocking)]);
+  }
+}

@@ -1,0 +1,32 @@
+/** Unit tests sit beside the code; end-to-end tests in test/ run against real Redis, API and workers. */
+const transform = { '^.+\\.ts$': ['ts-jest', { isolatedModules: true, tsconfig: 'tsconfig.json' }] };
+const moduleNameMapper = {
+  '^@app/(contracts|config|redis)$': '<rootDir>/libs/$1/src',
+  '^@app/(contracts|config|redis)/(.*)$': '<rootDir>/libs/$1/src/$2',
+};
+
+module.exports = {
+  projects: [
+    {
+      displayName: 'unit',
+      testEnvironment: 'node',
+      roots: ['<rootDir>/apps', '<rootDir>/libs', '<rootDir>/tools'],
+      testMatch: ['**/*.spec.ts'],
+      transform,
+      moduleNameMapper,
+      setupFiles: ['reflect-metadata'],
+    },
+    {
+      displayName: 'e2e',
+      testEnvironment: 'node',
+      roots: ['<rootDir>/test'],
+      testMatch: ['**/*.e2e-spec.ts'],
+      transform,
+      moduleNameMapper,
+      setupFiles: ['reflect-metadata'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      testTimeout: 60_000,
+    },
+  ],
+};

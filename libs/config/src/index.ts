@@ -1,0 +1,5 @@
+export * from './api-env';
+export * from './load-env';
+export * from './redis-env';
+export * from './worker-env';
+export * from './log-levels';

@@ -1,0 +1,4 @@
+export * from './chat-message';
+export * from './completion-job';
+export * from './queue-names';
+export * from './token-events';

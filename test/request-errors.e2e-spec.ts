@@ -1,0 +1,112 @@
+import { e2eStack } from './support/stack-env';
+import { assertMatchesSchema } from './support/openai-schema';
+
+/** Raw HTTP, so the tests see status, headers and body exactly as any client would. */
+describe('request errors in OpenAI shape', () => {
+  const stack = e2eStack();
+  const [baseUrl] = stack.apiUrls;
+  const url = `${baseUrl}/chat/completions`;
+  const valid = { model: stack.model, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 2 };
+
+  async function post(body: string, headers: Record<string, string> = {}) {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json', ...headers },
+      body,
+    });
+    const json = (await response.json()) as { error: { message: string; type: string; param: string | null; code: string | null } };
+    assertMatchesSchema('ErrorResponse', json);
+    return { status: response.status, error: json.error };
+  }
+
+  const invalid: Array<[string, Record<string, unknown>, string]> = [
+    ['temperature above 2', { temperature: 2.5 }, 'temperature'],
+    ['temperature below 0', { temperature: -0.1 }, 'temperature'],
+    ['temperature as a string', { temperature: '1' }, 'temperature'],
+    ['top_p above 1', { top_p: 1.5 }, 'top_p'],
+    ['max_tokens of 0', { max_tokens: 0 }, 'max_tokens'],
+    ['max_tokens not an integer', { max_tokens: 2.5 }, 'max_tokens'],
+    ['max_completion_tokens negative', { max_completion_tokens: -1 }, 'max_completion_tokens'],
+    ['frequency_penalty beyond 2', { frequency_penalty: 3 }, 'frequency_penalty'],
+    ['presence_penalty beyond -2', { presence_penalty: -2.5 }, 'presence_penalty'],
+    ['stream as a string', { stream: 'yes' }, 'stream'],
+    ['five stop sequences', { stop: ['a', 'b', 'c', 'd', 'e'] }, 'stop'],
+    ['a stop sequence that is not a string', { stop: [1] }, 'stop'],
+    ['n of 2', { n: 2 }, 'n'],
+    ['seed not an integer', { seed: 1.5 }, 'seed'],
+    ['model missing', { model: undefined }, 'model'],
+    ['model not a string', { model: 5 }, 'model'],
+    ['messages missing', { messages: undefined }, 'messages'],
+    ['messages empty', { messages: [] }, 'messages'],
+    ['messages not an array', { messages: 'hello' }, 'messages'],
+    ['a message that is not an object', { messages: ['hello'] }, 'messages[0]'],
+    ['an unknown role', { messages: [{ role: 'robot', content: 'hi' }] }, 'messages[0].role'],
+    ['content missing', { messages: [{ role: 'user' }] }, 'messages[0].content'],
+    ['content a number', { messages: [{ role: 'user', content: 42 }] }, 'messages[0].content'],
+    ['an image content part', { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }] }, 'messages[0].content'],
+    ['a system message after the first', { messages: [{ role: 'user', content: 'a' }, { role: 'system', content: 'b' }] }, 'messages[1].role'],
+    ['an unknown message field', { messages: [{ role: 'user', content: 'a', tool_call_id: 'x' }] }, 'messages[0].tool_call_id'],
+    ['tools, not implemented', { tools: [{ type: 'function', function: { name: 'f' } }] }, 'tools'],
+    ['response_format, not implemented', { response_format: { type: 'json_object' } }, 'response_format'],
+    ['logit_bias, not implemented', { logit_bias: { '1': 5 } }, 'logit_bias'],
+    ['a field OpenAI does not have', { temprature: 1 }, 'temprature'],
+    ['stream_options.include_usage not a boolean', { stream: true, stream_options: { include_usage: 'yes' } }, 'stream_options.include_usage'],
+  ];
+
+  it.each(invalid)('400 for %s, naming `%s`', async (_name, change, param) => {
+    const { status, error } = await post(JSON.stringify({ ...valid, ...change }));
+    expect(status).toBe(400);
+    expect(error.type).toBe('invalid_request_error');
+    expect(error.param).toBe(param);
+    expect(error.message.length).toBeGreaterThan(10);
+  });
+
+  it('400 for malformed JSON', async () => {
+    const { status, error } = await post('{"model": "tiny-chat", "messages": [');
+    expect(status).toBe(400);
+    expect(error.type).toBe('invalid_request_error');
+    expect(error.message).toMatch(/JSON/);
+  });
+
+  it.each([['null'], ['[]'], ['"text"'], ['42']])('400 for a JSON body that is not an object: %s', async (body) => {
+    const { status, error } = await post(body);
+    expect(status).toBe(400);
+    expect(error.type).toBe('invalid_request_error');
+  });
+
+  it('401 without an API key', async () => {
+    const { status, error } = await post(JSON.stringify(valid), { authorization: '' });
+    expect(status).toBe(401);
+    expect(error.type).toBe('invalid_request_error');
+  });
+
+  it('401 with a wrong API key, without echoing it', async () => {
+    const { status, error } = await post(JSON.stringify(valid), { authorization: 'Bearer sk-not-the-right-key' });
+    expect(status).toBe(401);
+    expect(error.code).toBe('invalid_api_key');
+    expect(error.message).not.toContain('sk-not-the-right-key');
+  });
+
+  it('401 on /v1/models too', async () => {
+    const response = await fetch(`${baseUrl}/models`);
+    expect(response.status).toBe(401);
+    assertMatchesSchema('ErrorResponse', await response.json());
+  });
+
+  it('404 model_not_found for an unknown model', async () => {
+    const { status, error } = await post(JSON.stringify({ ...valid, model: 'no-such-model' }));
+    expect(status).toBe(404);
+    expect(error.code).toBe('model_not_found');
+    expect(error.param).toBe('model');
+  });
+
+  it('still answers correctly after all of that', async () => {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(valid),
+    });
+    expect(response.status).toBe(200);
+    assertMatchesSchema('CreateChatCompletionResponse', await response.json());
+  });
+});

@@ -1,0 +1,68 @@
+import { existsSync, rmSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { LocalRedis } from '../../tools/local-stack/redis-server';
+import { dockerEngineAvailable, startRedisServer, waitForRedis } from '../../tools/local-stack/redis-server';
+import type { ManagedProcess } from '../../tools/local-stack/managed-process';
+import { API_ENTRY, REPO_ROOT, WORKER_ENTRY, startApi, startWorker } from '../../tools/local-stack/services';
+import { publishStack } from './stack-env';
+
+export const LOG_DIR = resolve(REPO_ROOT, 'test-artifacts/logs');
+const API_KEY = 'sk-e2e-test-key-0123456789';
+const MODEL = 'tiny-chat';
+const MODEL_PATH = resolve(REPO_ROOT, 'models/tiny-chat.gguf');
+
+interface StartedStack {
+  redis?: LocalRedis;
+  processes: ManagedProcess[];
+}
+
+declare global {
+  var __E2E_STACK__: StartedStack | undefined;
+}
+
+/**
+ * Redis comes from REDIS_URL when set, else a Testcontainers Redis when a Docker engine answers,
+ * else a redis-server started here on a free port.
+ */
+async function provideRedis(): Promise<{ url: string; redis?: LocalRedis }> {
+  if (process.env.REDIS_URL) {
+    await waitForRedis(process.env.REDIS_URL);
+    return { url: process.env.REDIS_URL };
+  }
+  if (dockerEngineAvailable()) {
+    const { RedisContainer } = await import('@testcontainers/redis');
+    const container = await new RedisContainer('redis:7-alpine').start();
+    const url = container.getConnectionUrl();
+    return { url, redis: { url, stop: async () => void (await container.stop()) } };
+  }
+  const redis = await startRedisServer({ logFile: resolve(LOG_DIR, 'redis.log') });
+  return { url: redis.url, redis };
+}
+
+/** Two workers and two API instances on one Redis: every e2e test talks to a real, scaled-out stack. */
+export default async function globalSetup(): Promise<void> {
+  for (const entry of [API_ENTRY, WORKER_ENTRY, MODEL_PATH]) {
+    if (!existsSync(entry)) throw new Error(`${entry} is missing: run \`npm run build && npm run model\` (npm test does)`);
+  }
+  rmSync(LOG_DIR, { recursive: true, force: true });
+  const stack: StartedStack = { processes: [] };
+  globalThis.__E2E_STACK__ = stack;
+
+  const { url, redis } = await provideRedis();
+  stack.redis = redis;
+  const workerIds = ['worker-a', 'worker-b'];
+  const workers = await Promise.all(
+    workerIds.map((workerId) =>
+      startWorker({ redisUrl: url, modelName: MODEL, modelPath: MODEL_PATH, workerId, logFile: resolve(LOG_DIR, `${workerId}.log`) }),
+    ),
+  );
+  stack.processes.push(...workers);
+  const apis = await Promise.all(
+    ['api-a', 'api-b'].map((name) =>
+      startApi({ redisUrl: url, apiKeys: [API_KEY], models: [MODEL], logFile: resolve(LOG_DIR, `${name}.log`) }),
+    ),
+  );
+  stack.processes.push(...apis.map((api) => api.process));
+
+  publishStack({ redisUrl: url, apiUrls: apis.map((api) => api.baseUrl), apiKey: API_KEY, model: MODEL, modelPath: MODEL_PATH, workerIds });
+}

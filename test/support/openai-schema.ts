@@ -1,0 +1,53 @@
+import Ajv2020 from 'ajv/dist/2020';
+import type { ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { REPO_ROOT } from '../../tools/local-stack/services';
+
+/** OpenAI's own OpenAPI document, shipped beside the repository in ../shared/reference. */
+const REFERENCE = resolve(REPO_ROOT, '../shared/reference/openai-chat-completions.openapi.json');
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** OpenAPI 3.0's `nullable: true` means "or null"; JSON Schema 2020 says that with a type list. */
+function convertNullable(node: Json): Json {
+  if (Array.isArray(node)) return node.map(convertNullable);
+  if (node === null || typeof node !== 'object') return node;
+  const converted: { [key: string]: Json } = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key !== 'nullable') converted[key] = convertNullable(value);
+  }
+  if (node.nullable !== true) return converted;
+  if (typeof converted.type === 'string') converted.type = [converted.type, 'null'];
+  if (Array.isArray(converted.enum)) converted.enum = [...converted.enum, null];
+  if (converted.type === undefined && converted.enum === undefined) return { anyOf: [converted, { type: 'null' }] };
+  return converted;
+}
+
+let ajv: Ajv2020 | undefined;
+
+function compiler(): Ajv2020 {
+  if (ajv) return ajv;
+  const document = convertNullable(JSON.parse(readFileSync(REFERENCE, 'utf8')) as Json) as { [key: string]: Json };
+  // The document carries vendor keywords (x-oaiMeta, …) and formats such as `unixtime`: not strict.
+  ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats(ajv);
+  ajv.addFormat('unixtime', { type: 'number', validate: (value: number) => Number.isInteger(value) && value >= 0 });
+  ajv.addSchema({ $id: 'openai', components: document.components }, 'openai');
+  return ajv;
+}
+
+const validators = new Map<string, ValidateFunction>();
+
+/** Throws with ajv's explanation unless `value` matches components/schemas/<name>. */
+export function assertMatchesSchema(name: string, value: unknown): void {
+  let validate = validators.get(name);
+  if (!validate) {
+    validate = compiler().compile({ $ref: `openai#/components/schemas/${name}` });
+    validators.set(name, validate);
+  }
+  if (!validate(value)) {
+    throw new Error(`${name} schema violation: ${compiler().errorsText(validate.errors)}\n${JSON.stringify(value)}`);
+  }
+}

@@ -1,0 +1,81 @@
+import { resolve } from 'node:path';
+import { ManagedProcess } from './managed-process';
+
+export const REPO_ROOT = resolve(__dirname, '..', '..');
+export const API_ENTRY = resolve(REPO_ROOT, 'dist/apps/api/apps/api/src/main.js');
+export const WORKER_ENTRY = resolve(REPO_ROOT, 'dist/apps/worker/apps/worker/src/main.js');
+
+export interface ApiOptions {
+  redisUrl: string;
+  apiKeys: string[];
+  models: string[];
+  port?: number;
+  host?: string;
+  logFile?: string;
+  echo?: boolean;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface RunningApi {
+  /** e.g. http://127.0.0.1:8080/v1 */
+  baseUrl: string;
+  process: ManagedProcess;
+}
+
+/** Starts one API instance (built entry point) and waits until it listens. */
+export async function startApi(options: ApiOptions): Promise<RunningApi> {
+  const process_ = new ManagedProcess({
+    name: 'api',
+    command: process.execPath,
+    args: [API_ENTRY],
+    env: {
+      ...process.env,
+      ...options.env,
+      REDIS_URL: options.redisUrl,
+      API_KEYS: options.apiKeys.join(','),
+      MODELS: options.models.join(','),
+      PORT: String(options.port ?? 0),
+      HOST: options.host ?? '127.0.0.1',
+    },
+    logFile: options.logFile,
+    echo: options.echo,
+  });
+  const [, baseUrl] = await process_.waitForOutput(/API listening: (\S+)/, 30_000);
+  return { baseUrl, process: process_ };
+}
+
+export interface WorkerOptions {
+  redisUrl: string;
+  modelName: string;
+  modelPath: string;
+  parallelSequences?: number;
+  threads?: number;
+  workerId?: string;
+  logFile?: string;
+  echo?: boolean;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Starts one worker and waits until its model is loaded and it takes jobs. */
+export async function startWorker(options: WorkerOptions): Promise<ManagedProcess> {
+  const worker = new ManagedProcess({
+    name: `worker${options.workerId ? `:${options.workerId}` : ''}`,
+    command: process.execPath,
+    args: [WORKER_ENTRY],
+    env: {
+      ...process.env,
+      ...options.env,
+      REDIS_URL: options.redisUrl,
+      MODEL_NAME: options.modelName,
+      MODEL_PATH: options.modelPath,
+      PARALLEL_SEQUENCES: String(options.parallelSequences ?? 2),
+      ENGINE_THREADS: String(options.threads ?? 1),
+      GPU: process.env.GPU ?? 'false',
+      WORKER_ID: options.workerId ?? '',
+    },
+    logFile: options.logFile,
+    echo: options.echo,
+  });
+  await worker.waitForOutput(/worker \S+ ready/, 120_000);
+  return worker;
+}
