@@ -58,7 +58,7 @@ async function main(): Promise<void> {
   const apiKey = process.env.API_KEYS?.split(',')[0]?.trim() || `sk-local-${randomBytes(12).toString('hex')}`;
   try {
     step(`Starting a worker for ${MODEL} (${MODEL_PATH})`);
-    running.push(await startWorker({ redisUrl, modelName: MODEL, modelPath: MODEL_PATH, echo: true, env: { GPU: process.env.GPU ?? 'auto' } }));
+    running.push(await startWorker({ redisUrl, modelName: MODEL, modelPath: MODEL_PATH, echo: true }));
     step('Starting the API');
     const api = await startApi({
       redisUrl,

@@ -53,7 +53,16 @@ export default async function globalSetup(): Promise<void> {
   const workerIds = ['worker-a', 'worker-b'];
   const workers = await Promise.all(
     workerIds.map((workerId) =>
-      startWorker({ redisUrl: url, modelName: MODEL, modelPath: MODEL_PATH, workerId, logFile: resolve(LOG_DIR, `${workerId}.log`) }),
+      startWorker({
+        redisUrl: url,
+        modelName: MODEL,
+        modelPath: MODEL_PATH,
+        workerId,
+        parallelSequences: 2,
+        threads: 1,
+        env: { GPU: 'false' },
+        logFile: resolve(LOG_DIR, `${workerId}.log`),
+      }),
     ),
   );
   stack.processes.push(...workers);

@@ -28,15 +28,13 @@ export async function startApi(options: ApiOptions): Promise<RunningApi> {
     name: 'api',
     command: process.execPath,
     args: [API_ENTRY],
-    env: {
-      ...process.env,
-      ...options.env,
+    env: childEnv(options.env, {
       REDIS_URL: options.redisUrl,
       API_KEYS: options.apiKeys.join(','),
       MODELS: options.models.join(','),
-      PORT: String(options.port ?? 0),
+      PORT: options.port ?? 0,
       HOST: options.host ?? '127.0.0.1',
-    },
+    }),
     logFile: options.logFile,
     echo: options.echo,
   });
@@ -56,23 +54,27 @@ export interface WorkerOptions {
   env?: NodeJS.ProcessEnv;
 }
 
+/** Environment for a child: this process's, then `extra`, then the options that were given. */
+function childEnv(extra: NodeJS.ProcessEnv | undefined, given: Record<string, string | number | undefined>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
+  for (const [name, value] of Object.entries(given)) if (value !== undefined) env[name] = String(value);
+  return env;
+}
+
 /** Starts one worker and waits until its model is loaded and it takes jobs. */
 export async function startWorker(options: WorkerOptions): Promise<ManagedProcess> {
   const worker = new ManagedProcess({
     name: `worker${options.workerId ? `:${options.workerId}` : ''}`,
     command: process.execPath,
     args: [WORKER_ENTRY],
-    env: {
-      ...process.env,
-      ...options.env,
+    env: childEnv(options.env, {
       REDIS_URL: options.redisUrl,
       MODEL_NAME: options.modelName,
       MODEL_PATH: options.modelPath,
-      PARALLEL_SEQUENCES: String(options.parallelSequences ?? 2),
-      ENGINE_THREADS: String(options.threads ?? 1),
-      GPU: process.env.GPU ?? 'false',
-      WORKER_ID: options.workerId ?? '',
-    },
+      PARALLEL_SEQUENCES: options.parallelSequences,
+      ENGINE_THREADS: options.threads,
+      WORKER_ID: options.workerId,
+    }),
     logFile: options.logFile,
     echo: options.echo,
   });

@@ -29,6 +29,9 @@ export function toOpenAiError(error: unknown): OpenAiError {
       );
     }
   }
+  if (error instanceof HttpException && error.getStatus() === 413) {
+    return new OpenAiError(413, 'invalid_request_error', 'The request body is too large.', null, 'request_too_large');
+  }
   if (error instanceof HttpException && error.getStatus() === 404) {
     return new OpenAiError(404, 'invalid_request_error', 'Unknown route.', null, 'not_found');
   }
