@@ -1,0 +1,41 @@
+/**
+ * `npm run lock:stub` after any `npm install` that changes package-lock.json.
+ *
+ * The registry these machines reach serves only this platform's builds, so optional
+ * dependencies such as @node-llama-cpp/mac-x64 cannot be resolved. `npm install` skips them
+ * and writes a lockfile that `npm ci` then rejects as out of sync (npm/cli#9846). This adds
+ * an `{ "optional": true }` entry at each place npm looks for one, which `npm ci` accepts and
+ * skips like any optional package for another platform.
+ */
+import { execSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+interface ArboristNode {
+  optional: boolean;
+  version: string;
+  errors: unknown[];
+}
+interface ArboristInstance {
+  buildIdealTree(): Promise<void>;
+  idealTree: { inventory: Map<string, ArboristNode> };
+}
+type ArboristClass = new (options: { path: string }) => ArboristInstance;
+
+async function main(): Promise<void> {
+  const npmRoot = execSync('npm root -g', { encoding: 'utf8' }).trim();
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const Arborist = require(join(npmRoot, 'npm/node_modules/@npmcli/arborist')) as ArboristClass;
+  const arborist = new Arborist({ path: process.cwd() });
+  await arborist.buildIdealTree();
+
+  const lock = JSON.parse(readFileSync('package-lock.json', 'utf8')) as { packages: Record<string, object> };
+  const unavailable = [...arborist.idealTree.inventory.entries()].filter(
+    ([location, node]) => node.optional && node.version === '' && node.errors.length > 0 && !lock.packages[location],
+  );
+  for (const [location] of unavailable) lock.packages[location] = { optional: true };
+  writeFileSync('package-lock.json', `${JSON.stringify(lock, null, 2)}\n`);
+  console.log(`stubbed ${unavailable.length} unavailable optional dependencies`);
+}
+
+void main();
