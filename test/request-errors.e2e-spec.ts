@@ -1,5 +1,6 @@
 import { e2eStack } from './support/stack-env';
 import { assertMatchesSchema } from './support/openai-schema';
+import { postOversized } from './support/oversized-post';
 
 /** Raw HTTP, so the tests see status, headers and body exactly as any client would. */
 describe('request errors in OpenAI shape', () => {
@@ -115,16 +116,15 @@ describe('bounded request bodies', () => {
   const stack = e2eStack();
 
   it('413 in OpenAI shape for a body over the limit, and the service keeps serving', async () => {
-    const huge = JSON.stringify({ model: stack.model, messages: [{ role: 'user', content: 'x'.repeat(2 * 1024 * 1024) }] });
-    const response = await fetch(`${stack.apiUrls[0]}/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
-      body: huge,
-    });
-    expect(response.status).toBe(413);
-    const body = (await response.json()) as { error: { type: string; code: string } };
-    assertMatchesSchema('ErrorResponse', body);
-    expect(body.error.code).toBe('request_too_large');
+    const { status, body } = await postOversized(
+      `${stack.apiUrls[0]}/chat/completions`,
+      { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
+      2 * 1024 * 1024,
+    );
+    expect(status).toBe(413);
+    const json = JSON.parse(body) as { error: { type: string; code: string } };
+    assertMatchesSchema('ErrorResponse', json);
+    expect(json.error.code).toBe('request_too_large');
 
     const models = await fetch(`${stack.apiUrls[0]}/models`, { headers: { authorization: `Bearer ${stack.apiKey}` } });
     expect(models.status).toBe(200);
