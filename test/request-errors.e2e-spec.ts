@@ -129,4 +129,29 @@ describe('bounded request bodies', () => {
     const models = await fetch(`${stack.apiUrls[0]}/models`, { headers: { authorization: `Bearer ${stack.apiKey}` } });
     expect(models.status).toBe(200);
   });
+
+  async function post(body: unknown) {
+    const response = await fetch(`${stack.apiUrls[0]}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const json = (await response.json()) as { error: { param: string | null; code: string | null } };
+    assertMatchesSchema('ErrorResponse', json);
+    return { status: response.status, error: json.error };
+  }
+
+  it('413 naming `messages` for more messages than the service takes', async () => {
+    const messages = Array.from({ length: 2049 }, () => ({ role: 'user', content: 'hi' }));
+    const { status, error } = await post({ model: stack.model, messages });
+    expect(status).toBe(413);
+    expect(error).toMatchObject({ param: 'messages', code: 'request_too_large' });
+  });
+
+  it('413 naming the message whose content is too long', async () => {
+    const messages = [{ role: 'user', content: 'short' }, { role: 'user', content: 'y'.repeat(300 * 1024) }];
+    const { status, error } = await post({ model: stack.model, messages });
+    expect(status).toBe(413);
+    expect(error).toMatchObject({ param: 'messages[1].content', code: 'request_too_large' });
+  });
 });

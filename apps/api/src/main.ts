@@ -13,7 +13,8 @@ async function bootstrap(): Promise<void> {
   const env = loadEnv(ApiEnv);
   const app = await NestFactory.create<NestFastifyApplication>(
     ApiModule.register(env),
-    new FastifyAdapter({ bodyLimit: env.BODY_LIMIT_BYTES }),
+    // While draining on SIGTERM the runner answers new requests with an OpenAI-shaped 503.
+    new FastifyAdapter({ bodyLimit: env.BODY_LIMIT_BYTES, return503OnClosing: false }),
     { logger: logLevelsUpTo(env.LOG_LEVEL) },
   );
   app.useGlobalFilters(new OpenAiExceptionFilter());

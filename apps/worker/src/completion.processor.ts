@@ -8,6 +8,7 @@ import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { INFERENCE_ENGINE } from './engine/inference-engine';
 import type { InferenceEngine } from './engine/inference-engine';
+import { CompletionCancellations } from './completion-cancellations';
 import { generateCompletion } from './generate-completion';
 import { TokenEventPublisher } from './token-event-publisher';
 import { BLOCKING_REDIS, PUBLISHER_REDIS } from './worker-redis.providers';
@@ -26,6 +27,7 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
     @Inject(INFERENCE_ENGINE) private readonly engine: InferenceEngine,
     @Inject(PUBLISHER_REDIS) private readonly publisher: Redis,
     @Inject(BLOCKING_REDIS) private readonly blocking: Redis,
+    private readonly cancellations: CompletionCancellations,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -36,18 +38,32 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
       // Recorded on each job as processedBy, so operators can see which worker ran it.
       name: this.env.WORKER_ID,
       concurrency: this.engine.slots,
+      // A short lock hands a dead worker's jobs to another worker within seconds, not minutes.
+      lockDuration: this.env.JOB_LOCK_MS,
+      stalledInterval: this.env.JOB_LOCK_MS,
+      maxStalledCount: 1,
     });
     this.worker.on('error', (error) => this.logger.error(`queue worker error: ${error.message}`));
     this.logger.log(`worker ${this.env.WORKER_ID} ready: model ${this.env.MODEL_NAME}, queue ${queueName}, ${this.engine.slots} slots`);
   }
 
-  private async process(job: Job<CompletionJobData, CompletionResult>, signal: AbortSignal | undefined): Promise<CompletionResult> {
-    const events = new TokenEventPublisher(this.publisher, job.data.completionId, job.attemptsStarted);
+  private async process(job: Job<CompletionJobData, CompletionResult>, queueSignal: AbortSignal | undefined): Promise<CompletionResult> {
+    const { completionId } = job.data;
+    const events = new TokenEventPublisher(this.publisher, completionId, job.attemptsStarted);
+    // Stopped by the API (client gone), by the queue, or by the generation time limit.
+    const signals = [this.cancellations.track(completionId), AbortSignal.timeout(this.env.MAX_GENERATION_MS)];
+    if (queueSignal) signals.push(queueSignal);
     try {
-      return await generateCompletion(job.data, this.engine, events, this.env.WORKER_ID, signal ?? new AbortController().signal);
+      return await generateCompletion(job.data, this.engine, events, {
+        workerId: this.env.WORKER_ID,
+        attempt: job.attemptsStarted,
+        signal: AbortSignal.any(signals),
+      });
     } catch (error) {
       // Its tokens may already be with the client: a failed generation is never re-run.
       throw new UnrecoverableError(error instanceof Error ? error.message : String(error));
+    } finally {
+      this.cancellations.untrack(completionId);
     }
   }
 

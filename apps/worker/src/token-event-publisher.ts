@@ -1,4 +1,4 @@
-import { completionEventsChannel, encodeTokenEvent } from '@app/contracts';
+import { HEARTBEAT_INTERVAL_MS, completionEventsChannel, encodeTokenEvent } from '@app/contracts';
 import type { TokenEvent, TokenEventBody } from '@app/contracts';
 import type { Redis } from 'ioredis';
 
@@ -8,8 +8,9 @@ export const DELTA_COALESCE_MS = 5;
 /**
  * Publishes one attempt's events on a completion's channel, numbering them in order. The first
  * delta goes out at once (time to first token); later ones are merged while they arrive within
- * DELTA_COALESCE_MS of the last send. Publishing never blocks generation: ioredis keeps commands
- * in order on one connection, and the first failure is reported by `finish`.
+ * DELTA_COALESCE_MS of the last send. When nothing has been sent for HEARTBEAT_INTERVAL_MS (a
+ * long prefill), a heartbeat says the worker is alive. Publishing never blocks generation:
+ * ioredis keeps commands in order on one connection, and the first failure is reported by `finish`.
  */
 export class TokenEventPublisher {
   private readonly channel: string;
@@ -17,6 +18,8 @@ export class TokenEventPublisher {
   private pendingText = '';
   private lastDeltaSentAt = 0;
   private flushTimer: NodeJS.Timeout | undefined;
+  private lastSentAt = 0;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
   private failure: Error | undefined;
 
   constructor(
@@ -27,8 +30,13 @@ export class TokenEventPublisher {
     this.channel = completionEventsChannel(completionId);
   }
 
+  /** The first event of an attempt; heartbeats follow whenever the attempt goes quiet. */
   started(workerId: string): void {
     this.send({ type: 'started', workerId });
+    this.heartbeatTimer = setInterval(() => {
+      if (performance.now() - this.lastSentAt >= HEARTBEAT_INTERVAL_MS) this.send({ type: 'heartbeat' });
+    }, HEARTBEAT_INTERVAL_MS / 2);
+    this.heartbeatTimer.unref();
   }
 
   delta(text: string): void {
@@ -42,6 +50,7 @@ export class TokenEventPublisher {
 
   /** Sends the final event (end or error) after any text still held, and reports a failed publish. */
   async finish(body: Extract<TokenEventBody, { type: 'end' | 'error' }>): Promise<void> {
+    clearInterval(this.heartbeatTimer);
     this.flushDelta();
     await this.sendAndWait(body);
     if (this.failure) throw this.failure;
@@ -65,6 +74,7 @@ export class TokenEventPublisher {
 
   private async sendAndWait(body: TokenEventBody): Promise<void> {
     const event: TokenEvent = { ...body, attempt: this.attempt, seq: this.seq++ };
+    this.lastSentAt = performance.now();
     await this.redis.publish(this.channel, encodeTokenEvent(event));
   }
 }

@@ -8,6 +8,8 @@ import type { Redis } from 'ioredis';
 export const PUBLISHER_REDIS = Symbol('PUBLISHER_REDIS');
 /** Handed to the BullMQ Worker, which needs retry-forever connections. */
 export const BLOCKING_REDIS = Symbol('BLOCKING_REDIS');
+/** Receives the API's cancellations for this worker's model. */
+export const CANCELLATIONS_REDIS = Symbol('CANCELLATIONS_REDIS');
 
 export const workerRedisProviders: Provider[] = [
   {
@@ -20,6 +22,12 @@ export const workerRedisProviders: Provider[] = [
     inject: [WorkerEnv],
     useFactory: (env: WorkerEnv) => connectRedis(createRedisConnection(env.REDIS_URL, 'blocking', `worker-queue:${env.WORKER_ID}`)),
   },
+  {
+    provide: CANCELLATIONS_REDIS,
+    inject: [WorkerEnv],
+    useFactory: (env: WorkerEnv) =>
+      connectRedis(createRedisConnection(env.REDIS_URL, 'subscriber', `worker-cancellations:${env.WORKER_ID}`)),
+  },
 ];
 
 /** Closes the worker's Redis connections last, after the queue worker has drained. */
@@ -28,9 +36,10 @@ export class WorkerRedisCloser implements OnApplicationShutdown {
   constructor(
     @Inject(PUBLISHER_REDIS) private readonly publisher: Redis,
     @Inject(BLOCKING_REDIS) private readonly blocking: Redis,
+    @Inject(CANCELLATIONS_REDIS) private readonly cancellations: Redis,
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
-    await Promise.all([closeRedis(this.publisher), closeRedis(this.blocking)]);
+    await Promise.all([closeRedis(this.publisher), closeRedis(this.blocking), closeRedis(this.cancellations)]);
   }
 }

@@ -1,10 +1,12 @@
 import { Inject, Injectable, Module } from '@nestjs/common';
 import type { DynamicModule, OnApplicationShutdown } from '@nestjs/common';
 import { WorkerEnv } from '@app/config';
+import { CompletionCancellations } from './completion-cancellations';
 import { CompletionProcessor } from './completion.processor';
 import { INFERENCE_ENGINE } from './engine/inference-engine';
 import type { InferenceEngine } from './engine/inference-engine';
 import { LlamaCppEngine } from './engine/llama-cpp.engine';
+import { SyntheticEngine } from './engine/synthetic.engine';
 import { WorkerRedisCloser, workerRedisProviders } from './worker-redis.providers';
 
 /** Unloads the model at shutdown, after the processor has let its jobs finish (onModuleDestroy). */
@@ -18,6 +20,17 @@ class EngineCloser implements OnApplicationShutdown {
 }
 
 function loadEngine(env: WorkerEnv): Promise<InferenceEngine> {
+  if (env.ENGINE === 'synthetic') {
+    // Benchmarks only: measures the service around an engine of known speed.
+    return Promise.resolve(
+      new SyntheticEngine({
+        tokens: env.SYNTHETIC_TOKENS,
+        tokenIntervalMs: env.SYNTHETIC_TOKEN_INTERVAL_MS,
+        slots: env.SYNTHETIC_SLOTS,
+        contextSize: env.CONTEXT_SIZE,
+      }),
+    );
+  }
   return LlamaCppEngine.load({
     modelPath: env.MODEL_PATH,
     parallelSequences: env.PARALLEL_SEQUENCES,
@@ -37,6 +50,7 @@ export class WorkerModule {
         { provide: WorkerEnv, useValue: env },
         { provide: INFERENCE_ENGINE, inject: [WorkerEnv], useFactory: loadEngine },
         ...workerRedisProviders,
+        CompletionCancellations,
         CompletionProcessor,
         EngineCloser,
         WorkerRedisCloser,

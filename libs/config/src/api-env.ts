@@ -1,4 +1,4 @@
-import { ArrayNotEmpty, IsIn, IsInt, IsString, Matches, Max, Min } from 'class-validator';
+import { ArrayNotEmpty, IsIn, IsInt, IsString, Matches, Max, Min, MinLength, ValidateIf } from 'class-validator';
 import { CommaList, EnvInteger } from './env-transforms';
 import { RedisEnv } from './redis-env';
 
@@ -31,6 +31,34 @@ export class ApiEnv extends RedisEnv {
   @Min(1024)
   BODY_LIMIT_BYTES = 1024 * 1024;
 
+  /** Jobs that may wait per model; beyond it requests get 503 with Retry-After before anything is queued. */
+  @EnvInteger()
+  @IsInt()
+  @Min(1)
+  MAX_WAITING_JOBS = 1000;
+
+  /** How long a request waits for a worker to start its job before it gets 503. */
+  @EnvInteger()
+  @IsInt()
+  @Min(100)
+  MAX_QUEUE_WAIT_MS = 30_000;
+
+  /** On SIGTERM, how long open requests may still run before they are ended with an error. */
+  @EnvInteger()
+  @IsInt()
+  @Min(0)
+  SHUTDOWN_DRAIN_MS = 30_000;
+
   @IsIn(['fatal', 'error', 'warn', 'log', 'debug', 'verbose'])
   LOG_LEVEL = 'log';
+
+  /** User name for the operators' pages (Bull Board at /admin/queues), sent with HTTP Basic auth. */
+  @Matches(/^[^:\s]{1,64}$/, { message: 'must be 1-64 characters without spaces or colons' })
+  ADMIN_USER = 'admin';
+
+  /** Password for the operators' pages; while it is empty, Bull Board is not served at all. */
+  @ValidateIf((env: ApiEnv) => env.ADMIN_PASSWORD !== '')
+  @IsString()
+  @MinLength(12, { message: 'must be at least 12 characters (or unset, which disables Bull Board)' })
+  ADMIN_PASSWORD = '';
 }

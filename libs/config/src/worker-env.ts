@@ -35,10 +35,61 @@ export class WorkerEnv extends RedisEnv {
   @IsIn(['auto', 'cuda', 'vulkan', 'metal', 'false'])
   GPU = 'auto';
 
+  /** A generation running longer than this is stopped and answered with an error. */
+  @EnvInteger()
+  @IsInt()
+  @Min(1000)
+  MAX_GENERATION_MS = 300_000;
+
+  /**
+   * How long a job's lock lasts without renewal (renewed every half of it while the job runs).
+   * When a worker dies, its jobs go back to the queue for another worker after about this long.
+   */
+  @EnvInteger()
+  @IsInt()
+  @Min(1000)
+  JOB_LOCK_MS = 5000;
+
   /** Name under which this worker reports in events and logs; defaults to host and pid. */
   @IsString()
   WORKER_ID = '';
 
   @IsIn(['fatal', 'error', 'warn', 'log', 'debug', 'verbose'])
   LOG_LEVEL = 'log';
+
+  /** `llama` runs the model; `synthetic` emits tokens at a set rate, for benchmarks of the service only. */
+  @IsIn(['llama', 'synthetic'])
+  ENGINE = 'llama';
+
+  /** Synthetic engine: tokens in each answer (fewer when max_tokens or a stop sequence ends it). */
+  @EnvInteger()
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  SYNTHETIC_TOKENS = 64;
+
+  /** Synthetic engine: milliseconds between two tokens; the first comes at once. */
+  @EnvInteger()
+  @IsInt()
+  @Min(0)
+  @Max(3_600_000)
+  SYNTHETIC_TOKEN_INTERVAL_MS = 0;
+
+  /** Synthetic engine: completions generated at once (the job concurrency). */
+  @EnvInteger()
+  @IsInt()
+  @Min(1)
+  @Max(100_000)
+  SYNTHETIC_SLOTS = 1024;
+
+  /** Port of the worker's own small HTTP server for /health/live, /health/ready and /metrics; `0` picks a free one. */
+  @EnvInteger()
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  HEALTH_PORT = 9464;
+
+  /** Interface the health and metrics server listens on. */
+  @IsString()
+  HEALTH_HOST = '0.0.0.0';
 }

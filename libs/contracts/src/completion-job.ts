@@ -21,6 +21,11 @@ export interface CompletionJobData {
   sampling: SamplingParams;
   /** Unix milliseconds when the API accepted the request. */
   acceptedAt: number;
+  /**
+   * Unix milliseconds after which nobody waits for this job to start: the API has answered
+   * "no capacity" by then, so a worker that picks it up later drops it unrun.
+   */
+  startDeadline: number;
 }
 
 /** OpenAI's finish reasons that this service produces. */

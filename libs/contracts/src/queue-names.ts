@@ -13,3 +13,8 @@ export function completionQueueName(model: string): string {
 export function completionEventsChannel(completionId: string): string {
   return `completion-events:${completionId}`;
 }
+
+/** Where the API tells a model's workers that nobody wants a completion any more (message: its id). */
+export function cancellationsChannel(model: string): string {
+  return `completion-cancellations:${model}`;
+}

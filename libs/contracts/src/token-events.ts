@@ -33,7 +33,21 @@ export interface EndEvent extends EventEnvelope {
 }
 
 /** Error codes a worker reports; they map onto OpenAI error types at the API. */
-export type CompletionErrorCode = 'context_length_exceeded' | 'engine_error' | 'cancelled';
+export type CompletionErrorCode =
+  | 'context_length_exceeded'
+  | 'engine_error'
+  | 'cancelled'
+  | 'generation_timeout'
+  | 'expired';
+
+/**
+ * A running job's worker sends some event at least this often (a heartbeat when it has no
+ * text), so the API can tell a slow answer from a dead worker within a few seconds.
+ */
+export const HEARTBEAT_INTERVAL_MS = 1000;
+
+/** Silence after which the API presumes the worker running a completion is gone. */
+export const WORKER_SILENCE_LIMIT_MS = 3 * HEARTBEAT_INTERVAL_MS;
 
 export interface ErrorEvent extends EventEnvelope {
   type: 'error';

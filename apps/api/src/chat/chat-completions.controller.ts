@@ -1,4 +1,5 @@
 import { Body, Controller, HttpCode, Post, Res, UseGuards } from '@nestjs/common';
+import { ApiEnv } from '@app/config';
 import type { CompletionJobData } from '@app/contracts';
 import type { FastifyReply } from 'fastify';
 import { randomBytes } from 'node:crypto';
@@ -24,13 +25,16 @@ function clientGoneSignal(reply: FastifyReply): AbortSignal {
 @Controller('v1/chat')
 @UseGuards(ApiKeyGuard)
 export class ChatCompletionsController {
-  constructor(private readonly runner: CompletionRunner) {}
+  constructor(
+    private readonly runner: CompletionRunner,
+    private readonly env: ApiEnv,
+  ) {}
 
   @Post('completions')
   @HttpCode(200)
   async create(@Body() request: ChatCompletionRequestDto, @Res() reply: FastifyReply): Promise<void> {
     const acceptedAt = Date.now();
-    const job = toCompletionJob(request, newCompletionId(), acceptedAt);
+    const job = toCompletionJob(request, newCompletionId(), acceptedAt, this.env.MAX_QUEUE_WAIT_MS);
     this.runner.queueFor(job.model);
     const formatter = new ChatCompletionFormatter(
       job.completionId,
@@ -44,7 +48,12 @@ export class ChatCompletionsController {
 
   private async respond(job: CompletionJobData, formatter: ChatCompletionFormatter, reply: FastifyReply): Promise<void> {
     let content = '';
-    const ending = await this.runner.run(job, { onText: (text) => (content += text), signal: clientGoneSignal(reply) });
+    const ending = await this.runner.run(job, {
+      onText: (text) => (content += text),
+      // Nothing is on the wire yet, so a worker lost mid-answer is retried unnoticed.
+      onRestart: () => (content = ''),
+      signal: clientGoneSignal(reply),
+    });
     await reply.send(formatter.completion(content, ending));
   }
 

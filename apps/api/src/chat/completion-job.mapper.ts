@@ -5,8 +5,15 @@ import type { ChatCompletionRequestDto, ChatMessageDto } from './chat-completion
 import { contentText } from './message-content.validator';
 import { stopList } from './stop-sequences.validator';
 
+/** One message's text may not exceed this (the body limit bounds the sum). */
+export const MAX_MESSAGE_CHARS = 256 * 1024;
+
 function toChatMessages(messages: ChatMessageDto[]): ChatMessage[] {
   return messages.map((message, index) => {
+    const content = contentText(message.content);
+    if (content.length > MAX_MESSAGE_CHARS) {
+      throw OpenAiError.tooLarge(`A message may hold at most ${MAX_MESSAGE_CHARS} characters.`, `messages[${index}].content`);
+    }
     const isSystem = message.role === 'system' || message.role === 'developer';
     if (isSystem && index > 0) {
       throw OpenAiError.invalidRequest(
@@ -15,7 +22,7 @@ function toChatMessages(messages: ChatMessageDto[]): ChatMessage[] {
         'invalid_value',
       );
     }
-    return { role: isSystem ? 'system' : (message.role as 'user' | 'assistant'), content: contentText(message.content) };
+    return { role: isSystem ? 'system' : (message.role as 'user' | 'assistant'), content };
   });
 }
 
@@ -32,7 +39,12 @@ function maxTokens(request: ChatCompletionRequestDto): number | undefined {
 }
 
 /** A validated request becomes the job a worker runs, with OpenAI's defaults filled in. */
-export function toCompletionJob(request: ChatCompletionRequestDto, completionId: string, acceptedAt: number): CompletionJobData {
+export function toCompletionJob(
+  request: ChatCompletionRequestDto,
+  completionId: string,
+  acceptedAt: number,
+  maxQueueWaitMs: number,
+): CompletionJobData {
   return {
     completionId,
     model: request.model,
@@ -48,5 +60,6 @@ export function toCompletionJob(request: ChatCompletionRequestDto, completionId:
       seed: request.seed === undefined ? randomInt(2 ** 32) : request.seed >>> 0,
     },
     acceptedAt,
+    startDeadline: acceptedAt + maxQueueWaitMs,
   };
 }

@@ -8,6 +8,8 @@ export interface TokenEventListener {
   onEvent(event: TokenEvent): void;
   /** A message on the channel could not be read: the stream can no longer be trusted. */
   onMalformed(): void;
+  /** The subscriber connection dropped: events published meanwhile are lost. */
+  onConnectionLost(): void;
 }
 
 /** Releases a subscription; safe to call more than once. */
@@ -25,10 +27,20 @@ export class CompletionEventBus {
 
   constructor(@Inject(SUBSCRIBER_REDIS) private readonly subscriber: Redis) {
     subscriber.on('message', (channel: string, message: string) => this.dispatch(channel, message));
+    subscriber.on('close', () => {
+      if (this.listeners.size > 0) this.logger.warn(`Redis subscriber lost; failing ${this.listeners.size} open completions`);
+      for (const listener of [...this.listeners.values()]) listener.onConnectionLost();
+    });
+  }
+
+  /** Whether the subscriber is connected; while it is not, no completion can be followed. */
+  get isConnected(): boolean {
+    return this.subscriber.status === 'ready';
   }
 
   /** Resolves once Redis has confirmed the SUBSCRIBE, so no event published after it is lost. */
   async subscribe(completionId: string, listener: TokenEventListener): Promise<Unsubscribe> {
+    if (!this.isConnected) throw new Error('Redis subscriber is not connected');
     const channel = completionEventsChannel(completionId);
     this.listeners.set(channel, listener);
     try {

@@ -9,7 +9,7 @@ const end = (attempt: number, seq: number): TokenEvent => ({ type: 'end', attemp
 describe('EventSequenceTracker', () => {
   it('passes text on in order and ends with the finish reason and usage', () => {
     const tracker = new EventSequenceTracker();
-    expect(tracker.accept(started(1))).toEqual({ kind: 'none' });
+    expect(tracker.accept(started(1))).toEqual({ kind: 'started' });
     expect(tracker.accept(delta(1, 1, 'Hello'))).toEqual({ kind: 'text', text: 'Hello' });
     expect(tracker.accept({ type: 'heartbeat', attempt: 1, seq: 2 })).toEqual({ kind: 'none' });
     expect(tracker.accept(delta(1, 3, ' world'))).toEqual({ kind: 'text', text: ' world' });
@@ -38,7 +38,7 @@ describe('EventSequenceTracker', () => {
   it('accepts a retry that begins before any text was passed on, and ignores the stale attempt', () => {
     const tracker = new EventSequenceTracker();
     tracker.accept(started(1));
-    expect(tracker.accept(started(2))).toEqual({ kind: 'none' });
+    expect(tracker.accept(started(2))).toEqual({ kind: 'started' });
     expect(tracker.accept(delta(1, 1, 'stale'))).toEqual({ kind: 'none' });
     expect(tracker.accept(delta(2, 1, 'fresh'))).toEqual({ kind: 'text', text: 'fresh' });
   });
@@ -58,5 +58,14 @@ describe('EventSequenceTracker', () => {
     expect(result.kind === 'failed' && result.error.toBody()).toEqual({
       error: { message: 'too long', type: 'invalid_request_error', param: 'messages', code: 'context_length_exceeded' },
     });
+  });
+
+  it('restarts instead of failing when the consumer can take its text back (a non-stream answer)', () => {
+    const tracker = new EventSequenceTracker(true);
+    tracker.accept(started(1));
+    tracker.accept(delta(1, 1, 'partial'));
+    expect(tracker.accept(started(2))).toEqual({ kind: 'restarted' });
+    expect(tracker.accept(delta(1, 2, 'stale'))).toEqual({ kind: 'none' });
+    expect(tracker.accept(delta(2, 1, 'whole'))).toEqual({ kind: 'text', text: 'whole' });
   });
 });

@@ -3,6 +3,9 @@ import { OpenAiError } from '../errors/openai-error';
 
 /** What a request does with one event from its channel. */
 export type TrackedEvent =
+  | { kind: 'started' }
+  /** A new attempt began after text was passed on: the consumer must drop that text. */
+  | { kind: 'restarted' }
   | { kind: 'text'; text: string }
   | { kind: 'end'; finishReason: FinishReason; usage: CompletionUsage }
   | { kind: 'failed'; error: OpenAiError }
@@ -10,6 +13,9 @@ export type TrackedEvent =
 
 export const streamBrokenError = (): OpenAiError =>
   OpenAiError.internal('Events of this completion were lost in transit; the answer is incomplete. Please retry.');
+
+export const noCapacityError = (): OpenAiError =>
+  OpenAiError.unavailable('No worker could start this completion in time. Please retry shortly.', 'no_capacity', 5);
 
 export const workerLostError = (): OpenAiError =>
   OpenAiError.internal('The worker generating this completion stopped after part of the answer was sent. Please retry.');
@@ -20,6 +26,10 @@ function workerError(event: ErrorEvent): OpenAiError {
       return OpenAiError.invalidRequest(event.message, 'messages', 'context_length_exceeded');
     case 'cancelled':
       return OpenAiError.internal('The completion was cancelled.');
+    case 'generation_timeout':
+      return new OpenAiError(504, 'server_error', event.message, null, 'generation_timeout');
+    case 'expired':
+      return noCapacityError();
     case 'engine_error':
       return OpenAiError.internal(event.message);
   }
@@ -35,6 +45,12 @@ export class EventSequenceTracker {
   private attempt = 0;
   private nextSeq = 0;
   private textPassedOn = false;
+
+  /**
+   * @param canRestart when the consumer can still take back the text it was given (a
+   *   non-stream answer not yet sent), a new attempt after text restarts it instead of failing.
+   */
+  constructor(private readonly canRestart = false) {}
 
   accept(event: TokenEvent): TrackedEvent {
     if (event.attempt < this.attempt) return { kind: 'none' };
@@ -55,11 +71,18 @@ export class EventSequenceTracker {
     }
   }
 
+  /** Whether a lost worker's job can still be retried without the client noticing. */
+  get canRetryUnnoticed(): boolean {
+    return !this.textPassedOn || this.canRestart;
+  }
+
   private startAttempt(event: TokenEvent): TrackedEvent {
-    if (this.textPassedOn) return { kind: 'failed', error: workerLostError() };
+    if (this.textPassedOn && !this.canRestart) return { kind: 'failed', error: workerLostError() };
     if (event.type !== 'started' || event.seq !== 0) return { kind: 'failed', error: streamBrokenError() };
+    const restarted = this.textPassedOn;
     this.attempt = event.attempt;
     this.nextSeq = 1;
-    return { kind: 'none' };
+    this.textPassedOn = false;
+    return restarted ? { kind: 'restarted' } : { kind: 'started' };
   }
 }

@@ -17,9 +17,7 @@ function isFastifyError(error: unknown): error is Error & FastifyLikeError {
 export function toOpenAiError(error: unknown): OpenAiError {
   if (error instanceof OpenAiError) return error;
   if (isFastifyError(error)) {
-    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || error.statusCode === 413) {
-      return new OpenAiError(413, 'invalid_request_error', 'The request body is too large.', null, 'request_too_large');
-    }
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || error.statusCode === 413) return OpenAiError.tooLarge('The request body is too large.');
     if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
       return OpenAiError.invalidRequest('The request body must be JSON (Content-Type: application/json).');
     }
@@ -29,9 +27,7 @@ export function toOpenAiError(error: unknown): OpenAiError {
       );
     }
   }
-  if (error instanceof HttpException && error.getStatus() === 413) {
-    return new OpenAiError(413, 'invalid_request_error', 'The request body is too large.', null, 'request_too_large');
-  }
+  if (error instanceof HttpException && error.getStatus() === 413) return OpenAiError.tooLarge('The request body is too large.');
   if (error instanceof HttpException && error.getStatus() === 404) {
     return new OpenAiError(404, 'invalid_request_error', 'Unknown route.', null, 'not_found');
   }

@@ -26,6 +26,11 @@ export class OpenAiError extends Error {
     return new OpenAiError(400, 'invalid_request_error', message, param, code);
   }
 
+  /** 413: the body, a message or the number of messages is over this service's bounds. */
+  static tooLarge(message: string, param: string | null = null): OpenAiError {
+    return new OpenAiError(413, 'invalid_request_error', message, param, 'request_too_large');
+  }
+
   static unauthorized(message: string, code: string | null): OpenAiError {
     return new OpenAiError(401, 'invalid_request_error', message, null, code);
   }

@@ -26,6 +26,7 @@ export function validationErrorToOpenAi(errors: ValidationError[]): OpenAiError 
     return OpenAiError.invalidRequest(`Unrecognized request argument supplied: ${failure.param}`, failure.param);
   }
   // A wrong type explains the others ("must be an array" before "at most 2048 elements").
-  const [, reason] = Object.entries(constraints).find(([name]) => name.startsWith('is')) ?? Object.entries(constraints)[0];
+  const [rule, reason] = Object.entries(constraints).find(([name]) => name.startsWith('is')) ?? Object.entries(constraints)[0];
+  if (rule === 'arrayMaxSize') return OpenAiError.tooLarge(`Too many items in '${failure.param}': ${reason}`, failure.param);
   return OpenAiError.invalidRequest(`Invalid value for '${failure.param}': ${reason}`, failure.param, 'invalid_value');
 }

@@ -27,10 +27,14 @@ export interface InferenceEngine {
 
 export const INFERENCE_ENGINE = Symbol('INFERENCE_ENGINE');
 
-/** The prompt leaves no room for an answer in the model's context. */
+/** Prompt plus requested answer do not fit in the model's context. */
 export class ContextLengthExceededError extends Error {
-  constructor(promptTokens: number, contextSize: number) {
-    super(`This model's maximum context length is ${contextSize} tokens, but the messages use ${promptTokens} tokens.`);
+  constructor(contextSize: number, promptTokens: number, maxTokens: number | undefined) {
+    const requested =
+      maxTokens === undefined
+        ? `your messages resulted in ${promptTokens} tokens`
+        : `you requested ${promptTokens + maxTokens} tokens (${promptTokens} in the messages, ${maxTokens} in the completion)`;
+    super(`This model's maximum context length is ${contextSize} tokens. However, ${requested}. Please reduce the length of the messages or completion.`);
     this.name = 'ContextLengthExceededError';
   }
 }

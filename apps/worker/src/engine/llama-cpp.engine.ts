@@ -96,8 +96,11 @@ export class LlamaCppEngine implements InferenceEngine {
     const history = toChatHistory(messages);
     const promptTokens = this.countPromptTokens(history);
     const room = this.contextSize - promptTokens;
-    if (room <= 0) throw new ContextLengthExceededError(promptTokens, this.contextSize);
-    const maxTokens = Math.min(sampling.maxTokens ?? room, room);
+    if (room <= 0 || (sampling.maxTokens ?? 0) > room) {
+      throw new ContextLengthExceededError(this.contextSize, promptTokens, sampling.maxTokens);
+    }
+    // Without max_tokens the answer may use the rest of the context (finish_reason "length").
+    const maxTokens = sampling.maxTokens ?? room;
 
     const chat = this.idleChats.pop();
     if (!chat) throw new Error('no free sequence: more jobs running than the engine has slots');

@@ -1,0 +1,106 @@
+import type { CompletionUsage, FinishReason, TokenEvent } from '@app/contracts';
+import { WORKER_SILENCE_LIMIT_MS } from '@app/contracts';
+import type { OpenAiError } from '../errors/openai-error';
+import { EventSequenceTracker, noCapacityError, workerLostError } from './event-sequence-tracker';
+
+export interface CompletionEnding {
+  finishReason: FinishReason;
+  usage: CompletionUsage;
+}
+
+export interface CompletionWatchOptions {
+  /** Receives each piece of text, in order. */
+  onText: (text: string) => void;
+  /**
+   * Present when the consumer can still take back the text it received (nothing is on the
+   * wire yet): a worker lost mid-answer is then retried unnoticed, and this drops the old text.
+   */
+  onRestart?: () => void;
+  /** How long to wait for a worker to start (or restart) the job. */
+  startWaitMs: number;
+  /** Takes the job off the queue if it is still waiting; false when a worker already holds it. */
+  withdraw: () => Promise<boolean>;
+}
+
+/**
+ * Follows one completion's events to its end, and makes sure it ends: a job no worker starts in
+ * time is withdrawn (503), a worker that goes silent is presumed dead (an error if the client
+ * already has text, else a wait for the queue's retry), and whatever else fails the request
+ * goes through `fail`.
+ */
+export class CompletionWatch {
+  readonly ending: Promise<CompletionEnding>;
+  private resolveEnding!: (ending: CompletionEnding) => void;
+  private rejectEnding!: (error: OpenAiError) => void;
+  private readonly tracker: EventSequenceTracker;
+  private timer: NodeJS.Timeout | undefined;
+  private workerActive = false;
+  private settled = false;
+
+  constructor(private readonly options: CompletionWatchOptions) {
+    this.tracker = new EventSequenceTracker(options.onRestart !== undefined);
+    this.ending = new Promise<CompletionEnding>((resolve, reject) => {
+      this.resolveEnding = resolve;
+      this.rejectEnding = reject;
+    });
+    // It may fail before anyone awaits it (say, while the job is being added).
+    this.ending.catch(() => undefined);
+  }
+
+  get isSettled(): boolean {
+    return this.settled;
+  }
+
+  /** Call once the job is queued: from now on a worker must start it within the wait limit. */
+  awaitStart(): void {
+    this.arm(this.options.startWaitMs, () => void this.onStartOverdue());
+  }
+
+  onEvent(event: TokenEvent): void {
+    if (this.settled) return;
+    const tracked = this.tracker.accept(event);
+    if (tracked.kind === 'end') return this.settle(() => this.resolveEnding(tracked));
+    if (tracked.kind === 'failed') return this.fail(tracked.error);
+    if (tracked.kind === 'text') this.options.onText(tracked.text);
+    if (tracked.kind === 'restarted') this.options.onRestart?.();
+    this.expectNextEventSoon();
+  }
+
+  fail(error: OpenAiError): void {
+    this.settle(() => this.rejectEnding(error));
+  }
+
+  /** Any event shows a worker at work; the next must follow within the silence limit. */
+  private expectNextEventSoon(): void {
+    this.workerActive = true;
+    this.arm(WORKER_SILENCE_LIMIT_MS, () => this.onWorkerSilent());
+  }
+
+  private onWorkerSilent(): void {
+    this.workerActive = false;
+    // The queue hands the job to another worker; wait for that as for a first start. But with
+    // text already on the wire a retry would repeat or contradict it: end with an error.
+    if (this.tracker.canRetryUnnoticed) this.awaitStart();
+    else this.fail(workerLostError());
+  }
+
+  private async onStartOverdue(): Promise<void> {
+    if (this.workerActive || this.settled) return;
+    const withdrawn = await this.options.withdraw().catch(() => false);
+    if (withdrawn) this.fail(noCapacityError());
+    // A worker took it just now: its events are due within the silence limit.
+    else if (!this.workerActive) this.expectNextEventSoon();
+  }
+
+  private arm(ms: number, action: () => void): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(action, ms);
+  }
+
+  private settle(action: () => void): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    action();
+  }
+}

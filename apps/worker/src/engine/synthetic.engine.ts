@@ -1,0 +1,123 @@
+import type { ChatMessage, FinishReason } from '@app/contracts';
+import { ContextLengthExceededError, GenerationAbortedError } from './inference-engine';
+import type { GenerationOutcome, GenerationRequest, InferenceEngine } from './inference-engine';
+
+/**
+ * FOR BENCHMARKS ONLY (`ENGINE=synthetic`): an engine that does no inference. It emits a fixed
+ * number of word tokens, the first at once and the others `tokenIntervalMs` apart, so that a
+ * benchmark measures what the queue, the API and Redis cost around an engine whose speed is known.
+ * It honours max_tokens, stop sequences and the abort signal as a real engine does. Never a
+ * default, and never what a test calls inference.
+ */
+export interface SyntheticEngineOptions {
+  /** Tokens in a whole answer; the answer then ends with finish_reason `stop`. */
+  tokens: number;
+  /** Milliseconds between two tokens; 0 yields to the event loop between tokens and no more. */
+  tokenIntervalMs: number;
+  /** Completions generated at once. */
+  slots: number;
+  /** Tokens of prompt plus answer that fit in one sequence. */
+  contextSize: number;
+}
+
+const WORDS = ['the', 'quick', 'brown', 'fox', 'jumps', 'over', 'a', 'lazy', 'dog', 'and', 'runs', 'away'];
+
+/** The i-th token of every synthetic answer: a word with its leading space, as BPE vocabularies have them. */
+export function syntheticToken(index: number): string {
+  return `${index === 0 ? '' : ' '}${WORDS[index % WORDS.length]}`;
+}
+
+/** Words and punctuation marks, roughly what a tokenizer would count; there is no real tokenizer here. */
+function countPromptTokens(messages: ChatMessage[]): number {
+  return messages.reduce((sum, message) => sum + 4 + (message.content.match(/\w+|[^\w\s]/g)?.length ?? 0), 2);
+}
+
+/** Length of the longest tail of `text` that begins some stop sequence: held back until it is decided. */
+function heldBackLength(text: string, stop: string[]): number {
+  let longest = 0;
+  for (const sequence of stop) {
+    for (let length = Math.min(sequence.length - 1, text.length); length > longest; length -= 1) {
+      if (text.endsWith(sequence.slice(0, length))) {
+        longest = length;
+        break;
+      }
+    }
+  }
+  return longest;
+}
+
+export class SyntheticEngine implements InferenceEngine {
+  readonly slots: number;
+  readonly contextSize: number;
+
+  constructor(private readonly options: SyntheticEngineOptions) {
+    this.slots = options.slots;
+    this.contextSize = options.contextSize;
+  }
+
+  async generate({ messages, sampling, signal, onText }: GenerationRequest): Promise<GenerationOutcome> {
+    const promptTokens = countPromptTokens(messages);
+    const room = this.contextSize - promptTokens;
+    if (room <= 0) throw new ContextLengthExceededError(this.contextSize, promptTokens, sampling.maxTokens);
+    const maxTokens = Math.min(sampling.maxTokens ?? room, room);
+    const limit = Math.min(this.options.tokens, maxTokens);
+    const stop = sampling.stop.filter((sequence) => sequence.length > 0);
+
+    let text = '';
+    let sent = 0;
+    let generated = 0;
+    let finishReason: FinishReason = limit < this.options.tokens ? 'length' : 'stop';
+    const startedAt = performance.now();
+    while (generated < limit) {
+      // Token k is due k intervals after the start, so timer lateness does not add up over an answer.
+      await this.waitUntil(startedAt + generated * this.options.tokenIntervalMs, signal);
+      text += syntheticToken(generated);
+      generated += 1;
+      const stopAt = stop.reduce((first, sequence) => {
+        const at = text.indexOf(sequence, Math.max(0, sent - sequence.length));
+        return at >= 0 && (first < 0 || at < first) ? at : first;
+      }, -1);
+      if (stopAt >= 0) {
+        text = text.slice(0, stopAt);
+        finishReason = 'stop';
+        break;
+      }
+      const ready = text.length - heldBackLength(text, stop);
+      if (ready > sent) {
+        onText(text.slice(sent, ready));
+        sent = ready;
+      }
+    }
+    if (text.length > sent) onText(text.slice(sent));
+    return {
+      text,
+      finishReason,
+      usage: { prompt_tokens: promptTokens, completion_tokens: generated, total_tokens: promptTokens + generated },
+    };
+  }
+
+  /** Resolves at `deadline` (performance.now() time), at once if it is past, or rejects on abort. */
+  private waitUntil(deadline: number, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return Promise.reject(new GenerationAbortedError());
+    return new Promise((resolve, reject) => {
+      const onAbort = (): void => {
+        clearTimeout(timer);
+        clearImmediate(immediate);
+        reject(new GenerationAbortedError());
+      };
+      const done = (): void => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const wait = deadline - performance.now();
+      const timer = wait >= 1 ? setTimeout(done, wait) : undefined;
+      const immediate = wait >= 1 ? undefined : setImmediate(done);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  close(): Promise<void> {
+    // Nothing was loaded.
+    return Promise.resolve();
+  }
+}

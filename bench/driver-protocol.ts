@@ -1,0 +1,85 @@
+import type { Summary } from './stats';
+
+/**
+ * What a benchmark driver (the HTTP load generator, or the engine driven in-process) is asked to
+ * do and what it answers. Drivers are child processes; these messages cross their IPC channel.
+ */
+
+/** A closed loop: `concurrency` clients, each sending its next request when the last one ends. */
+export interface LoadPlan {
+  concurrency: number;
+  /** Measured requests in all; the run ends when the last has finished (or failed). */
+  requests: number;
+  /** Requests sent first and not measured: they open connections and warm the JIT. */
+  warmupRequests: number;
+  /** Streamed (SSE) or one JSON body per request. */
+  stream: boolean;
+  maxTokens: number;
+  /** A request that takes longer is abandoned and counted as an error. */
+  requestTimeoutMs: number;
+}
+
+/** Hold `streams` streams open at once, report when each has its first token, close them on `release`. */
+export interface HoldPlan {
+  streams: number;
+  /** Streams opened at a time, so that a burst of connections does not overflow the listen backlog. */
+  openBatch: number;
+  maxTokens: number;
+  openTimeoutMs: number;
+}
+
+export interface LoadResult {
+  requests: number;
+  ok: number;
+  errors: number;
+  /** A few error descriptions (status and body), to tell why. */
+  errorSamples: string[];
+  elapsedMs: number;
+  completionTokens: number;
+  /** Content chunks received (one per delta event the worker published). */
+  deltaEvents: number;
+  /** Time to first token: from sending the request to its first content. */
+  ttftMs: Summary;
+  /** Gaps between consecutive content chunks of a stream. */
+  chunkGapMs: Summary;
+  /** Per request, (last token − first token) / (tokens − 1): the inter-token latency. */
+  itlMs: Summary;
+  /** Whole request, send to last byte. */
+  latencyMs: Summary;
+  tokensPerSecond: number;
+  requestsPerSecond: number;
+  deltaEventsPerSecond: number;
+}
+
+export interface HoldResult {
+  opened: number;
+  failed: number;
+  errorSamples: string[];
+  ttftMs: Summary;
+  openMs: number;
+}
+
+export type DriverRequest =
+  | { type: 'run'; id: number; plan: LoadPlan }
+  | { type: 'hold'; id: number; plan: HoldPlan }
+  | { type: 'release'; id: number }
+  | { type: 'close' };
+
+export type DriverReply =
+  | { type: 'ready' }
+  | { type: 'result'; id: number; result: LoadResult }
+  | { type: 'holding'; id: number; result: HoldResult }
+  | { type: 'released'; id: number }
+  | { type: 'failed'; id: number; message: string };
+
+/** How the engine driver builds its engine: the same options the worker's factory passes. */
+export type EngineSpec =
+  | { kind: 'llama'; modelPath: string; parallelSequences: number; threads: number; contextSize: number }
+  | { kind: 'synthetic'; tokens: number; tokenIntervalMs: number; slots: number; contextSize: number };
+
+/** How the HTTP driver reaches the service. */
+export interface HttpTarget {
+  baseUrl: string;
+  apiKey: string;
+  model: string;
+}

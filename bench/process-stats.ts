@@ -1,0 +1,45 @@
+import { readFileSync } from 'node:fs';
+
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux); 0 elsewhere. */
+export function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
+
+/** Resident memory of a process in bytes, from /proc (Linux); 0 elsewhere. */
+export function residentBytes(pid: number): number {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Cores each named process kept busy between `start()` and `stop()` (1.0 = one core all the time). */
+export class CpuMeter {
+  private readonly before = new Map<string, number>();
+  private startedAt = 0;
+
+  constructor(private readonly pids: Record<string, number>) {}
+
+  start(): void {
+    this.startedAt = performance.now();
+    for (const [name, pid] of Object.entries(this.pids)) this.before.set(name, cpuSeconds(pid));
+  }
+
+  stop(): Record<string, number> {
+    const seconds = (performance.now() - this.startedAt) / 1000;
+    return Object.fromEntries(
+      Object.entries(this.pids).map(([name, pid]) => [name, Math.round(((cpuSeconds(pid) - (this.before.get(name) ?? 0)) / seconds) * 100) / 100]),
+    );
+  }
+}

@@ -1,0 +1,89 @@
+import { resolve } from 'node:path';
+import { Redis } from 'ioredis';
+import type { ManagedProcess } from '../tools/local-stack/managed-process';
+import { startRedisServer } from '../tools/local-stack/redis-server';
+import type { LocalRedis } from '../tools/local-stack/redis-server';
+import { REPO_ROOT, startApi, startWorker } from '../tools/local-stack/services';
+import type { EngineSpec, HttpTarget } from './driver-protocol';
+import { InspectorClient } from './inspector-client';
+
+export const BENCH_MODEL = 'tiny-chat';
+const API_KEY = 'sk-bench-0123456789abcdef';
+/** Raw logs and profiles: kept out of the repository (test-artifacts/ is ignored). */
+export const ARTIFACTS_DIR = resolve(REPO_ROOT, 'test-artifacts/bench');
+
+/** The whole service as separate processes: Redis, one worker with `engine`, one API. */
+export interface ServiceStack {
+  target: HttpTarget;
+  redisUrl: string;
+  pids: { api: number; worker: number; redis: number };
+  /** The API process's inspector: memory after GC, CPU profiles. */
+  inspector: InspectorClient;
+  /** Connections Redis holds whose name starts with `prefix` (the API names its own `api-…`). */
+  redisClients(prefix: string): Promise<number>;
+  stop(): Promise<void>;
+}
+
+function workerEnv(engine: EngineSpec): NodeJS.ProcessEnv {
+  if (engine.kind === 'llama') return { GPU: 'false', CONTEXT_SIZE: String(engine.contextSize) };
+  return {
+    ENGINE: 'synthetic',
+    SYNTHETIC_TOKENS: String(engine.tokens),
+    SYNTHETIC_TOKEN_INTERVAL_MS: String(engine.tokenIntervalMs),
+    SYNTHETIC_SLOTS: String(engine.slots),
+    CONTEXT_SIZE: String(engine.contextSize),
+  };
+}
+
+/** Starts a fresh Redis, worker and API, so that nothing one phase left in Redis reaches the next. */
+export async function startServiceStack(label: string, engine: EngineSpec): Promise<ServiceStack> {
+  const logFile = (part: string): string => resolve(ARTIFACTS_DIR, 'logs', `${label}-${part}.log`);
+  const started: Array<{ stop: () => Promise<unknown> }> = [];
+  try {
+    const redis: LocalRedis = await startRedisServer({ logFile: logFile('redis') });
+    started.push(redis);
+    const worker: ManagedProcess = await startWorker({
+      redisUrl: redis.url,
+      modelName: BENCH_MODEL,
+      modelPath: engine.kind === 'llama' ? engine.modelPath : resolve(REPO_ROOT, 'models/tiny-chat.gguf'),
+      parallelSequences: engine.kind === 'llama' ? engine.parallelSequences : undefined,
+      threads: engine.kind === 'llama' ? engine.threads : 1,
+      workerId: `bench-${label}`,
+      env: workerEnv(engine),
+      logFile: logFile('worker'),
+    });
+    // Workers finishing long synthetic jobs would hold shutdown up: they are benchmark leftovers.
+    started.push({ stop: () => worker.stop('SIGTERM', 3000) });
+    const api = await startApi({
+      redisUrl: redis.url,
+      apiKeys: [API_KEY],
+      models: [BENCH_MODEL],
+      logFile: logFile('api'),
+      env: { NODE_OPTIONS: [process.env.NODE_OPTIONS, '--inspect=127.0.0.1:0'].filter(Boolean).join(' ') },
+    });
+    started.push({ stop: () => api.process.stop('SIGTERM', 10_000) });
+    const inspectorUrl = InspectorClient.inspectorUrlIn(api.process.recentOutput);
+    if (!inspectorUrl) throw new Error(`the API printed no inspector address:\n${api.process.recentOutput}`);
+    const inspector = await InspectorClient.connect(inspectorUrl);
+    const admin = new Redis(redis.url, { connectionName: 'bench-admin', maxRetriesPerRequest: 1 });
+
+    return {
+      target: { baseUrl: api.baseUrl, apiKey: API_KEY, model: BENCH_MODEL },
+      redisUrl: redis.url,
+      pids: { api: api.process.pid ?? 0, worker: worker.pid ?? 0, redis: redis.process?.pid ?? 0 },
+      inspector,
+      async redisClients(prefix: string): Promise<number> {
+        const list = (await admin.call('CLIENT', 'LIST')) as string;
+        return list.split('\n').filter((line) => new RegExp(`\\bname=${prefix}`).test(line)).length;
+      },
+      async stop(): Promise<void> {
+        inspector.close();
+        admin.disconnect();
+        for (const part of started.reverse()) await part.stop();
+      },
+    };
+  } catch (error) {
+    for (const part of started.reverse()) await part.stop();
+    throw error;
+  }
+}

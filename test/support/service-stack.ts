@@ -1,0 +1,99 @@
+import { QUEUE_PREFIX, completionQueueName } from '@app/contracts';
+import { Queue } from 'bullmq';
+import { resolve } from 'node:path';
+import type { ManagedProcess } from '../../tools/local-stack/managed-process';
+import type { LocalRedis } from '../../tools/local-stack/redis-server';
+import { startRedisServer } from '../../tools/local-stack/redis-server';
+import type { RunningApi } from '../../tools/local-stack/services';
+import { REPO_ROOT, startApi, startWorker } from '../../tools/local-stack/services';
+
+const LOG_DIR = resolve(REPO_ROOT, 'test-artifacts/logs');
+export const STACK_API_KEY = 'sk-fault-test-key-0123456789';
+export const STACK_MODEL = 'tiny-chat';
+const MODEL_PATH = resolve(REPO_ROOT, 'models/tiny-chat.gguf');
+
+export interface StackOptions {
+  /** Name used for log files. */
+  name: string;
+  workers?: number;
+  parallelSequences?: number;
+  apiEnv?: NodeJS.ProcessEnv;
+  workerEnv?: NodeJS.ProcessEnv;
+  /** Models the API accepts; defaults to the one the workers serve. */
+  models?: string[];
+}
+
+/**
+ * A private Redis, API and workers for a test that kills, stops or restarts them. Everything is
+ * a real process; `stop` tears down whatever is still running.
+ */
+export class ServiceStack {
+  readonly workers: ManagedProcess[] = [];
+  private readonly queues: Queue[] = [];
+  private workerCount = 0;
+
+  private constructor(
+    readonly options: StackOptions,
+    readonly redis: LocalRedis,
+    readonly api: RunningApi,
+  ) {}
+
+  static async start(options: StackOptions): Promise<ServiceStack> {
+    const redis = await startRedisServer({ logFile: resolve(LOG_DIR, `${options.name}-redis.log`) });
+    const api = await startApi({
+      redisUrl: redis.url,
+      apiKeys: [STACK_API_KEY],
+      models: options.models ?? [STACK_MODEL],
+      env: options.apiEnv,
+      logFile: resolve(LOG_DIR, `${options.name}-api.log`),
+    });
+    const stack = new ServiceStack(options, redis, api);
+    for (let index = 0; index < (options.workers ?? 1); index++) await stack.addWorker();
+    return stack;
+  }
+
+  get baseUrl(): string {
+    return this.api.baseUrl;
+  }
+
+  async addWorker(env: NodeJS.ProcessEnv = {}): Promise<ManagedProcess> {
+    const workerId = `${this.options.name}-worker-${++this.workerCount}`;
+    const worker = await startWorker({
+      redisUrl: this.redis.url,
+      modelName: STACK_MODEL,
+      modelPath: MODEL_PATH,
+      workerId,
+      parallelSequences: this.options.parallelSequences ?? 1,
+      threads: 1,
+      env: { GPU: 'false', ...this.options.workerEnv, ...env },
+      logFile: resolve(LOG_DIR, `${workerId}.log`),
+    });
+    this.workers.push(worker);
+    return worker;
+  }
+
+  /** A BullMQ handle on the model's queue, to see what operators would see. */
+  queue(model = STACK_MODEL): Queue {
+    const queue = new Queue(completionQueueName(model), { connection: { url: this.redis.url }, prefix: QUEUE_PREFIX });
+    queue.on('error', () => undefined); // Redis may be down on purpose
+    this.queues.push(queue);
+    return queue;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.queues.map((queue) => queue.close().catch(() => undefined)));
+    await Promise.all([this.api.process, ...this.workers].map((process) => process.stop('SIGKILL')));
+    await this.redis.stop();
+  }
+}
+
+/** Polls `condition` until it holds; fails with `what` after `timeoutMs`. */
+export async function waitFor<T>(what: string, condition: () => Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await condition().catch(() => undefined);
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
