@@ -6,6 +6,8 @@ const moduleNameMapper = {
 };
 
 module.exports = {
+  // Fault tests kill and restart real processes; each bounds its own waits well below this.
+  testTimeout: 60_000,
   projects: [
     {
       displayName: 'unit',
@@ -26,7 +28,6 @@ module.exports = {
       setupFiles: ['reflect-metadata'],
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-      testTimeout: 60_000,
     },
   ],
 };

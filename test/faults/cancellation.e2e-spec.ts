@@ -1,3 +1,4 @@
+import { recordFigure } from '../support/figures';
 import { STACK_API_KEY, STACK_MODEL, ServiceStack, waitFor } from '../support/service-stack';
 import { longRequest, postChat, readStream } from '../support/chat-requests';
 
@@ -31,6 +32,7 @@ describe('cancellation when the client disconnects', () => {
       return found?.finishedOn ? found : undefined;
     });
     expect(job.failedReason).toMatch(/cancelled/);
+    recordFigure('stream disconnect -> job aborted on worker', job.finishedOn! - disconnectedAt);
     // A functional bound only; the latency itself is measured by `npm run bench:cancel`.
     expect(job.finishedOn! - disconnectedAt).toBeLessThan(2000);
     expect(job.returnvalue).toBeFalsy();

@@ -3,13 +3,14 @@ import { resolve } from 'node:path';
 import type { LocalRedis } from '../../tools/local-stack/redis-server';
 import { dockerEngineAvailable, startRedisServer, waitForRedis } from '../../tools/local-stack/redis-server';
 import type { ManagedProcess } from '../../tools/local-stack/managed-process';
-import { API_ENTRY, REPO_ROOT, WORKER_ENTRY, startApi, startWorker } from '../../tools/local-stack/services';
+import { API_ENTRY, REPO_ROOT, WORKER_ENTRY, startApi, startWorker, workerHealthUrl } from '../../tools/local-stack/services';
 import { publishStack } from './stack-env';
 
 export const LOG_DIR = resolve(REPO_ROOT, 'test-artifacts/logs');
 const API_KEY = 'sk-e2e-test-key-0123456789';
 const MODEL = 'tiny-chat';
 const MODEL_PATH = resolve(REPO_ROOT, 'models/tiny-chat.gguf');
+const ADMIN = { user: 'ops', password: 'e2e-admin-password-0123' };
 
 interface StartedStack {
   redis?: LocalRedis;
@@ -60,18 +61,35 @@ export default async function globalSetup(): Promise<void> {
         workerId,
         parallelSequences: 2,
         threads: 1,
-        env: { GPU: 'false' },
+        env: { GPU: 'false', HEALTH_PORT: '0' },
         logFile: resolve(LOG_DIR, `${workerId}.log`),
       }),
     ),
   );
   stack.processes.push(...workers);
+  const workerHealthUrls = await Promise.all(workers.map((worker) => workerHealthUrl(worker)));
   const apis = await Promise.all(
     ['api-a', 'api-b'].map((name) =>
-      startApi({ redisUrl: url, apiKeys: [API_KEY], models: [MODEL], logFile: resolve(LOG_DIR, `${name}.log`) }),
+      startApi({
+        redisUrl: url,
+        apiKeys: [API_KEY],
+        models: [MODEL],
+        env: { ADMIN_USER: ADMIN.user, ADMIN_PASSWORD: ADMIN.password },
+        logFile: resolve(LOG_DIR, `${name}.log`),
+      }),
     ),
   );
   stack.processes.push(...apis.map((api) => api.process));
 
-  publishStack({ redisUrl: url, apiUrls: apis.map((api) => api.baseUrl), apiKey: API_KEY, model: MODEL, modelPath: MODEL_PATH, workerIds });
+  publishStack({
+    redisUrl: url,
+    apiUrls: apis.map((api) => api.baseUrl),
+    apiKey: API_KEY,
+    model: MODEL,
+    modelPath: MODEL_PATH,
+    workerIds,
+    workerHealthUrls,
+    admin: ADMIN,
+    apiLogFiles: ['api-a', 'api-b'].map((name) => resolve(LOG_DIR, `${name}.log`)),
+  });
 }

@@ -29,13 +29,14 @@ export interface StackOptions {
  */
 export class ServiceStack {
   readonly workers: ManagedProcess[] = [];
+  private readonly extraApis: RunningApi[] = [];
   private readonly queues: Queue[] = [];
   private workerCount = 0;
 
   private constructor(
     readonly options: StackOptions,
-    readonly redis: LocalRedis,
-    readonly api: RunningApi,
+    public redis: LocalRedis,
+    public api: RunningApi,
   ) {}
 
   static async start(options: StackOptions): Promise<ServiceStack> {
@@ -56,6 +57,31 @@ export class ServiceStack {
     return this.api.baseUrl;
   }
 
+  /** Another API instance on the same Redis, as a second replica behind a load balancer. */
+  async addApi(): Promise<RunningApi> {
+    return startApi({
+      redisUrl: this.redis.url,
+      apiKeys: [STACK_API_KEY],
+      models: this.options.models ?? [STACK_MODEL],
+      env: this.options.apiEnv,
+      logFile: resolve(LOG_DIR, `${this.options.name}-api-2.log`),
+    }).then((api) => {
+      this.extraApis.push(api);
+      return api;
+    });
+  }
+
+  /** Kills Redis outright (no persistence: its queues are gone too). */
+  async killRedis(): Promise<void> {
+    await this.redis.process?.stop('SIGKILL');
+  }
+
+  /** Starts a fresh Redis on the same port, as a restarted server would come back. */
+  async startRedisAgain(): Promise<void> {
+    const port = Number(new URL(this.redis.url).port);
+    this.redis = await startRedisServer({ port, logFile: resolve(LOG_DIR, `${this.options.name}-redis.log`) });
+  }
+
   async addWorker(env: NodeJS.ProcessEnv = {}): Promise<ManagedProcess> {
     const workerId = `${this.options.name}-worker-${++this.workerCount}`;
     const worker = await startWorker({
@@ -65,7 +91,7 @@ export class ServiceStack {
       workerId,
       parallelSequences: this.options.parallelSequences ?? 1,
       threads: 1,
-      env: { GPU: 'false', ...this.options.workerEnv, ...env },
+      env: { GPU: 'false', HEALTH_PORT: '0', ...this.options.workerEnv, ...env },
       logFile: resolve(LOG_DIR, `${workerId}.log`),
     });
     this.workers.push(worker);
@@ -82,7 +108,8 @@ export class ServiceStack {
 
   async stop(): Promise<void> {
     await Promise.all(this.queues.map((queue) => queue.close().catch(() => undefined)));
-    await Promise.all([this.api.process, ...this.workers].map((process) => process.stop('SIGKILL')));
+    const processes = [this.api.process, ...this.extraApis.map((api) => api.process), ...this.workers];
+    await Promise.all(processes.map((process) => process.stop('SIGKILL')));
     await this.redis.stop();
   }
 }

@@ -6,6 +6,12 @@ export interface E2eStack {
   model: string;
   modelPath: string;
   workerIds: string[];
+  /** Base URLs of the workers' health and metrics servers, in the order of workerIds. */
+  workerHealthUrls: string[];
+  /** Bull Board's credentials on both APIs. */
+  admin: { user: string; password: string };
+  /** Where each API writes its output (its JSON request log among it), in the order of apiUrls. */
+  apiLogFiles: string[];
 }
 
 const VARIABLE = 'E2E_STACK';

@@ -49,6 +49,8 @@ export interface WorkerOptions {
   parallelSequences?: number;
   threads?: number;
   workerId?: string;
+  /** Port of the worker's health and metrics server; unless given here or in env, 0 (a free one: see workerHealthUrl). */
+  healthPort?: number;
   logFile?: string;
   echo?: boolean;
   env?: NodeJS.ProcessEnv;
@@ -74,10 +76,17 @@ export async function startWorker(options: WorkerOptions): Promise<ManagedProces
       PARALLEL_SEQUENCES: options.parallelSequences,
       ENGINE_THREADS: options.threads,
       WORKER_ID: options.workerId,
+      HEALTH_PORT: options.healthPort ?? options.env?.HEALTH_PORT ?? process.env.HEALTH_PORT ?? 0,
     }),
     logFile: options.logFile,
     echo: options.echo,
   });
   await worker.waitForOutput(/worker \S+ ready/, 120_000);
   return worker;
+}
+
+/** The base URL of a worker's health and metrics server (e.g. http://127.0.0.1:9464), as it printed it at start-up. */
+export async function workerHealthUrl(worker: ManagedProcess, timeoutMs = 10_000): Promise<string> {
+  const [, url] = await worker.waitForOutput(/worker health listening on (http:\/\/[\w.:[\]-]+)/, timeoutMs);
+  return url;
 }

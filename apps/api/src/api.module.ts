@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import type { DynamicModule } from '@nestjs/common';
+import { TerminusModule } from '@nestjs/terminus';
 import { ApiEnv } from '@app/config';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { ChatCompletionsController } from './chat/chat-completions.controller';
@@ -8,6 +9,12 @@ import { CompletionEventBus } from './completions/completion-event-bus';
 import { CompletionQueues } from './completions/completion-queues';
 import { CompletionRunner } from './completions/completion-runner';
 import { ModelsController } from './models/models.controller';
+import { ApiKeyRateLimits } from './rate-limits/api-key-rate-limits';
+import { BullBoardAdmin } from './admin/bull-board';
+import { ApiMetrics } from './observability/api-metrics';
+import { HealthController } from './observability/health.controller';
+import { MetricsController } from './observability/metrics.controller';
+import { RequestTelemetry } from './observability/request-telemetry';
 
 @Module({})
 export class ApiModule {
@@ -15,7 +22,8 @@ export class ApiModule {
   static register(env: ApiEnv): DynamicModule {
     return {
       module: ApiModule,
-      controllers: [ChatCompletionsController, ModelsController],
+      imports: [TerminusModule.forRoot()],
+      controllers: [ChatCompletionsController, ModelsController, HealthController, MetricsController],
       providers: [
         { provide: ApiEnv, useValue: env },
         ...apiRedisProviders,
@@ -24,6 +32,11 @@ export class ApiModule {
         CompletionQueues,
         CompletionEventBus,
         CompletionRunner,
+        ApiKeyRateLimits,
+        // Operators' view: metrics, request log, Bull Board.
+        ApiMetrics,
+        RequestTelemetry,
+        BullBoardAdmin,
       ],
     };
   }

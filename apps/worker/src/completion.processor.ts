@@ -9,6 +9,7 @@ import type { Redis } from 'ioredis';
 import { INFERENCE_ENGINE } from './engine/inference-engine';
 import type { InferenceEngine } from './engine/inference-engine';
 import { CompletionCancellations } from './completion-cancellations';
+import { QueueWorkerMonitor } from './observability/queue-worker-monitor';
 import { generateCompletion } from './generate-completion';
 import { TokenEventPublisher } from './token-event-publisher';
 import { BLOCKING_REDIS, PUBLISHER_REDIS } from './worker-redis.providers';
@@ -28,6 +29,7 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
     @Inject(PUBLISHER_REDIS) private readonly publisher: Redis,
     @Inject(BLOCKING_REDIS) private readonly blocking: Redis,
     private readonly cancellations: CompletionCancellations,
+    private readonly monitor: QueueWorkerMonitor,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -44,6 +46,7 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
       maxStalledCount: 1,
     });
     this.worker.on('error', (error) => this.logger.error(`queue worker error: ${error.message}`));
+    this.monitor.watch(this.worker);
     this.logger.log(`worker ${this.env.WORKER_ID} ready: model ${this.env.MODEL_NAME}, queue ${queueName}, ${this.engine.slots} slots`);
   }
 

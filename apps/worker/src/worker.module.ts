@@ -1,5 +1,6 @@
 import { Inject, Injectable, Module } from '@nestjs/common';
 import type { DynamicModule, OnApplicationShutdown } from '@nestjs/common';
+import { TerminusModule } from '@nestjs/terminus';
 import { WorkerEnv } from '@app/config';
 import { CompletionCancellations } from './completion-cancellations';
 import { CompletionProcessor } from './completion.processor';
@@ -8,6 +9,11 @@ import type { InferenceEngine } from './engine/inference-engine';
 import { LlamaCppEngine } from './engine/llama-cpp.engine';
 import { SyntheticEngine } from './engine/synthetic.engine';
 import { WorkerRedisCloser, workerRedisProviders } from './worker-redis.providers';
+import { ObservedEngine } from './observability/observed-engine';
+import { QueueWorkerMonitor } from './observability/queue-worker-monitor';
+import { WorkerHealth } from './observability/worker-health';
+import { workerHttpServerProvider } from './observability/worker-http-server';
+import { WorkerMetrics } from './observability/worker-metrics';
 
 /** Unloads the model at shutdown, after the processor has let its jobs finish (onModuleDestroy). */
 @Injectable()
@@ -46,14 +52,25 @@ export class WorkerModule {
   static register(env: WorkerEnv): DynamicModule {
     return {
       module: WorkerModule,
+      imports: [TerminusModule.forRoot()],
       providers: [
         { provide: WorkerEnv, useValue: env },
-        { provide: INFERENCE_ENGINE, inject: [WorkerEnv], useFactory: loadEngine },
+        {
+          provide: INFERENCE_ENGINE,
+          inject: [WorkerEnv, WorkerMetrics],
+          // Measured from the outside (slots, time to first token, tokens): see observability/.
+          useFactory: async (env: WorkerEnv, metrics: WorkerMetrics) => new ObservedEngine(await loadEngine(env), metrics),
+        },
         ...workerRedisProviders,
         CompletionCancellations,
         CompletionProcessor,
         EngineCloser,
         WorkerRedisCloser,
+        // Operators' view: metrics, health and their HTTP port.
+        WorkerMetrics,
+        QueueWorkerMonitor,
+        WorkerHealth,
+        workerHttpServerProvider,
       ],
     };
   }

@@ -43,6 +43,24 @@ export class ApiEnv extends RedisEnv {
   @Min(100)
   MAX_QUEUE_WAIT_MS = 30_000;
 
+  /** Requests each API key may make per rate-limit window, across all API instances; 0 = no limit. */
+  @EnvInteger()
+  @IsInt()
+  @Min(0)
+  RATE_LIMIT_RPM = 0;
+
+  /** Tokens (prompt plus answer) each API key may use per rate-limit window; 0 = no limit. */
+  @EnvInteger()
+  @IsInt()
+  @Min(0)
+  RATE_LIMIT_TPM = 0;
+
+  /** The rate-limit window; OpenAI's limits are per minute. */
+  @EnvInteger()
+  @IsInt()
+  @Min(1)
+  RATE_LIMIT_WINDOW_SECONDS = 60;
+
   /** On SIGTERM, how long open requests may still run before they are ended with an error. */
   @EnvInteger()
   @IsInt()

@@ -7,6 +7,13 @@ import { OpenAiError } from '../errors/openai-error';
 
 const digest = (key: string): Buffer => createHash('sha256').update(key).digest();
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who is calling, for per-key limits: a prefix of the key's SHA-256, never the key itself. */
+    apiKeyId?: string;
+  }
+}
+
 /**
  * `Authorization: Bearer <key>` against API_KEYS. Keys are compared as SHA-256 digests with
  * timingSafeEqual, over every configured key, so timing reveals neither a key nor its length.
@@ -20,7 +27,8 @@ export class ApiKeyGuard implements CanActivate {
   }
 
   canActivate(context: ExecutionContext): boolean {
-    const header = context.switchToHttp().getRequest<FastifyRequest>().headers.authorization;
+    const request = context.switchToHttp().getRequest<FastifyRequest>();
+    const header = request.headers.authorization;
     const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
     if (!match) {
       throw OpenAiError.unauthorized(
@@ -32,6 +40,7 @@ export class ApiKeyGuard implements CanActivate {
     let known = false;
     for (const keyDigest of this.keyDigests) known = timingSafeEqual(given, keyDigest) || known;
     if (!known) throw OpenAiError.unauthorized('Incorrect API key provided.', 'invalid_api_key');
+    request.apiKeyId = given.toString('hex').slice(0, 24);
     return true;
   }
 }

@@ -1,0 +1,83 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { OnModuleInit } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { ApiEnv } from '@app/config';
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import type { IServerAdapter } from '@bull-board/api/typings/app';
+import { FastifyAdapter as BullBoardFastifyAdapter } from '@bull-board/fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { CompletionQueues } from '../completions/completion-queues';
+import { AdminCredentials } from './admin-credentials';
+
+export const BULL_BOARD_PATH = '/admin/queues';
+
+/** Browsers send Basic credentials with cross-site requests too: state changes must come from the board's own pages. */
+function isCrossSite(request: FastifyRequest): boolean {
+  if (request.method === 'GET' || request.method === 'HEAD') return false;
+  const site = request.headers['sec-fetch-site'];
+  if (site !== undefined && site !== 'same-origin' && site !== 'none') return true;
+  const origin = request.headers.origin;
+  if (origin === undefined) return false;
+  try {
+    return new URL(origin).host !== request.headers.host;
+  } catch {
+    return true;
+  }
+}
+
+function refuse(reply: FastifyReply, status: 401 | 403, message: string, code: string): FastifyReply {
+  if (status === 401) void reply.header('www-authenticate', 'Basic realm="Bull Board", charset="UTF-8"');
+  return reply.code(status).send({ error: { message, type: 'invalid_request_error', param: null, code } });
+}
+
+/**
+ * Bull Board at /admin/queues: every configured model's queue, behind the operators' own HTTP
+ * Basic credential (ADMIN_USER / ADMIN_PASSWORD, never an API key). Without ADMIN_PASSWORD it
+ * is not served at all. Retrying a job is switched off: a finished job's client has had its
+ * answer (or its error), so running it again would spend GPU time for nobody.
+ */
+@Injectable()
+export class BullBoardAdmin implements OnModuleInit {
+  private readonly logger = new Logger('BullBoard');
+
+  constructor(
+    private readonly env: ApiEnv,
+    private readonly queues: CompletionQueues,
+    private readonly adapterHost: HttpAdapterHost,
+  ) {}
+
+  onModuleInit(): void {
+    if (this.env.ADMIN_PASSWORD === '') {
+      this.logger.log(`Bull Board is off: set ADMIN_PASSWORD to serve it at ${BULL_BOARD_PATH}`);
+      return;
+    }
+    const board = new BullBoardFastifyAdapter();
+    board.setBasePath(BULL_BOARD_PATH);
+    createBullBoard({
+      queues: this.queues.models.flatMap((model) => {
+        const queue = this.queues.forModel(model);
+        return queue ? [new BullMQAdapter(queue, { allowRetries: false, displayName: model, description: `Chat completions for ${model}` })] : [];
+      }),
+      // @bull-board/fastify 9.10.1 declares its types against its own copy of @bull-board/api 9.10.1;
+      // at run time it only calls what createBullBoard (9.10.2) hands it. Drop this cast once both align.
+      serverAdapter: board as unknown as IServerAdapter,
+      options: { uiConfig: { boardTitle: 'Completions' } },
+    });
+
+    const credentials = new AdminCredentials(this.env.ADMIN_USER, this.env.ADMIN_PASSWORD);
+    const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
+    // An encapsulated scope: the credential check applies to Bull Board's routes and to nothing else.
+    void fastify.register(async (scope) => {
+      scope.addHook('onRequest', async (request, reply) => {
+        void reply.header('x-frame-options', 'DENY').header('referrer-policy', 'same-origin');
+        if (!credentials.accepts(request.headers.authorization)) {
+          return refuse(reply, 401, 'Bull Board needs the admin credentials (HTTP Basic auth).', 'admin_auth_required');
+        }
+        if (isCrossSite(request)) return refuse(reply, 403, 'Cross-site requests to Bull Board are refused.', 'cross_site_request');
+      });
+      await scope.register(board.registerPlugin(), { prefix: BULL_BOARD_PATH });
+    });
+    this.logger.log(`Bull Board at ${BULL_BOARD_PATH} for ${this.queues.models.length} model queue(s), user ${this.env.ADMIN_USER}`);
+  }
+}

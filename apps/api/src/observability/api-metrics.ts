@@ -1,0 +1,95 @@
+import { Injectable } from '@nestjs/common';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { CompletionQueues } from '../completions/completion-queues';
+import type { CompletionQueue } from '../completions/completion-queues';
+
+/** Seconds, from a few milliseconds (a health probe) to five minutes (a long answer from a large model). */
+const REQUEST_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+/** Seconds until the first token: queue wait plus prefill. */
+const FIRST_TOKEN_SECONDS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/**
+ * The API's Prometheus metrics, in a registry of their own (served at /metrics). Names follow
+ * Prometheus conventions: `llm_api_` prefix, base units (`_seconds`), `_total` for counters.
+ * The queue gauges are read from Redis on each scrape, so every API instance reports the same
+ * queue: aggregate them with max(), not sum().
+ */
+@Injectable()
+export class ApiMetrics {
+  readonly registry = new Registry();
+
+  readonly httpRequests = new Counter({
+    name: 'llm_api_http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status (499: the client closed the connection first).',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly httpRequestDuration = new Histogram({
+    name: 'llm_api_http_request_duration_seconds',
+    help: 'Time from receiving a request to the end of its response, by method, route pattern and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: REQUEST_SECONDS,
+    registers: [this.registry],
+  });
+
+  readonly completionDuration = new Histogram({
+    name: 'llm_api_completion_duration_seconds',
+    help: 'End-to-end latency of chat completions, from request received to last byte sent, by model, stream and status.',
+    labelNames: ['model', 'stream', 'status'] as const,
+    buckets: REQUEST_SECONDS,
+    registers: [this.registry],
+  });
+
+  readonly timeToFirstToken = new Histogram({
+    name: 'llm_api_time_to_first_token_seconds',
+    help: 'Time from request received to the first generated text reaching the API (queue wait plus prefill), by model and stream.',
+    labelNames: ['model', 'stream'] as const,
+    buckets: FIRST_TOKEN_SECONDS,
+    registers: [this.registry],
+  });
+
+  readonly activeStreams = new Gauge({
+    name: 'llm_api_active_streams',
+    help: 'Streaming chat completions (stream: true) open on this API instance, by model.',
+    labelNames: ['model'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(queues: CompletionQueues) {
+    collectDefaultMetrics({ register: this.registry });
+    queueGauge(this.registry, queues, 'llm_api_queue_waiting_jobs', 'Jobs waiting in the model queue for a worker (read from Redis on scrape).', (queue) =>
+      queue.getWaitingCount(),
+    );
+    queueGauge(this.registry, queues, 'llm_api_queue_active_jobs', 'Jobs a worker is running for the model queue (read from Redis on scrape).', (queue) =>
+      queue.getActiveCount(),
+    );
+  }
+}
+
+/** A per-model gauge whose values are read on each scrape; a model whose queue cannot be read has no sample. */
+function queueGauge(
+  registry: Registry,
+  queues: CompletionQueues,
+  name: string,
+  help: string,
+  read: (queue: CompletionQueue) => Promise<number>,
+): void {
+  const gauge: Gauge<'model'> = new Gauge({
+    name,
+    help,
+    labelNames: ['model'] as const,
+    registers: [registry],
+    collect: async () => {
+      gauge.reset();
+      await Promise.all(
+        queues.models.map(async (model) => {
+          const queue = queues.forModel(model);
+          if (!queue) return;
+          const value = await read(queue).catch(() => undefined);
+          if (value !== undefined) gauge.set({ model }, value);
+        }),
+      );
+    },
+  });
+}

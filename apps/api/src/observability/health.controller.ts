@@ -1,0 +1,64 @@
+import { Controller, Get, Inject, Res, ServiceUnavailableException } from '@nestjs/common';
+import { HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
+import type { HealthCheckResult } from '@nestjs/terminus';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import type { Redis } from 'ioredis';
+import { COMMANDS_REDIS, SUBSCRIBER_REDIS } from '../completions/api-redis.providers';
+
+/** A Redis that does not answer PING within this long counts as unreachable. */
+const REDIS_PING_TIMEOUT_MS = 1000;
+
+/**
+ * Probes for load balancers and orchestrators; no API key. `live`: the process answers HTTP.
+ * `ready`: it can serve completions: Redis answers on the command connection, the event
+ * subscriber is connected, and the instance is not shutting down. Either answers 503 with
+ * Terminus's report when it is not.
+ */
+@ApiTags('operations')
+@Controller('health')
+export class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly indicators: HealthIndicatorService,
+    @Inject(COMMANDS_REDIS) private readonly commands: Redis,
+    @Inject(SUBSCRIBER_REDIS) private readonly subscriber: Redis,
+  ) {}
+
+  @Get('live')
+  @ApiOperation({ summary: 'Liveness: the process answers HTTP (503 while it shuts down).' })
+  live(@Res({ passthrough: true }) reply: FastifyReply): Promise<HealthCheckResult> {
+    return report(reply, this.health.check([]));
+  }
+
+  @Get('ready')
+  @ApiOperation({ summary: 'Readiness: Redis reachable, event subscriber connected, not shutting down; 503 otherwise.' })
+  ready(@Res({ passthrough: true }) reply: FastifyReply): Promise<HealthCheckResult> {
+    return report(
+      reply,
+      this.health.check([
+        () =>
+          this.indicators
+            .check('redis')
+            .attempt(async () => void (await this.commands.ping()))
+            .withTimeout(REDIS_PING_TIMEOUT_MS),
+        () => {
+          const events = this.indicators.check('events');
+          return this.subscriber.status === 'ready' ? events.up() : events.down({ connection: this.subscriber.status });
+        },
+      ]),
+    );
+  }
+}
+
+/** Terminus throws its report inside a 503; it is sent as it is, not turned into an OpenAI error. */
+async function report(reply: FastifyReply, check: Promise<HealthCheckResult>): Promise<HealthCheckResult> {
+  void reply.header('cache-control', 'no-store');
+  try {
+    return await check;
+  } catch (error) {
+    if (!(error instanceof ServiceUnavailableException)) throw error;
+    void reply.status(503);
+    return error.getResponse() as HealthCheckResult;
+  }
+}

@@ -1,0 +1,94 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ApiEnv } from '@app/config';
+import type { CompletionJobData, CompletionUsage } from '@app/contracts';
+import type { Redis } from 'ioredis';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { COMMANDS_REDIS } from '../completions/api-redis.providers';
+import { OpenAiError } from '../errors/openai-error';
+
+/** Tokens assumed for an answer whose request sets no max_tokens, until its real usage is known. */
+const ASSUMED_ANSWER_TOKENS = 512;
+
+/** A rough count before the worker's tokenizer has seen the prompt: about four characters a token. */
+function estimateTokens(job: CompletionJobData): number {
+  const promptChars = job.messages.reduce((sum, message) => sum + message.content.length, 0);
+  return Math.ceil(promptChars / 4) + (job.sampling.maxTokens ?? ASSUMED_ANSWER_TOKENS);
+}
+
+/** What an admitted request holds against its key's token budget until its usage is known. */
+export interface TokenReservation {
+  /** Replaces the estimate with the real usage. */
+  settle(usage: CompletionUsage): void;
+}
+
+const NO_RESERVATION: TokenReservation = { settle: () => undefined };
+
+/**
+ * Requests and tokens per window for each API key, counted in Redis so every API instance
+ * shares one budget. Tokens are reserved from an estimate when the request is admitted and
+ * corrected with the model's own count when it ends. A limit of 0 turns that limit off.
+ */
+@Injectable()
+export class ApiKeyRateLimits {
+  private readonly requests?: RateLimiterRedis;
+  private readonly tokens?: RateLimiterRedis;
+
+  constructor(
+    private readonly env: ApiEnv,
+    @Inject(COMMANDS_REDIS) redis: Redis,
+  ) {
+    const window = env.RATE_LIMIT_WINDOW_SECONDS;
+    const limiter = (keyPrefix: string, points: number) =>
+      points > 0 ? new RateLimiterRedis({ storeClient: redis, keyPrefix, points, duration: window, rejectIfRedisNotReady: true }) : undefined;
+    this.requests = limiter('ratelimit:requests', env.RATE_LIMIT_RPM);
+    this.tokens = limiter('ratelimit:tokens', env.RATE_LIMIT_TPM);
+  }
+
+  /** Counts the request against its key, or refuses it with 429 (503 while Redis is away). */
+  async admit(apiKeyId: string, job: CompletionJobData): Promise<TokenReservation> {
+    if (this.requests) await this.consume(this.requests, apiKeyId, 1, 'requests');
+    if (!this.tokens) return NO_RESERVATION;
+    const estimate = estimateTokens(job);
+    try {
+      await this.consume(this.tokens, apiKeyId, estimate, 'tokens');
+    } catch (error) {
+      await this.requests?.reward(apiKeyId, 1).catch(() => undefined);
+      throw error;
+    }
+    const tokens = this.tokens;
+    return {
+      settle: (usage) => {
+        const difference = usage.total_tokens - estimate;
+        const correction = difference > 0 ? tokens.penalty(apiKeyId, difference) : tokens.reward(apiKeyId, -difference);
+        correction.catch(() => undefined);
+      },
+    };
+  }
+
+  private async consume(limiter: RateLimiterRedis, apiKeyId: string, points: number, kind: 'requests' | 'tokens'): Promise<void> {
+    try {
+      await limiter.consume(apiKeyId, points);
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) {
+        throw OpenAiError.unavailable('The service cannot reach its rate limiter right now. Please retry shortly.', 'service_unavailable', 2);
+      }
+      throw this.limitReached(kind, limiter.points, points, rejection);
+    }
+  }
+
+  private limitReached(kind: 'requests' | 'tokens', limit: number, requested: number, state: RateLimiterRes): OpenAiError {
+    const waitMs = Math.max(state.msBeforeNext, 1);
+    const used = Math.min(limit, state.consumedPoints - requested);
+    const window = `${this.env.RATE_LIMIT_WINDOW_SECONDS} s`;
+    const message =
+      `Rate limit reached for ${kind} per ${window}: Limit ${limit}, Used ${used}, Requested ${requested}. ` +
+      `Please try again in ${(waitMs / 1000).toFixed(1)}s.`;
+    return new OpenAiError(429, kind, message, null, 'rate_limit_exceeded', {
+      'retry-after': String(Math.ceil(waitMs / 1000)),
+      'retry-after-ms': String(waitMs),
+      [`x-ratelimit-limit-${kind}`]: String(limit),
+      [`x-ratelimit-remaining-${kind}`]: String(Math.max(0, limit - state.consumedPoints)),
+      [`x-ratelimit-reset-${kind}`]: `${(waitMs / 1000).toFixed(3)}s`,
+    });
+  }
+}

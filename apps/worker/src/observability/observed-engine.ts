@@ -1,0 +1,68 @@
+import { GenerationAbortedError } from '../engine/inference-engine';
+import type { GenerationOutcome, GenerationRequest, InferenceEngine } from '../engine/inference-engine';
+import type { WorkerMetrics } from './worker-metrics';
+
+/**
+ * Wraps the worker's engine to measure it from the outside: busy and free slots, time to first
+ * text, time between texts, tokens and outcomes. The engine and the use case that calls it stay
+ * unaware of metrics.
+ */
+export class ObservedEngine implements InferenceEngine {
+  private busy = 0;
+  private readonly labels: { model: string };
+
+  constructor(
+    private readonly engine: InferenceEngine,
+    private readonly metrics: WorkerMetrics,
+  ) {
+    this.labels = { model: metrics.model };
+    this.setBusy(0);
+  }
+
+  get slots(): number {
+    return this.engine.slots;
+  }
+
+  get contextSize(): number {
+    return this.engine.contextSize;
+  }
+
+  async generate(request: GenerationRequest): Promise<GenerationOutcome> {
+    const startedAt = performance.now();
+    let lastTextAt: number | undefined;
+    const onText = (text: string): void => {
+      const now = performance.now();
+      if (lastTextAt === undefined) this.metrics.timeToFirstToken.observe(this.labels, (now - startedAt) / 1000);
+      else this.metrics.interTokenLatency.observe(this.labels, (now - lastTextAt) / 1000);
+      lastTextAt = now;
+      request.onText(text);
+    };
+    this.setBusy(this.busy + 1);
+    let outcome = 'error';
+    try {
+      const result = await this.engine.generate({ ...request, onText });
+      outcome = result.finishReason;
+      this.metrics.generatedTokens.inc(this.labels, result.usage.completion_tokens);
+      this.metrics.promptTokens.inc(this.labels, result.usage.prompt_tokens);
+      return result;
+    } catch (error) {
+      if (error instanceof GenerationAbortedError) outcome = 'aborted';
+      throw error;
+    } finally {
+      this.setBusy(this.busy - 1);
+      const labels = { ...this.labels, outcome };
+      this.metrics.generations.inc(labels);
+      this.metrics.generationDuration.observe(labels, (performance.now() - startedAt) / 1000);
+    }
+  }
+
+  close(): Promise<void> {
+    return this.engine.close();
+  }
+
+  private setBusy(busy: number): void {
+    this.busy = busy;
+    this.metrics.busySlots.set(this.labels, busy);
+    this.metrics.freeSlots.set(this.labels, Math.max(this.engine.slots - busy, 0));
+  }
+}

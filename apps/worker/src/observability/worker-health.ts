@@ -1,0 +1,48 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { WorkerEnv } from '@app/config';
+import { HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
+import type { HealthCheckResult } from '@nestjs/terminus';
+import type { Redis } from 'ioredis';
+import { INFERENCE_ENGINE } from '../engine/inference-engine';
+import type { InferenceEngine } from '../engine/inference-engine';
+import { PUBLISHER_REDIS } from '../worker-redis.providers';
+import { QueueWorkerMonitor } from './queue-worker-monitor';
+
+/** A Redis that does not answer PING within this long counts as unreachable. */
+const REDIS_PING_TIMEOUT_MS = 1000;
+
+/**
+ * The worker's health as Terminus reports it. Live: the process runs. Ready: the model is loaded
+ * (this service exists only once the engine has loaded it), Redis answers, and the BullMQ worker
+ * is taking jobs. Both turn to 503 (`shutting_down`) once the worker starts to drain.
+ */
+@Injectable()
+export class WorkerHealth {
+  constructor(
+    private readonly env: WorkerEnv,
+    private readonly health: HealthCheckService,
+    private readonly indicators: HealthIndicatorService,
+    @Inject(INFERENCE_ENGINE) private readonly engine: InferenceEngine,
+    @Inject(PUBLISHER_REDIS) private readonly redis: Redis,
+    private readonly queueWorker: QueueWorkerMonitor,
+  ) {}
+
+  live(): Promise<HealthCheckResult> {
+    return this.health.check([]);
+  }
+
+  ready(): Promise<HealthCheckResult> {
+    return this.health.check([
+      () => this.indicators.check('model').up({ name: this.env.MODEL_NAME, slots: this.engine.slots }),
+      () =>
+        this.indicators
+          .check('redis')
+          .attempt(async () => void (await this.redis.ping()))
+          .withTimeout(REDIS_PING_TIMEOUT_MS),
+      () => {
+        const queue = this.indicators.check('queue');
+        return this.queueWorker.isRunning ? queue.up() : queue.down('the queue worker is not taking jobs');
+      },
+    ]);
+  }
+}

@@ -1,0 +1,93 @@
+import { assertMatchesSchema } from '../support/openai-schema';
+import { STACK_API_KEY, STACK_MODEL, ServiceStack, waitFor } from '../support/service-stack';
+import { longRequest, postChat, readStream } from '../support/chat-requests';
+
+interface ErrorBody {
+  error: { message: string; type: string; param: string | null; code: string | null };
+}
+
+async function errorOf(response: Response): Promise<ErrorBody['error']> {
+  const body = (await response.json()) as ErrorBody;
+  assertMatchesSchema('ErrorResponse', body);
+  return body.error;
+}
+
+/**
+ * Work the service cannot do is refused before the first byte, and work that takes too long
+ * ends with a clear error. One worker with one sequence; at most one job may wait; a job waits
+ * at most 1.5 s for a worker; a generation may run 1 s.
+ */
+describe('admission and time limits', () => {
+  let stack: ServiceStack;
+
+  beforeAll(async () => {
+    stack = await ServiceStack.start({
+      name: 'limits',
+      workers: 1,
+      parallelSequences: 1,
+      models: [STACK_MODEL, 'model-without-workers'],
+      apiEnv: { MAX_WAITING_JOBS: '1', MAX_QUEUE_WAIT_MS: '1500' },
+      workerEnv: { MAX_GENERATION_MS: '1000' },
+    });
+  });
+  afterAll(() => stack.stop());
+
+  it('answers 503 with Retry-After before queueing anything when the queue is full', async () => {
+    const queue = stack.queue();
+    const controllers = [new AbortController(), new AbortController()];
+    const pending = controllers.map((controller) =>
+      postChat(stack.baseUrl, STACK_API_KEY, longRequest(STACK_MODEL), controller.signal).catch(() => undefined),
+    );
+    await waitFor('one job running and one waiting', async () => (await queue.getActiveCount()) === 1 && (await queue.getWaitingCount()) === 1);
+
+    const refused = await postChat(stack.baseUrl, STACK_API_KEY, longRequest(STACK_MODEL, { stream: true }));
+    expect(refused.status).toBe(503);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await errorOf(refused)).toMatchObject({ type: 'server_error', code: 'queue_full' });
+    expect(await queue.getWaitingCount()).toBe(1);
+
+    for (const controller of controllers) controller.abort();
+    await Promise.all(pending);
+  });
+
+  it('answers 503 when no worker starts the job in time, and takes the job off the queue', async () => {
+    const startedAt = Date.now();
+    const response = await postChat(stack.baseUrl, STACK_API_KEY, {
+      model: 'model-without-workers',
+      messages: [{ role: 'user', content: 'Anyone there?' }],
+      stream: true,
+    });
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBeTruthy();
+    expect(await errorOf(response)).toMatchObject({ code: 'no_capacity' });
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(1400);
+    expect(Date.now() - startedAt).toBeLessThan(5000);
+    const queue = stack.queue('model-without-workers');
+    expect(await queue.getWaitingCount()).toBe(0);
+  });
+
+  it('ends a generation that runs past the limit with a clear error event, then [DONE]', async () => {
+    const response = await postChat(stack.baseUrl, STACK_API_KEY, longRequest(STACK_MODEL, { max_tokens: 4000, stream: true }));
+    expect(response.status).toBe(200);
+    const reading = await readStream(response);
+    expect(reading.sawDone).toBe(true);
+    const last = reading.events.at(-1) as unknown as ErrorBody;
+    assertMatchesSchema('ErrorResponse', last);
+    expect(last.error.code).toBe('generation_timeout');
+    expect(reading.content.length).toBeGreaterThan(0);
+  });
+
+  it('rejects prompt plus max_tokens beyond the context with 400 context_length_exceeded before any SSE header', async () => {
+    const response = await postChat(stack.baseUrl, STACK_API_KEY, {
+      model: STACK_MODEL,
+      messages: [{ role: 'user', content: 'Hello' }],
+      max_tokens: 5000,
+      stream: true,
+    });
+    expect(response.status).toBe(400);
+    expect(response.headers.get('content-type')).toMatch(/application\/json/);
+    const error = await errorOf(response);
+    expect(error).toMatchObject({ type: 'invalid_request_error', code: 'context_length_exceeded', param: 'messages' });
+    expect(error.message).toMatch(/maximum context length is \d+ tokens/);
+  });
+});

@@ -1,0 +1,62 @@
+import { assertMatchesSchema } from '../support/openai-schema';
+import { STACK_API_KEY, STACK_MODEL, ServiceStack, waitFor } from '../support/service-stack';
+import { longRequest, postChat, readStream } from '../support/chat-requests';
+
+/** SIGTERM to an API instance: it stops taking requests and drains its open streams, boundedly. */
+describe('API instance SIGTERM', () => {
+  it('lets an open stream finish, refuses new connections, then exits', async () => {
+    const stack = await ServiceStack.start({ name: 'api-drain', workers: 1, parallelSequences: 1 });
+    try {
+      const response = await postChat(stack.baseUrl, STACK_API_KEY, longRequest(STACK_MODEL, { max_tokens: 1500, stream: true }));
+      let exit: Promise<number | null> | undefined;
+      const reading = await readStream(response, (_event, soFar) => {
+        if (!exit && soFar.content.length > 20) exit = stack.api.process.stop('SIGTERM', 20_000);
+      });
+
+      expect(reading.sawDone).toBe(true);
+      const finish = reading.events.at(-1) as { choices: Array<{ finish_reason: string }> };
+      expect(finish.choices[0].finish_reason).toBe('length');
+      await exit;
+      // Nest re-raises SIGTERM once it has closed; a process that had to be killed shows SIGKILL.
+      expect(stack.api.process.child.signalCode).toBe('SIGTERM');
+      await expect(postChat(stack.baseUrl, STACK_API_KEY, longRequest(STACK_MODEL))).rejects.toThrow();
+    } finally {
+      await stack.stop();
+    }
+  });
+
+  it('ends streams still open after the drain time with an error event, then exits', async () => {
+    const stack = await ServiceStack.start({
+      name: 'api-drain-bound',
+      workers: 1,
+      parallelSequences: 1,
+      apiEnv: { SHUTDOWN_DRAIN_MS: '300' },
+      workerEnv: { MAX_GENERATION_MS: '60000' },
+    });
+    try {
+      const queue = stack.queue();
+      const response = await postChat(stack.baseUrl, STACK_API_KEY, longRequest(STACK_MODEL, { max_tokens: 4000, stream: true }));
+      let exit: Promise<number | null> | undefined;
+      let completionId = '';
+      const reading = await readStream(response, (event, soFar) => {
+        completionId ||= event.id as string;
+        if (!exit && soFar.content.length > 20) exit = stack.api.process.stop('SIGTERM', 20_000);
+      });
+
+      expect(reading.sawDone).toBe(true);
+      const last = reading.events.at(-1) as unknown as { error: { code: string } };
+      assertMatchesSchema('ErrorResponse', last);
+      expect(last.error.code).toBe('shutting_down');
+      await exit;
+      expect(stack.api.process.child.signalCode).toBe('SIGTERM');
+      // Its job was cancelled, not left running for nobody.
+      const job = await waitFor('the job to end', async () => {
+        const found = await queue.getJob(completionId);
+        return found?.finishedOn ? found : undefined;
+      });
+      expect(job.failedReason).toMatch(/cancelled/);
+    } finally {
+      await stack.stop();
+    }
+  });
+});

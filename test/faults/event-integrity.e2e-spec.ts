@@ -1,0 +1,43 @@
+import { completionEventsChannel } from '@app/contracts';
+import { Redis } from 'ioredis';
+import { assertMatchesSchema } from '../support/openai-schema';
+import { e2eStack } from '../support/stack-env';
+import { longRequest, postChat, readStream } from '../support/chat-requests';
+
+/**
+ * Events that arrive out of order or mangled on a completion's channel end the stream with an
+ * error: the client never gets a silently shorter or garbled text. The test itself plays the
+ * broken network by publishing on the real channel of a real, running completion.
+ */
+describe('lost, out-of-order or malformed events', () => {
+  const stack = e2eStack();
+  const redis = new Redis(stack.redisUrl);
+  afterAll(() => redis.quit());
+
+  async function streamWithInjected(message: (completionId: string) => string) {
+    const response = await postChat(stack.apiUrls[0], stack.apiKey, longRequest(stack.model, { stream: true, max_tokens: 3000 }));
+    let injected = false;
+    return readStream(response, (event) => {
+      if (!injected && typeof event.id === 'string') {
+        injected = true;
+        void redis.publish(completionEventsChannel(event.id), message(event.id));
+      }
+    });
+  }
+
+  it('ends the stream with an error when a sequence number is skipped', async () => {
+    const reading = await streamWithInjected(() => JSON.stringify({ type: 'delta', attempt: 1, seq: 100_000, text: ' injected' }));
+    expect(reading.sawDone).toBe(true);
+    expect(reading.content).not.toContain('injected');
+    const last = reading.events.at(-1) as unknown as { error: { message: string } };
+    assertMatchesSchema('ErrorResponse', last);
+    expect(last.error.message).toMatch(/lost in transit/);
+  });
+
+  it('ends the stream with an error when an event cannot be read', async () => {
+    const reading = await streamWithInjected(() => '{"type": "delta", "attempt": "one"');
+    expect(reading.sawDone).toBe(true);
+    const last = reading.events.at(-1) as unknown as { error: { message: string } };
+    assertMatchesSchema('ErrorResponse', last);
+  });
+});
