@@ -10,7 +10,6 @@ import { REPO_ROOT, startApi, startWorker } from '../../tools/local-stack/servic
 const LOG_DIR = resolve(REPO_ROOT, 'test-artifacts/logs');
 export const STACK_API_KEY = 'sk-fault-test-key-0123456789';
 export const STACK_MODEL = 'tiny-chat';
-const MODEL_PATH = resolve(REPO_ROOT, 'models/tiny-chat.gguf');
 
 export interface StackOptions {
   /** Name used for log files. */
@@ -82,12 +81,13 @@ export class ServiceStack {
     this.redis = await startRedisServer({ port, logFile: resolve(LOG_DIR, `${this.options.name}-redis.log`) });
   }
 
-  async addWorker(env: NodeJS.ProcessEnv = {}): Promise<ManagedProcess> {
+  /** Starts a worker for `model` (a generated model in models/, tiny-chat by default). */
+  async addWorker(env: NodeJS.ProcessEnv = {}, model = STACK_MODEL): Promise<ManagedProcess> {
     const workerId = `${this.options.name}-worker-${++this.workerCount}`;
     const worker = await startWorker({
       redisUrl: this.redis.url,
-      modelName: STACK_MODEL,
-      modelPath: MODEL_PATH,
+      modelName: model,
+      modelPath: resolve(REPO_ROOT, `models/${model}.gguf`),
       workerId,
       parallelSequences: this.options.parallelSequences ?? 1,
       threads: 1,

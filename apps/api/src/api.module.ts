@@ -8,6 +8,7 @@ import { ApiRedisCloser, apiRedisProviders } from './completions/api-redis.provi
 import { CompletionEventBus } from './completions/completion-event-bus';
 import { CompletionQueues } from './completions/completion-queues';
 import { CompletionRunner } from './completions/completion-runner';
+import { ModelRegistry } from './models/model-registry';
 import { ModelsController } from './models/models.controller';
 import { ApiKeyRateLimits } from './rate-limits/api-key-rate-limits';
 import { BullBoardAdmin } from './admin/bull-board';
@@ -31,6 +32,7 @@ export class ApiModule {
         ApiKeyGuard,
         CompletionQueues,
         CompletionEventBus,
+        ModelRegistry,
         CompletionRunner,
         ApiKeyRateLimits,
         // Operators' view: metrics, request log, Bull Board.

@@ -4,6 +4,7 @@ import { TerminusModule } from '@nestjs/terminus';
 import { WorkerEnv } from '@app/config';
 import { CompletionCancellations } from './completion-cancellations';
 import { CompletionProcessor } from './completion.processor';
+import { WorkerAnnouncer } from './worker-announcer';
 import { INFERENCE_ENGINE } from './engine/inference-engine';
 import type { InferenceEngine } from './engine/inference-engine';
 import { LlamaCppEngine } from './engine/llama-cpp.engine';
@@ -63,6 +64,7 @@ export class WorkerModule {
         },
         ...workerRedisProviders,
         CompletionCancellations,
+        WorkerAnnouncer,
         CompletionProcessor,
         EngineCloser,
         WorkerRedisCloser,

@@ -2,3 +2,4 @@ export * from './chat-message';
 export * from './completion-job';
 export * from './queue-names';
 export * from './token-events';
+export * from './worker-registry';

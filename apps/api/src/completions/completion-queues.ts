@@ -15,30 +15,44 @@ const RETENTION = {
   removeOnFail: { age: 24 * 60 * 60, count: 5000 },
 };
 
-/** One queue per configured model, all sharing the instance's command connection. */
+/**
+ * One queue per model, all sharing the instance's command connection: the configured models'
+ * from the start, a live model's when its first request comes.
+ */
 @Injectable()
 export class CompletionQueues implements OnApplicationShutdown {
-  private readonly queues: Map<string, CompletionQueue>;
+  private readonly queues = new Map<string, CompletionQueue>();
+  private readonly addedListeners: Array<(queue: CompletionQueue) => void> = [];
 
-  constructor(env: ApiEnv, @Inject(COMMANDS_REDIS) connection: Redis) {
-    this.queues = new Map(
-      env.MODELS.map((model) => [
-        model,
-        new Queue<CompletionJobData, CompletionResult>(completionQueueName(model), {
-          connection,
-          prefix: QUEUE_PREFIX,
-          defaultJobOptions: { ...RETENTION, attempts: 1 },
-        }),
-      ]),
-    );
+  constructor(
+    env: ApiEnv,
+    @Inject(COMMANDS_REDIS) private readonly connection: Redis,
+  ) {
+    for (const model of env.MODELS) this.forModel(model);
   }
 
   get models(): string[] {
     return [...this.queues.keys()];
   }
 
-  forModel(model: string): CompletionQueue | undefined {
-    return this.queues.get(model);
+  /** The model's queue, opened on first use. Callers check first that the model is served. */
+  forModel(model: string): CompletionQueue {
+    let queue = this.queues.get(model);
+    if (!queue) {
+      queue = new Queue<CompletionJobData, CompletionResult>(completionQueueName(model), {
+        connection: this.connection,
+        prefix: QUEUE_PREFIX,
+        defaultJobOptions: { ...RETENTION, attempts: 1 },
+      });
+      this.queues.set(model, queue);
+      for (const listener of this.addedListeners) listener(queue);
+    }
+    return queue;
+  }
+
+  /** Tells `listener` of every queue opened from now on (Bull Board shows them). */
+  onQueueAdded(listener: (queue: CompletionQueue) => void): void {
+    this.addedListeners.push(listener);
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -5,6 +5,7 @@ import { cancellationsChannel } from '@app/contracts';
 import type { CompletionJobData } from '@app/contracts';
 import type { Redis } from 'ioredis';
 import { OpenAiError } from '../errors/openai-error';
+import { ModelRegistry } from '../models/model-registry';
 import { COMMANDS_REDIS } from './api-redis.providers';
 import { CompletionEventBus } from './completion-event-bus';
 import { CompletionQueues } from './completion-queues';
@@ -47,15 +48,15 @@ export class CompletionRunner implements BeforeApplicationShutdown {
   constructor(
     private readonly env: ApiEnv,
     private readonly queues: CompletionQueues,
+    private readonly models: ModelRegistry,
     private readonly events: CompletionEventBus,
     @Inject(COMMANDS_REDIS) private readonly commands: Redis,
   ) {}
 
-  /** Fails with 404 before anything is queued when no queue serves the model. */
+  /** Fails with 404 before anything is queued when the model is neither configured nor live. */
   queueFor(model: string): CompletionQueue {
-    const queue = this.queues.forModel(model);
-    if (!queue) throw OpenAiError.modelNotFound(model);
-    return queue;
+    if (!this.models.serves(model)) throw OpenAiError.modelNotFound(model);
+    return this.queues.forModel(model);
   }
 
   async run(job: CompletionJobData, { onText, onRestart, signal }: RunOptions): Promise<CompletionEnding> {

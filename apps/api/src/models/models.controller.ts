@@ -1,7 +1,7 @@
 import { Controller, Get, Param, UseGuards } from '@nestjs/common';
 import { ApiKeyGuard } from '../auth/api-key.guard';
-import { CompletionQueues } from '../completions/completion-queues';
 import { OpenAiError } from '../errors/openai-error';
+import { ModelRegistry } from './model-registry';
 
 interface ModelObject {
   id: string;
@@ -13,20 +13,21 @@ interface ModelObject {
 /** When this API instance started: the models it serves became available then. */
 const SERVED_SINCE = Math.floor(Date.now() / 1000);
 
+/** Configured models and those live workers serve, in OpenAI's shape. */
 @Controller('v1/models')
 @UseGuards(ApiKeyGuard)
 export class ModelsController {
-  constructor(private readonly queues: CompletionQueues) {}
+  constructor(private readonly registry: ModelRegistry) {}
 
   @Get()
   list(): { object: 'list'; data: ModelObject[] } {
-    return { object: 'list', data: this.queues.models.map(toModelObject) };
+    return { object: 'list', data: this.registry.list().map(({ id }) => toModelObject(id)) };
   }
 
   /** Model ids may contain slashes (`org/name`), so the rest of the path is the id. */
   @Get('*')
   get(@Param('*') id: string): ModelObject {
-    if (!this.queues.forModel(id)) throw OpenAiError.modelNotFound(id);
+    if (!this.registry.serves(id)) throw OpenAiError.modelNotFound(id);
     return toModelObject(id);
   }
 }
