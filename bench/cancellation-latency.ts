@@ -4,7 +4,7 @@
  * measures disconnect → the job's end as the worker recorded it (BullMQ `finishedOn`, written
  * after the generation stopped). Writes bench/results/cancellation.json.
  */
-import { QUEUE_PREFIX, completionQueueName } from '@app/contracts';
+import { completionQueueName, completionQueuePrefix } from '@app/contracts';
 import { Queue } from 'bullmq';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -43,7 +43,7 @@ async function main(): Promise<void> {
   const redis = await startRedisServer();
   const worker = await startWorker({ redisUrl: redis.url, modelName: MODEL, modelPath: resolve(REPO_ROOT, 'models/tiny-chat.gguf'), parallelSequences: 2, threads: 1, env: { GPU: 'false', HEALTH_PORT: '0' } });
   const api = await startApi({ redisUrl: redis.url, apiKeys: [KEY], models: [MODEL] });
-  const queue = new Queue(completionQueueName(MODEL), { connection: { url: redis.url }, prefix: QUEUE_PREFIX });
+  const queue = new Queue(completionQueueName(MODEL), { connection: { url: redis.url }, prefix: completionQueuePrefix(MODEL) });
   const latencies: number[] = [];
   try {
     for (let round = 0; round < ROUNDS; round++) {

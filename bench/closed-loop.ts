@@ -34,10 +34,11 @@ async function loop(
   runOne: RunOne,
   onDone: (meter: RequestMeter, tokens: number | Error) => void,
   gaps?: SampleBuffer,
-): Promise<void> {
+): Promise<number> {
   let next = 0;
+  const stopAt = performance.now() + plan.durationMs;
   const client = async (): Promise<void> => {
-    while (next < requests) {
+    while (next < requests && performance.now() < stopAt) {
       const index = next++;
       const meter = new RequestMeter(gaps);
       try {
@@ -48,15 +49,19 @@ async function loop(
     }
   };
   await Promise.all(Array.from({ length: Math.min(plan.concurrency, requests) }, client));
+  return next;
 }
 
 /**
  * `plan.concurrency` clients, each sending its next request as soon as its last one ends, until
- * `plan.requests` have been sent; warm-up requests first, unmeasured. Throughput is counted over
+ * `plan.requests` have been sent or `plan.durationMs` has passed; warm-up requests first, unmeasured. Throughput is counted over
  * the whole run, from the first send to the last answer, the same way for every driver.
  */
 export async function runClosedLoop(plan: LoadPlan, runOne: RunOne): Promise<LoadResult> {
-  if (plan.warmupRequests > 0) await loop(plan, plan.warmupRequests, runOne, () => undefined);
+  if (plan.warmupRequests > 0) {
+    const warmup = { ...plan, maxTokens: plan.warmupMaxTokens, durationMs: Math.max(plan.durationMs, 60_000) };
+    await loop(warmup, plan.warmupRequests, runOne, () => undefined);
+  }
 
   const ttft = new SampleBuffer();
   const gaps = new SampleBuffer();
@@ -69,7 +74,7 @@ export async function runClosedLoop(plan: LoadPlan, runOne: RunOne): Promise<Loa
   let deltaEvents = 0;
 
   const startedAt = performance.now();
-  await loop(
+  const sent = await loop(
     plan,
     plan.requests,
     runOne,
@@ -93,7 +98,7 @@ export async function runClosedLoop(plan: LoadPlan, runOne: RunOne): Promise<Loa
   const elapsedMs = performance.now() - startedAt;
   const perSecond = (count: number): number => (count * 1000) / elapsedMs;
   return {
-    requests: plan.requests,
+    requests: sent,
     ok,
     errors,
     errorSamples,

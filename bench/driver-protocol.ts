@@ -12,6 +12,10 @@ export interface LoadPlan {
   requests: number;
   /** Requests sent first and not measured: they open connections and warm the JIT. */
   warmupRequests: number;
+  /** max_tokens of the warm-up requests: 1 opens the connections without waiting for long answers. */
+  warmupMaxTokens: number;
+  /** No request is sent after this many milliseconds of the measured run; those under way finish. */
+  durationMs: number;
   /** Streamed (SSE) or one JSON body per request. */
   stream: boolean;
   maxTokens: number;

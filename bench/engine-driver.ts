@@ -4,6 +4,7 @@
  * Requests beyond the engine's slots wait their turn in order, as jobs wait in the queue, and
  * their time to first token counts from when they were issued.
  */
+import { setMaxListeners } from 'node:events';
 import { LlamaCppEngine } from '../apps/worker/src/engine/llama-cpp.engine';
 import { SyntheticEngine } from '../apps/worker/src/engine/synthetic.engine';
 import type { InferenceEngine } from '../apps/worker/src/engine/inference-engine';
@@ -43,14 +44,16 @@ async function main(): Promise<void> {
   const engine = await loadEngine(spec);
   const slots = new Slots(engine.slots);
   const never = new AbortController().signal;
+  // Every generation listens on this one signal.
+  setMaxListeners(0, never);
 
   const run = (plan: LoadPlan): Promise<LoadResult> =>
-    runClosedLoop(plan, async (index, meter) => {
+    runClosedLoop(plan, async (index, meter, step) => {
       await slots.acquire();
       try {
         const outcome = await engine.generate({
           messages: messagesFor(index),
-          sampling: samplingFor(index, plan.maxTokens),
+          sampling: samplingFor(index, step.maxTokens),
           signal: never,
           onText: () => meter.content(),
         });

@@ -24,9 +24,9 @@ function chatRequest(index: number, plan: { maxTokens: number }, stream: boolean
 async function run(plan: LoadPlan): Promise<LoadResult> {
   const agent = newAgent(plan.concurrency);
   try {
-    return await runClosedLoop(plan, (index, meter) => {
-      const chat = chatRequest(index, plan, plan.stream, agent, plan.requestTimeoutMs);
-      return plan.stream ? streamCompletion(chat, meter) : fetchCompletion(chat);
+    return await runClosedLoop(plan, (index, meter, step) => {
+      const chat = chatRequest(index, step, step.stream, agent, step.requestTimeoutMs);
+      return step.stream ? streamCompletion(chat, meter) : fetchCompletion(chat);
     });
   } finally {
     agent.destroy();

@@ -59,7 +59,12 @@ export async function startServiceStack(label: string, engine: EngineSpec): Prom
       apiKeys: [API_KEY],
       models: [BENCH_MODEL],
       logFile: logFile('api'),
-      env: { NODE_OPTIONS: [process.env.NODE_OPTIONS, '--inspect=127.0.0.1:0'].filter(Boolean).join(' ') },
+      env: {
+        NODE_OPTIONS: [process.env.NODE_OPTIONS, '--inspect=127.0.0.1:0'].filter(Boolean).join(' '),
+        // The benchmark measures throughput and latency, not admission control: nothing is refused for waiting.
+        MAX_WAITING_JOBS: '1000000',
+        MAX_QUEUE_WAIT_MS: '600000',
+      },
     });
     started.push({ stop: () => api.process.stop('SIGTERM', 10_000) });
     const inspectorUrl = InspectorClient.inspectorUrlIn(api.process.recentOutput);

@@ -1,4 +1,4 @@
-import { QUEUE_PREFIX, completionQueueName } from '@app/contracts';
+import { completionQueueName, completionQueuePrefix } from '@app/contracts';
 import { Queue } from 'bullmq';
 import OpenAI from 'openai';
 import { e2eStack } from './support/stack-env';
@@ -10,7 +10,7 @@ import { e2eStack } from './support/stack-env';
 describe('two API instances and two workers on one Redis', () => {
   const stack = e2eStack();
   const clients = stack.apiUrls.map((baseURL) => new OpenAI({ baseURL, apiKey: stack.apiKey, maxRetries: 0 }));
-  const queue = new Queue(completionQueueName(stack.model), { connection: { url: stack.redisUrl }, prefix: QUEUE_PREFIX });
+  const queue = new Queue(completionQueueName(stack.model), { connection: { url: stack.redisUrl }, prefix: completionQueuePrefix(stack.model) });
 
   afterAll(() => queue.close());
 

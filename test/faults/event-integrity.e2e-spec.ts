@@ -20,7 +20,7 @@ describe('lost, out-of-order or malformed events', () => {
     return readStream(response, (event) => {
       if (!injected && typeof event.id === 'string') {
         injected = true;
-        void redis.publish(completionEventsChannel(event.id), message(event.id));
+        void redis.spublish(completionEventsChannel(event.id), message(event.id));
       }
     });
   }

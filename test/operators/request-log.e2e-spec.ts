@@ -1,5 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import type { RunningApi } from '../../tools/local-stack/services';
+import { startApi } from '../../tools/local-stack/services';
 import { postChat, readStream } from '../support/chat-requests';
 import { waitFor } from '../support/service-stack';
 import { e2eStack } from '../support/stack-env';
@@ -22,9 +23,9 @@ interface RequestLogLine {
   totalMs: number;
 }
 
-/** The JSON request-log lines an API instance has written so far (its Nest logs are plain text and skipped). */
-function requestLog(file: string): RequestLogLine[] {
-  return readFileSync(file, 'utf8')
+/** The JSON request-log lines an API instance has written to stdout (its Nest logs are plain text and skipped). */
+function requestLog(output: string): RequestLogLine[] {
+  return output
     .split('\n')
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line) as RequestLogLine)
@@ -34,10 +35,18 @@ function requestLog(file: string): RequestLogLine[] {
 /** One structured line per request, correlated by request id, with no prompt or key in it. */
 describe('structured request log', () => {
   const stack = e2eStack();
-  const [apiUrl] = stack.apiUrls;
-  const [logFile] = stack.apiLogFiles;
+  // An API of its own on the suite's Redis and workers, so that its output is this test's alone.
+  let api: RunningApi;
+  let apiUrl: string;
+  const output = (): string => api.process.recentOutput;
   const lineFor = (requestId: string): Promise<RequestLogLine> =>
-    waitFor(`the log line of ${requestId}`, () => Promise.resolve(requestLog(logFile).find((line) => line.requestId === requestId)), 5000);
+    waitFor(`the log line of ${requestId}`, () => Promise.resolve(requestLog(output()).find((line) => line.requestId === requestId)), 5000);
+
+  beforeAll(async () => {
+    api = await startApi({ redisUrl: stack.redisUrl, apiKeys: [stack.apiKey], models: [stack.model] });
+    apiUrl = api.baseUrl;
+  });
+  afterAll(() => api.process.stop());
 
   it('logs route, model, status, tokens and timings under the caller’s x-request-id, never the prompt or the key', async () => {
     const requestId = `e2e-log-${randomBytes(6).toString('hex')}`;
@@ -68,9 +77,8 @@ describe('structured request log', () => {
     expect(line.ttftMs).toBeGreaterThanOrEqual(line.queueMs!);
     expect(line.totalMs).toBeGreaterThanOrEqual(line.ttftMs!);
 
-    const log = readFileSync(logFile, 'utf8');
-    expect(log).not.toContain(secret);
-    expect(log).not.toContain(stack.apiKey);
+    expect(output()).not.toContain(secret);
+    expect(output()).not.toContain(stack.apiKey);
   });
 
   it('makes up a request id when none or an unusable one comes, and returns it on streams too', async () => {
@@ -85,6 +93,6 @@ describe('structured request log', () => {
     const replaced = forged.headers.get('x-request-id');
     expect(replaced).toMatch(/^[0-9a-f-]{36}$/);
     expect(await lineFor(replaced!)).toMatchObject({ status: 401, route: '/v1/models', method: 'GET' });
-    expect(readFileSync(logFile, 'utf8')).not.toContain('wrong-key-123456');
+    expect(output()).not.toContain('wrong-key-123456');
   });
 });

@@ -90,6 +90,5 @@ export default async function globalSetup(): Promise<void> {
     workerIds,
     workerHealthUrls,
     admin: ADMIN,
-    apiLogFiles: ['api-a', 'api-b'].map((name) => resolve(LOG_DIR, `${name}.log`)),
   });
 }

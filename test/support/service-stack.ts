@@ -1,4 +1,4 @@
-import { QUEUE_PREFIX, completionQueueName } from '@app/contracts';
+import { completionQueueName, completionQueuePrefix } from '@app/contracts';
 import { Queue } from 'bullmq';
 import { resolve } from 'node:path';
 import type { ManagedProcess } from '../../tools/local-stack/managed-process';
@@ -31,6 +31,7 @@ export class ServiceStack {
   private readonly extraApis: RunningApi[] = [];
   private readonly queues: Queue[] = [];
   private workerCount = 0;
+  private apiCount = 1;
 
   private constructor(
     readonly options: StackOptions,
@@ -58,12 +59,13 @@ export class ServiceStack {
 
   /** Another API instance on the same Redis, as a second replica behind a load balancer. */
   async addApi(): Promise<RunningApi> {
+    const logName = `${this.options.name}-api-${++this.apiCount}.log`;
     return startApi({
       redisUrl: this.redis.url,
       apiKeys: [STACK_API_KEY],
       models: this.options.models ?? [STACK_MODEL],
       env: this.options.apiEnv,
-      logFile: resolve(LOG_DIR, `${this.options.name}-api-2.log`),
+      logFile: resolve(LOG_DIR, logName),
     }).then((api) => {
       this.extraApis.push(api);
       return api;
@@ -100,7 +102,7 @@ export class ServiceStack {
 
   /** A BullMQ handle on the model's queue, to see what operators would see. */
   queue(model = STACK_MODEL): Queue {
-    const queue = new Queue(completionQueueName(model), { connection: { url: this.redis.url }, prefix: QUEUE_PREFIX });
+    const queue = new Queue(completionQueueName(model), { connection: { url: this.redis.url }, prefix: completionQueuePrefix(model) });
     queue.on('error', () => undefined); // Redis may be down on purpose
     this.queues.push(queue);
     return queue;

@@ -10,8 +10,6 @@ export interface E2eStack {
   workerHealthUrls: string[];
   /** Bull Board's credentials on both APIs. */
   admin: { user: string; password: string };
-  /** Where each API writes its output (its JSON request log among it), in the order of apiUrls. */
-  apiLogFiles: string[];
 }
 
 const VARIABLE = 'E2E_STACK';

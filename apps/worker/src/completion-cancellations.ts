@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { OnApplicationBootstrap } from '@nestjs/common';
 import { WorkerEnv } from '@app/config';
 import { cancellationsChannel } from '@app/contracts';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@app/redis';
 import { CANCELLATIONS_REDIS } from './worker-redis.providers';
 
 /** How long a cancellation for a job this worker does not (yet) run is remembered. */
@@ -21,12 +21,12 @@ export class CompletionCancellations implements OnApplicationBootstrap {
 
   constructor(
     private readonly env: WorkerEnv,
-    @Inject(CANCELLATIONS_REDIS) private readonly subscriber: Redis,
+    @Inject(CANCELLATIONS_REDIS) private readonly subscriber: RedisClient,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    this.subscriber.on('message', (_channel: string, completionId: string) => this.cancel(completionId));
-    await this.subscriber.subscribe(cancellationsChannel(this.env.MODEL_NAME));
+    this.subscriber.on('smessage', (_channel: string, completionId: string) => this.cancel(completionId));
+    await this.subscriber.ssubscribe(cancellationsChannel(this.env.MODEL_NAME));
   }
 
   /** Registers a starting job; its signal aborts when the API cancels it. */
@@ -41,7 +41,8 @@ export class CompletionCancellations implements OnApplicationBootstrap {
     this.running.delete(completionId);
   }
 
-  private cancel(completionId: string): void {
+  /** Stops a job this worker runs (or is about to run) because nobody will receive its answer. */
+  cancel(completionId: string): void {
     const controller = this.running.get(completionId);
     if (controller) {
       this.logger.debug(`cancelling ${completionId}`);

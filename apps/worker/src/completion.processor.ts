@@ -1,11 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { QUEUE_PREFIX, completionQueueName } from '@app/contracts';
+import { completionQueueName, completionQueuePrefix } from '@app/contracts';
 import type { CompletionJobData, CompletionResult } from '@app/contracts';
 import { WorkerEnv } from '@app/config';
 import { UnrecoverableError, Worker } from 'bullmq';
 import type { Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@app/redis';
 import { INFERENCE_ENGINE } from './engine/inference-engine';
 import type { InferenceEngine } from './engine/inference-engine';
 import { CompletionCancellations } from './completion-cancellations';
@@ -27,8 +27,8 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
   constructor(
     private readonly env: WorkerEnv,
     @Inject(INFERENCE_ENGINE) private readonly engine: InferenceEngine,
-    @Inject(PUBLISHER_REDIS) private readonly publisher: Redis,
-    @Inject(BLOCKING_REDIS) private readonly blocking: Redis,
+    @Inject(PUBLISHER_REDIS) private readonly publisher: RedisClient,
+    @Inject(BLOCKING_REDIS) private readonly blocking: RedisClient,
     private readonly cancellations: CompletionCancellations,
     private readonly monitor: QueueWorkerMonitor,
     private readonly announcer: WorkerAnnouncer,
@@ -38,7 +38,7 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
     const queueName = completionQueueName(this.env.MODEL_NAME);
     this.worker = new Worker<CompletionJobData, CompletionResult>(queueName, (job, _token, signal) => this.process(job, signal), {
       connection: this.blocking,
-      prefix: QUEUE_PREFIX,
+      prefix: completionQueuePrefix(this.env.MODEL_NAME),
       // Recorded on each job as processedBy, so operators can see which worker ran it.
       name: this.env.WORKER_ID,
       concurrency: this.engine.slots,
@@ -54,7 +54,8 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
 
   private async process(job: Job<CompletionJobData, CompletionResult>, queueSignal: AbortSignal | undefined): Promise<CompletionResult> {
     const { completionId } = job.data;
-    const events = new TokenEventPublisher(this.publisher, completionId, job.attemptsStarted);
+    // Events that cannot be published (Redis gone) reach nobody: stop generating at once.
+    const events = new TokenEventPublisher(this.publisher, completionId, job.attemptsStarted, () => this.cancellations.cancel(completionId));
     // Stopped by the API (client gone), by the queue, or by the generation time limit.
     const signals = [this.cancellations.track(completionId), AbortSignal.timeout(this.env.MAX_GENERATION_MS)];
     if (queueSignal) signals.push(queueSignal);
@@ -76,7 +77,7 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
 
   /**
    * Stops taking jobs and lets the running ones finish. Nest runs every onModuleDestroy before
-   * any onApplicationShutdown, which is where the engine and Redis connections close.
+   * any onApplicationShutdown, which is where the engine and RedisClient connections close.
    */
   async onModuleDestroy(): Promise<void> {
     await this.worker?.close();

@@ -1,6 +1,6 @@
 import { HEARTBEAT_INTERVAL_MS, completionEventsChannel, encodeTokenEvent } from '@app/contracts';
 import type { TokenEvent, TokenEventBody } from '@app/contracts';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@app/redis';
 
 /** Deltas closer together than this are sent as one event: fewer messages at high token rates. */
 export const DELTA_COALESCE_MS = 5;
@@ -23,9 +23,11 @@ export class TokenEventPublisher {
   private failure: Error | undefined;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     completionId: string,
     private readonly attempt: number,
+    /** Called once when an event cannot be published: nobody can receive this answer any more. */
+    private readonly onUndeliverable: () => void = () => undefined,
   ) {
     this.channel = completionEventsChannel(completionId);
   }
@@ -68,13 +70,15 @@ export class TokenEventPublisher {
 
   private send(body: TokenEventBody): void {
     this.sendAndWait(body).catch((error: Error) => {
-      this.failure ??= error;
+      if (this.failure) return;
+      this.failure = error;
+      this.onUndeliverable();
     });
   }
 
   private async sendAndWait(body: TokenEventBody): Promise<void> {
     const event: TokenEvent = { ...body, attempt: this.attempt, seq: this.seq++ };
     this.lastSentAt = performance.now();
-    await this.redis.publish(this.channel, encodeTokenEvent(event));
+    await this.redis.spublish(this.channel, encodeTokenEvent(event));
   }
 }

@@ -3,7 +3,7 @@ import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { WorkerEnv } from '@app/config';
 import { ANNOUNCEMENT_TTL_MS, ANNOUNCE_INTERVAL_MS, WORKER_REGISTRY_KEYS } from '@app/contracts';
 import type { WorkerAnnouncement } from '@app/contracts';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@app/redis';
 import { INFERENCE_ENGINE } from './engine/inference-engine';
 import type { InferenceEngine } from './engine/inference-engine';
 import { PUBLISHER_REDIS } from './worker-redis.providers';
@@ -22,7 +22,7 @@ export class WorkerAnnouncer implements OnApplicationBootstrap, OnModuleDestroy 
   constructor(
     private readonly env: WorkerEnv,
     @Inject(INFERENCE_ENGINE) private readonly engine: InferenceEngine,
-    @Inject(PUBLISHER_REDIS) private readonly redis: Redis,
+    @Inject(PUBLISHER_REDIS) private readonly redis: RedisClient,
   ) {}
 
   /** The processor reports each job it starts (+1) and ends (-1). */

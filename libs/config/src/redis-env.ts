@@ -1,8 +1,32 @@
-import { Matches } from 'class-validator';
+import { IsString, Matches } from 'class-validator';
+import { CommaList } from './env-transforms';
 
-/** Settings both apps share: where Redis is. */
+const HOST_PORT = /^[^\s:]+:\d{1,5}$/;
+
+/**
+ * Where Redis is, for both apps: one server (REDIS_URL), a Redis Cluster (REDIS_CLUSTER_NODES),
+ * or a primary watched by Sentinel (REDIS_SENTINELS + REDIS_SENTINEL_MASTER). The first of
+ * cluster, then sentinel, that is set wins over REDIS_URL.
+ */
 export class RedisEnv {
-  /** redis:// or rediss:// URL of the Redis that holds the queues and event channels. */
+  /** redis:// or rediss:// URL of a single Redis server. */
   @Matches(/^rediss?:\/\/\S+$/, { message: 'must be a redis:// or rediss:// URL' })
   REDIS_URL = 'redis://127.0.0.1:6379';
+
+  /** Comma-separated host:port of some Redis Cluster nodes; the rest are discovered. */
+  @CommaList()
+  @Matches(HOST_PORT, { each: true, message: 'each node must be host:port' })
+  REDIS_CLUSTER_NODES: string[] = [];
+
+  /** Comma-separated host:port of the Sentinels watching the primary named REDIS_SENTINEL_MASTER. */
+  @CommaList()
+  @Matches(HOST_PORT, { each: true, message: 'each sentinel must be host:port' })
+  REDIS_SENTINELS: string[] = [];
+
+  @IsString()
+  REDIS_SENTINEL_MASTER = 'mymaster';
+
+  /** Password of the Redis data nodes in cluster and sentinel modes (REDIS_URL carries its own). */
+  @IsString()
+  REDIS_PASSWORD = '';
 }

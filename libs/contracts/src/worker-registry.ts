@@ -5,8 +5,9 @@
  * shipped: APIs and workers of different versions read each other's entries.
  */
 export const WORKER_REGISTRY_KEYS = {
-  expiries: 'llm:workers:expiries',
-  announcements: 'llm:workers:announcements',
+  // One hash tag: both keys sit in one cluster slot, so they can change in one MULTI.
+  expiries: '{llm-workers}:expiries',
+  announcements: '{llm-workers}:announcements',
 } as const;
 
 export const ANNOUNCE_INTERVAL_MS = 2000;

@@ -1,1 +1,2 @@
 export * from './redis-connections';
+export * from './redis-target';

@@ -1,16 +1,20 @@
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import type { RedisOptions } from 'ioredis';
+import type { RedisTarget } from './redis-target';
+
+/** A connection to whichever deployment is configured: one server, Sentinel's primary, or a cluster. */
+export type RedisClient = Redis | Cluster;
 
 /**
  * What a connection is for decides how it behaves while Redis is away:
  * - `commands`: producer calls (enqueue, publish) fail fast instead of queueing in memory, so a
  *   request gets a clear error rather than a hang.
- * - `subscriber`: holds SUBSCRIBE state; ioredis re-subscribes its channels after a reconnect.
+ * - `subscriber`: holds sharded SUBSCRIBE state; ioredis re-subscribes after a reconnect.
  * - `blocking`: BullMQ workers' connections must retry forever (`maxRetriesPerRequest: null`).
  */
 export type RedisConnectionRole = 'commands' | 'subscriber' | 'blocking';
 
-const ROLE_OPTIONS: Record<RedisConnectionRole, RedisOptions> = {
+const ROLE_OPTIONS: Record<RedisConnectionRole, { maxRetriesPerRequest: number | null; enableOfflineQueue: boolean }> = {
   commands: { maxRetriesPerRequest: 1, enableOfflineQueue: false },
   subscriber: { maxRetriesPerRequest: null, enableOfflineQueue: true },
   blocking: { maxRetriesPerRequest: null, enableOfflineQueue: true },
@@ -21,19 +25,51 @@ function retryStrategy(times: number): number {
   return Math.min(50 * 2 ** Math.min(times, 6), 2000);
 }
 
-export function createRedisConnection(url: string, role: RedisConnectionRole, name: string): Redis {
-  return new Redis(url, { ...ROLE_OPTIONS[role], retryStrategy, connectionName: name, lazyConnect: true });
+export function createRedisConnection(target: RedisTarget, role: RedisConnectionRole, name: string): RedisClient {
+  const client = connect(target, role, name);
+  // While Redis is away every reconnect attempt emits an error; callers learn of the outage from
+  // failed commands and 'close' events, and boot fails loudly in connectRedis.
+  client.on('error', () => undefined);
+  return client;
+}
+
+function connect(target: RedisTarget, role: RedisConnectionRole, name: string): RedisClient {
+  const options = { ...ROLE_OPTIONS[role], connectionName: name, lazyConnect: true };
+  switch (target.kind) {
+    case 'standalone':
+      return new Redis(target.url, { ...options, retryStrategy });
+    case 'sentinel':
+      return new Redis({
+        ...options,
+        retryStrategy,
+        sentinels: target.sentinels,
+        name: target.masterName,
+        password: target.password,
+        sentinelRetryStrategy: retryStrategy,
+        // Learn of a failover from Sentinel's own announcement rather than a broken connection.
+        failoverDetector: true,
+      } satisfies RedisOptions);
+    case 'cluster':
+      return new Cluster(target.nodes, {
+        enableOfflineQueue: options.enableOfflineQueue,
+        lazyConnect: true,
+        clusterRetryStrategy: retryStrategy,
+        // Token events use sharded pub/sub, which needs a subscriber per primary.
+        shardedSubscribers: role === 'subscriber',
+        redisOptions: { maxRetriesPerRequest: options.maxRetriesPerRequest, connectionName: name, password: target.password },
+      });
+  }
 }
 
 /** Connects and waits until Redis answers, so a process fails at boot rather than on its first request. */
-export async function connectRedis(client: Redis): Promise<Redis> {
+export async function connectRedis<T extends RedisClient>(client: T): Promise<T> {
   if (client.status === 'wait') await client.connect();
   await client.ping();
   return client;
 }
 
 /** Closes politely, but never lets a dead Redis hold up shutdown. */
-export async function closeRedis(client: Redis, timeoutMs = 1000): Promise<void> {
+export async function closeRedis(client: RedisClient, timeoutMs = 1000): Promise<void> {
   if (client.status === 'end') return;
   const timer = setTimeout(() => client.disconnect(), timeoutMs);
   try {

@@ -2,12 +2,14 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { ApiEnv } from '@app/config';
+import { completionQueueName } from '@app/contracts';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import type { IServerAdapter } from '@bull-board/api/typings/app';
 import { FastifyAdapter as BullBoardFastifyAdapter } from '@bull-board/fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CompletionQueues } from '../completions/completion-queues';
+import type { CompletionQueue } from '../completions/completion-queues';
 import { AdminCredentials } from './admin-credentials';
 
 export const BULL_BOARD_PATH = '/admin/queues';
@@ -26,16 +28,25 @@ function isCrossSite(request: FastifyRequest): boolean {
   }
 }
 
+const QUEUE_NAME_PREFIX = completionQueueName('');
+
+/** Bull Board's view of one model's queue, titled with the model's name. */
+function boardQueue(queue: CompletionQueue): BullMQAdapter {
+  const model = queue.name.startsWith(QUEUE_NAME_PREFIX) ? queue.name.slice(QUEUE_NAME_PREFIX.length) : queue.name;
+  return new BullMQAdapter(queue, { allowRetries: false, displayName: model, description: `Chat completions for ${model}` });
+}
+
 function refuse(reply: FastifyReply, status: 401 | 403, message: string, code: string): FastifyReply {
   if (status === 401) void reply.header('www-authenticate', 'Basic realm="Bull Board", charset="UTF-8"');
   return reply.code(status).send({ error: { message, type: 'invalid_request_error', param: null, code } });
 }
 
 /**
- * Bull Board at /admin/queues: every configured model's queue, behind the operators' own HTTP
- * Basic credential (ADMIN_USER / ADMIN_PASSWORD, never an API key). Without ADMIN_PASSWORD it
- * is not served at all. Retrying a job is switched off: a finished job's client has had its
- * answer (or its error), so running it again would spend GPU time for nobody.
+ * Bull Board at /admin/queues: every model's queue (the configured ones, and live ones as they
+ * open), behind the operators' own HTTP Basic credential (ADMIN_USER / ADMIN_PASSWORD, never an
+ * API key). Without ADMIN_PASSWORD it is not served at all. Retrying a job is switched off: a
+ * finished job's client has had its answer (or its error), so running it again would spend GPU
+ * time for nobody.
  */
 @Injectable()
 export class BullBoardAdmin implements OnModuleInit {
@@ -54,16 +65,15 @@ export class BullBoardAdmin implements OnModuleInit {
     }
     const board = new BullBoardFastifyAdapter();
     board.setBasePath(BULL_BOARD_PATH);
-    createBullBoard({
-      queues: this.queues.models.flatMap((model) => {
-        const queue = this.queues.forModel(model);
-        return queue ? [new BullMQAdapter(queue, { allowRetries: false, displayName: model, description: `Chat completions for ${model}` })] : [];
-      }),
+    const { addQueue } = createBullBoard({
+      queues: this.queues.models.map((model) => boardQueue(this.queues.forModel(model))),
       // @bull-board/fastify 9.10.1 declares its types against its own copy of @bull-board/api 9.10.1;
       // at run time it only calls what createBullBoard (9.10.2) hands it. Drop this cast once both align.
       serverAdapter: board as unknown as IServerAdapter,
       options: { uiConfig: { boardTitle: 'Completions' } },
     });
+    // Queues of live models (announced by their workers) open later, on their first request.
+    this.queues.onQueueAdded((queue) => addQueue(boardQueue(queue)));
 
     const credentials = new AdminCredentials(this.env.ADMIN_USER, this.env.ADMIN_PASSWORD);
     const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();

@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { OnApplicationShutdown, Provider } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
-import { closeRedis, connectRedis, createRedisConnection } from '@app/redis';
-import type { Redis } from 'ioredis';
+import { closeRedis, connectRedis, createRedisConnection, redisTarget } from '@app/redis';
+import type { RedisClient } from '@app/redis';
 import { hostname } from 'node:os';
 
-/** Enqueues jobs (shared by every model's Queue); fails fast while Redis is away. */
+/** Enqueues jobs (shared by every model's Queue); fails fast while RedisClient is away. */
 export const COMMANDS_REDIS = Symbol('COMMANDS_REDIS');
 /** The instance's one subscriber connection, multiplexed over all open completions. */
 export const SUBSCRIBER_REDIS = Symbol('SUBSCRIBER_REDIS');
@@ -16,20 +16,20 @@ export const apiRedisProviders: Provider[] = [
   {
     provide: COMMANDS_REDIS,
     inject: [ApiEnv],
-    useFactory: (env: ApiEnv) => connectRedis(createRedisConnection(env.REDIS_URL, 'commands', `api-commands:${instance}`)),
+    useFactory: (env: ApiEnv) => connectRedis(createRedisConnection(redisTarget(env), 'commands', `api-commands:${instance}`)),
   },
   {
     provide: SUBSCRIBER_REDIS,
     inject: [ApiEnv],
-    useFactory: (env: ApiEnv) => connectRedis(createRedisConnection(env.REDIS_URL, 'subscriber', `api-events:${instance}`)),
+    useFactory: (env: ApiEnv) => connectRedis(createRedisConnection(redisTarget(env), 'subscriber', `api-events:${instance}`)),
   },
 ];
 
 @Injectable()
 export class ApiRedisCloser implements OnApplicationShutdown {
   constructor(
-    @Inject(COMMANDS_REDIS) private readonly commands: Redis,
-    @Inject(SUBSCRIBER_REDIS) private readonly subscriber: Redis,
+    @Inject(COMMANDS_REDIS) private readonly commands: RedisClient,
+    @Inject(SUBSCRIBER_REDIS) private readonly subscriber: RedisClient,
   ) {}
 
   async onApplicationShutdown(): Promise<void> {

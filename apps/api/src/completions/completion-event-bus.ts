@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { completionEventsChannel, decodeTokenEvent } from '@app/contracts';
 import type { TokenEvent } from '@app/contracts';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@app/redis';
 import { SUBSCRIBER_REDIS } from './api-redis.providers';
 
 export interface TokenEventListener {
@@ -18,17 +18,17 @@ export type Unsubscribe = () => void;
 /**
  * Routes token events from the instance's single subscriber connection to the request that
  * waits for them: one channel per open completion, multiplexed in process, so the number of
- * Redis connections stays the same whatever the load.
+ * RedisClient connections stays the same whatever the load.
  */
 @Injectable()
 export class CompletionEventBus {
   private readonly logger = new Logger(CompletionEventBus.name);
   private readonly listeners = new Map<string, TokenEventListener>();
 
-  constructor(@Inject(SUBSCRIBER_REDIS) private readonly subscriber: Redis) {
-    subscriber.on('message', (channel: string, message: string) => this.dispatch(channel, message));
+  constructor(@Inject(SUBSCRIBER_REDIS) private readonly subscriber: RedisClient) {
+    subscriber.on('smessage', (channel: string, message: string) => this.dispatch(channel, message));
     subscriber.on('close', () => {
-      if (this.listeners.size > 0) this.logger.warn(`Redis subscriber lost; failing ${this.listeners.size} open completions`);
+      if (this.listeners.size > 0) this.logger.warn(`RedisClient subscriber lost; failing ${this.listeners.size} open completions`);
       for (const listener of [...this.listeners.values()]) listener.onConnectionLost();
     });
   }
@@ -38,21 +38,21 @@ export class CompletionEventBus {
     return this.subscriber.status === 'ready';
   }
 
-  /** Resolves once Redis has confirmed the SUBSCRIBE, so no event published after it is lost. */
+  /** Resolves once RedisClient has confirmed the SUBSCRIBE, so no event published after it is lost. */
   async subscribe(completionId: string, listener: TokenEventListener): Promise<Unsubscribe> {
-    if (!this.isConnected) throw new Error('Redis subscriber is not connected');
+    if (!this.isConnected) throw new Error('RedisClient subscriber is not connected');
     const channel = completionEventsChannel(completionId);
     this.listeners.set(channel, listener);
     try {
-      await this.subscriber.subscribe(channel);
+      await this.subscriber.ssubscribe(channel);
     } catch (error) {
       this.listeners.delete(channel);
       throw error;
     }
     return () => {
       if (!this.listeners.delete(channel)) return;
-      this.subscriber.unsubscribe(channel).catch((error: unknown) => {
-        // Only possible while Redis is away; a channel left subscribed costs dropped messages, nothing more.
+      this.subscriber.sunsubscribe(channel).catch((error: unknown) => {
+        // Only possible while RedisClient is away; a channel left subscribed costs dropped messages, nothing more.
         this.logger.warn(`unsubscribe ${channel} failed: ${error instanceof Error ? error.message : String(error)}`);
       });
     };

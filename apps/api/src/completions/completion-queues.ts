@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { OnApplicationShutdown } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
-import { QUEUE_PREFIX, completionQueueName } from '@app/contracts';
+import { completionQueueName, completionQueuePrefix } from '@app/contracts';
 import type { CompletionJobData, CompletionResult } from '@app/contracts';
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@app/redis';
 import { COMMANDS_REDIS } from './api-redis.providers';
 
 export type CompletionQueue = Queue<CompletionJobData, CompletionResult>;
@@ -26,7 +26,7 @@ export class CompletionQueues implements OnApplicationShutdown {
 
   constructor(
     env: ApiEnv,
-    @Inject(COMMANDS_REDIS) private readonly connection: Redis,
+    @Inject(COMMANDS_REDIS) private readonly connection: RedisClient,
   ) {
     for (const model of env.MODELS) this.forModel(model);
   }
@@ -41,7 +41,7 @@ export class CompletionQueues implements OnApplicationShutdown {
     if (!queue) {
       queue = new Queue<CompletionJobData, CompletionResult>(completionQueueName(model), {
         connection: this.connection,
-        prefix: QUEUE_PREFIX,
+        prefix: completionQueuePrefix(model),
         defaultJobOptions: { ...RETENTION, attempts: 1 },
       });
       this.queues.set(model, queue);

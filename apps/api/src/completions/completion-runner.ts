@@ -3,7 +3,7 @@ import type { BeforeApplicationShutdown } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
 import { cancellationsChannel } from '@app/contracts';
 import type { CompletionJobData } from '@app/contracts';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@app/redis';
 import { OpenAiError } from '../errors/openai-error';
 import { ModelRegistry } from '../models/model-registry';
 import { COMMANDS_REDIS } from './api-redis.providers';
@@ -36,7 +36,7 @@ const clientGone = (): OpenAiError => new OpenAiError(499, 'invalid_request_erro
 /**
  * Runs one completion through the queue: admit it, subscribe to its channel, then enqueue its
  * job, then pass its text on until the end event. Subscribing first means no event is ever
- * missed. Whatever ends a request early (client gone, no worker in time, Redis lost, shutdown)
+ * missed. Whatever ends a request early (client gone, no worker in time, RedisClient lost, shutdown)
  * also withdraws or cancels its job, so no GPU works for nobody.
  */
 @Injectable()
@@ -50,7 +50,7 @@ export class CompletionRunner implements BeforeApplicationShutdown {
     private readonly queues: CompletionQueues,
     private readonly models: ModelRegistry,
     private readonly events: CompletionEventBus,
-    @Inject(COMMANDS_REDIS) private readonly commands: Redis,
+    @Inject(COMMANDS_REDIS) private readonly commands: RedisClient,
   ) {}
 
   /** Fails with 404 before anything is queued when the model is neither configured nor live. */
@@ -125,7 +125,7 @@ export class CompletionRunner implements BeforeApplicationShutdown {
   /** Best effort, in the background: drop the job if it waits, stop it if it runs. */
   private cancel(queue: CompletionQueue, job: CompletionJobData): void {
     queue.remove(job.completionId).catch(() => undefined);
-    this.commands.publish(cancellationsChannel(job.model), job.completionId).catch(() => undefined);
+    this.commands.spublish(cancellationsChannel(job.model), job.completionId).catch(() => undefined);
   }
 
   /**

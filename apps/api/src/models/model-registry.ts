@@ -3,7 +3,7 @@ import type { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/comm
 import { ApiEnv } from '@app/config';
 import { WORKER_REGISTRY_KEYS } from '@app/contracts';
 import type { WorkerAnnouncement } from '@app/contracts';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@app/redis';
 import { COMMANDS_REDIS } from '../completions/api-redis.providers';
 
 /** How often the API re-reads the registry: requests check a local copy, not Redis. */
@@ -27,13 +27,13 @@ export class ModelRegistry implements OnApplicationBootstrap, OnApplicationShutd
 
   constructor(
     private readonly env: ApiEnv,
-    @Inject(COMMANDS_REDIS) private readonly redis: Redis,
+    @Inject(COMMANDS_REDIS) private readonly redis: RedisClient,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     await this.refresh().catch((error: Error) => this.logger.warn(`registry not read: ${error.message}`));
     this.timer = setInterval(() => {
-      this.refresh().catch(() => undefined); // Redis away: keep the last view, health reports the outage
+      this.refresh().catch(() => undefined); // RedisClient away: keep the last view, health reports the outage
     }, REFRESH_MS);
     this.timer.unref();
   }

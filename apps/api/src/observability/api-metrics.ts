@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { CompletionQueues } from '../completions/completion-queues';
 import type { CompletionQueue } from '../completions/completion-queues';
+import { ModelRegistry } from '../models/model-registry';
 
 /** Seconds, from a few milliseconds (a health probe) to five minutes (a long answer from a large model). */
 const REQUEST_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
@@ -56,21 +57,28 @@ export class ApiMetrics {
     registers: [this.registry],
   });
 
-  constructor(queues: CompletionQueues) {
+  constructor(queues: CompletionQueues, registry: ModelRegistry) {
     collectDefaultMetrics({ register: this.registry });
-    queueGauge(this.registry, queues, 'llm_api_queue_waiting_jobs', 'Jobs waiting in the model queue for a worker (read from Redis on scrape).', (queue) =>
+    const served: ServedQueues = { models: () => registry.list().map(({ id }) => id), queue: (model) => queues.forModel(model) };
+    queueGauge(this.registry, served, 'llm_api_queue_waiting_jobs', 'Jobs waiting in the model queue for a worker (read from Redis on scrape).', (queue) =>
       queue.getWaitingCount(),
     );
-    queueGauge(this.registry, queues, 'llm_api_queue_active_jobs', 'Jobs a worker is running for the model queue (read from Redis on scrape).', (queue) =>
+    queueGauge(this.registry, served, 'llm_api_queue_active_jobs', 'Jobs a worker is running for the model queue (read from Redis on scrape).', (queue) =>
       queue.getActiveCount(),
     );
   }
 }
 
+/** Every served model (configured, or announced by a live worker) and its queue. */
+interface ServedQueues {
+  models(): string[];
+  queue(model: string): CompletionQueue;
+}
+
 /** A per-model gauge whose values are read on each scrape; a model whose queue cannot be read has no sample. */
 function queueGauge(
   registry: Registry,
-  queues: CompletionQueues,
+  queues: ServedQueues,
   name: string,
   help: string,
   read: (queue: CompletionQueue) => Promise<number>,
@@ -83,10 +91,8 @@ function queueGauge(
     collect: async () => {
       gauge.reset();
       await Promise.all(
-        queues.models.map(async (model) => {
-          const queue = queues.forModel(model);
-          if (!queue) return;
-          const value = await read(queue).catch(() => undefined);
+        queues.models().map(async (model) => {
+          const value = await read(queues.queue(model)).catch(() => undefined);
           if (value !== undefined) gauge.set({ model }, value);
         }),
       );

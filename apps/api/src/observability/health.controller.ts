@@ -3,7 +3,7 @@ import { HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import type { HealthCheckResult } from '@nestjs/terminus';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@app/redis';
 import { COMMANDS_REDIS, SUBSCRIBER_REDIS } from '../completions/api-redis.providers';
 
 /** A Redis that does not answer PING within this long counts as unreachable. */
@@ -21,8 +21,8 @@ export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
     private readonly indicators: HealthIndicatorService,
-    @Inject(COMMANDS_REDIS) private readonly commands: Redis,
-    @Inject(SUBSCRIBER_REDIS) private readonly subscriber: Redis,
+    @Inject(COMMANDS_REDIS) private readonly commands: RedisClient,
+    @Inject(SUBSCRIBER_REDIS) private readonly subscriber: RedisClient,
   ) {}
 
   @Get('live')

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { completionEventsChannel, decodeTokenEvent } from '@app/contracts';
 import type { CompletionJobData, TokenEvent } from '@app/contracts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@app/redis';
 import { SUBSCRIBER_REDIS } from '../completions/api-redis.providers';
 import { ApiMetrics } from './api-metrics';
 import { REQUEST_ID_HEADER } from './request-logging';
@@ -37,7 +37,7 @@ const roundMs = (ms: number): number => Math.round(ms * 10) / 10;
 /** The model named in a request body, for the log line of a request that never became a completion. */
 function bodyModel(body: unknown): string | undefined {
   if (typeof body !== 'object' || body === null || !('model' in body)) return undefined;
-  const { model } = body as { model: unknown };
+  const { model } = body;
   return typeof model === 'string' ? model.slice(0, 128) : undefined;
 }
 
@@ -58,9 +58,9 @@ export class RequestTelemetry {
 
   constructor(
     private readonly metrics: ApiMetrics,
-    @Inject(SUBSCRIBER_REDIS) subscriber: Redis,
+    @Inject(SUBSCRIBER_REDIS) subscriber: RedisClient,
   ) {
-    subscriber.on('message', (channel: string, message: string) => this.onEventMessage(channel, message));
+    subscriber.on('smessage', (channel: string, message: string) => this.onEventMessage(channel, message));
   }
 
   /**

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
 import type { CompletionJobData, CompletionUsage } from '@app/contracts';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@app/redis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { COMMANDS_REDIS } from '../completions/api-redis.providers';
 import { OpenAiError } from '../errors/openai-error';
@@ -24,7 +24,7 @@ export interface TokenReservation {
 const NO_RESERVATION: TokenReservation = { settle: () => undefined };
 
 /**
- * Requests and tokens per window for each API key, counted in Redis so every API instance
+ * Requests and tokens per window for each API key, counted in RedisClient so every API instance
  * shares one budget. Tokens are reserved from an estimate when the request is admitted and
  * corrected with the model's own count when it ends. A limit of 0 turns that limit off.
  */
@@ -35,7 +35,7 @@ export class ApiKeyRateLimits {
 
   constructor(
     private readonly env: ApiEnv,
-    @Inject(COMMANDS_REDIS) redis: Redis,
+    @Inject(COMMANDS_REDIS) redis: RedisClient,
   ) {
     const window = env.RATE_LIMIT_WINDOW_SECONDS;
     const limiter = (keyPrefix: string, points: number) =>
@@ -44,7 +44,7 @@ export class ApiKeyRateLimits {
     this.tokens = limiter('ratelimit:tokens', env.RATE_LIMIT_TPM);
   }
 
-  /** Counts the request against its key, or refuses it with 429 (503 while Redis is away). */
+  /** Counts the request against its key, or refuses it with 429 (503 while RedisClient is away). */
   async admit(apiKeyId: string, job: CompletionJobData): Promise<TokenReservation> {
     if (this.requests) await this.consume(this.requests, apiKeyId, 1, 'requests');
     if (!this.tokens) return NO_RESERVATION;

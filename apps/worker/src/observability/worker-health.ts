@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { WorkerEnv } from '@app/config';
 import { HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import type { HealthCheckResult } from '@nestjs/terminus';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@app/redis';
 import { INFERENCE_ENGINE } from '../engine/inference-engine';
 import type { InferenceEngine } from '../engine/inference-engine';
 import { PUBLISHER_REDIS } from '../worker-redis.providers';
@@ -23,7 +23,7 @@ export class WorkerHealth {
     private readonly health: HealthCheckService,
     private readonly indicators: HealthIndicatorService,
     @Inject(INFERENCE_ENGINE) private readonly engine: InferenceEngine,
-    @Inject(PUBLISHER_REDIS) private readonly redis: Redis,
+    @Inject(PUBLISHER_REDIS) private readonly redis: RedisClient,
     private readonly queueWorker: QueueWorkerMonitor,
   ) {}
 

@@ -1,0 +1,94 @@
+/**
+ * What `npm run bench` runs: the full plan (about 6-9 minutes on 2 cores) or `--quick` (about a
+ * minute, fewer levels and shorter runs). `--profile` also CPU-profiles the API process during
+ * the synthetic phases and reports its top self-time functions. `--only=llama,synthetic,relay,
+ * open-streams,non-stream` runs some phases only.
+ */
+export type PhaseName = 'llama' | 'synthetic' | 'relay' | 'open-streams' | 'non-stream';
+export const PHASES: PhaseName[] = ['llama', 'synthetic', 'relay', 'open-streams', 'non-stream'];
+
+export interface LlamaPlan {
+  parallelSequences: number;
+  threads: number;
+  contextSize: number;
+  maxTokens: number;
+  /** Concurrency level → measured requests. */
+  levels: Array<{ concurrency: number; requests: number }>;
+  /** Levels up to this concurrency are repeated `repeats` times; above it, run once. */
+  repeatUpTo: number;
+  repeats: number;
+}
+
+export interface SyntheticPlan {
+  tokens: number;
+  tokenIntervalMs: number;
+  levels: number[];
+  roundsPerClient: number;
+  durationMs: number;
+  repeats: number;
+}
+
+export interface OpenStreamsPlan {
+  levels: number[];
+  openBatch: number;
+}
+
+export interface NonStreamPlan {
+  levels: number[];
+  durationMs: number;
+  repeats: number;
+}
+
+export interface BenchOptions {
+  mode: 'full' | 'quick';
+  profile: boolean;
+  phases: Set<PhaseName>;
+  llama: LlamaPlan;
+  /** Time to first token and inter-token latency around an engine of known speed. */
+  synthetic: SyntheticPlan;
+  /** Delta events relayed per second: long streams, so that request set-up does not dominate. */
+  relay: SyntheticPlan;
+  openStreams: OpenStreamsPlan;
+  nonStream: NonStreamPlan;
+}
+
+const FULL: Omit<BenchOptions, 'mode' | 'profile' | 'phases'> = {
+  llama: {
+    parallelSequences: 4,
+    threads: 1,
+    contextSize: 4096,
+    maxTokens: 64,
+    levels: [
+      { concurrency: 1, requests: 48 },
+      { concurrency: 10, requests: 120 },
+      { concurrency: 100, requests: 300 },
+      { concurrency: 1000, requests: 1000 },
+    ],
+    repeatUpTo: 100,
+    repeats: 2,
+  },
+  synthetic: { tokens: 64, tokenIntervalMs: 10, levels: [1, 10, 100, 1000, 2000], roundsPerClient: 4, durationMs: 6000, repeats: 2 },
+  relay: { tokens: 400, tokenIntervalMs: 10, levels: [500, 1000, 2000, 5000], roundsPerClient: 2, durationMs: 8000, repeats: 2 },
+  openStreams: { levels: [1, 1000, 5000, 10000], openBatch: 250 },
+  nonStream: { levels: [1, 10, 100, 1000], durationMs: 5000, repeats: 2 },
+};
+
+const QUICK: typeof FULL = {
+  llama: { ...FULL.llama, levels: [{ concurrency: 1, requests: 24 }, { concurrency: 10, requests: 80 }], repeatUpTo: 10, repeats: 1 },
+  synthetic: { ...FULL.synthetic, levels: [1, 100, 1000], roundsPerClient: 3, durationMs: 3000, repeats: 1 },
+  relay: { ...FULL.relay, tokens: 300, levels: [1000], durationMs: 5000, repeats: 1 },
+  openStreams: { levels: [1, 1000, 5000], openBatch: 250 },
+  nonStream: { levels: [100], durationMs: 4000, repeats: 1 },
+};
+
+export function parseOptions(argv: string[]): BenchOptions {
+  const known = new Set(['--quick', '--profile']);
+  const only = argv.find((arg) => arg.startsWith('--only='));
+  for (const arg of argv) {
+    if (!known.has(arg) && arg !== only) throw new Error(`unknown option ${arg} (use --quick, --profile, --only=${PHASES.join(',')})`);
+  }
+  const phases = only ? only.slice('--only='.length).split(',') : PHASES;
+  for (const phase of phases) if (!PHASES.includes(phase as PhaseName)) throw new Error(`unknown phase ${phase}`);
+  const quick = argv.includes('--quick');
+  return { mode: quick ? 'quick' : 'full', profile: argv.includes('--profile'), phases: new Set(phases as PhaseName[]), ...(quick ? QUICK : FULL) };
+}

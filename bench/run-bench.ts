@@ -1,0 +1,188 @@
+/**
+ * `npm run bench`: the service against the engine alone, on this machine.
+ *
+ *   npm run bench              # full plan, ~6-9 minutes on 2 cores
+ *   npm run bench -- --quick   # ~1 minute: fewer levels, shorter runs
+ *   npm run bench -- --profile # also CPU-profile the API during the synthetic phases
+ *   npm run bench -- --only=llama,open-streams
+ *
+ * Needs `npm run build` and `npm run model` first. Writes bench/results/service-benchmark.json
+ * and .svg (`-quick` / `-partial` suffixes for the other modes); raw logs and CPU profiles go to
+ * test-artifacts/bench/, outside the repository.
+ */
+import { execSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join, resolve } from 'node:path';
+import { API_ENTRY, REPO_ROOT, WORKER_ENTRY } from '../tools/local-stack/services';
+import { hasRedisServerBinary, REDIS_INSTALL_HINT } from '../tools/local-stack/redis-server';
+import { parseOptions } from './bench-options';
+import type { BenchOptions, SyntheticPlan } from './bench-options';
+import type { EngineSpec, LoadPlan } from './driver-protocol';
+import { runComparison } from './phases/comparison';
+import type { ComparisonLevelPlan } from './phases/comparison';
+import { runNonStream } from './phases/non-stream';
+import { runOpenStreams } from './phases/open-streams';
+import { evaluateBars } from './report/bars';
+import { consoleReport } from './report/console-report';
+import { renderChart } from './report/svg-chart';
+import type { BenchResults } from './results-model';
+
+const MODEL_PATH = resolve(REPO_ROOT, 'models/tiny-chat.gguf');
+const RESULTS_DIR = resolve(__dirname, 'results');
+/** More than any level opens: every synthetic job gets a slot at once, as with an engine that keeps up. */
+const SYNTHETIC_SLOTS = 20_000;
+
+/** Sources under apps/ and libs/ whose compiled file in dist/ is missing or older: the build is stale. */
+function staleSources(): string[] {
+  const stale: string[] = [];
+  const visit = (directory: string, outputs: (relative: string) => string[]): void => {
+    for (const entry of readdirSync(directory, { withFileTypes: true })) {
+      const path = join(directory, entry.name);
+      if (entry.isDirectory()) visit(path, outputs);
+      else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts')) {
+        const relative = path.slice(REPO_ROOT.length + 1).replace(/\.ts$/, '.js');
+        const sourceTime = statSync(path).mtimeMs;
+        if (outputs(relative).some((output) => !existsSync(output) || statSync(output).mtimeMs < sourceTime)) stale.push(relative);
+      }
+    }
+  };
+  for (const app of ['api', 'worker']) visit(resolve(REPO_ROOT, 'apps', app, 'src'), (relative) => [resolve(REPO_ROOT, 'dist/apps', app, relative)]);
+  visit(resolve(REPO_ROOT, 'libs'), (relative) => ['api', 'worker'].map((app) => resolve(REPO_ROOT, 'dist/apps', app, relative)));
+  return stale;
+}
+
+function preflight(): void {
+  const synthetic = resolve(REPO_ROOT, 'dist/apps/worker/apps/worker/src/engine/synthetic.engine.js');
+  for (const [path, fix] of [
+    [API_ENTRY, 'npm run build'],
+    [WORKER_ENTRY, 'npm run build'],
+    [synthetic, 'npm run build'],
+    [MODEL_PATH, 'npm run model'],
+  ]) {
+    if (!existsSync(path)) throw new Error(`${path} is missing: run \`${fix}\` first`);
+  }
+  if (!hasRedisServerBinary()) throw new Error(REDIS_INSTALL_HINT);
+  if (typeof WebSocket === 'undefined') throw new Error('no global WebSocket: run through `npm run bench` (Node 20 needs --experimental-websocket)');
+  const stale = staleSources();
+  if (stale.length > 0) {
+    console.warn(`warning: ${stale.length} source files changed since the last build (${stale.slice(0, 3).join(', ')}…); the benchmark runs dist/ as built: \`npm run build\` to refresh`);
+  }
+}
+
+function openFilesLimit(): number {
+  try {
+    return Number(execSync('ulimit -n', { shell: '/bin/sh', encoding: 'utf8' }).trim()) || 1024;
+  } catch {
+    return 1024;
+  }
+}
+
+function syntheticLevels(plan: SyntheticPlan, profileAt: number | undefined): ComparisonLevelPlan[] {
+  return plan.levels.map((concurrency) => ({
+    plan: {
+      concurrency,
+      requests: Math.max(concurrency * plan.roundsPerClient, 20),
+      durationMs: plan.durationMs,
+      warmupRequests: concurrency,
+      warmupMaxTokens: 1,
+      stream: true,
+      maxTokens: plan.tokens,
+      requestTimeoutMs: 120_000,
+    },
+    repeats: plan.repeats,
+    profile: concurrency === profileAt,
+  }));
+}
+
+const syntheticEngine = (plan: SyntheticPlan): EngineSpec => ({
+  kind: 'synthetic',
+  tokens: plan.tokens,
+  tokenIntervalMs: plan.tokenIntervalMs,
+  slots: SYNTHETIC_SLOTS,
+  contextSize: 4096,
+});
+
+async function runPhases(options: BenchOptions, limit: number): Promise<Omit<BenchResults, 'bars' | 'durationSeconds'>> {
+  const cpuList = cpus();
+  const results: Omit<BenchResults, 'bars' | 'durationSeconds'> = {
+    generatedAt: new Date().toISOString(),
+    mode: options.mode,
+    machine: { cpus: cpuList.length, cpuModel: cpuList[0]?.model.trim() ?? 'unknown', node: process.version, loadAverageAtStart: loadavg().map((value) => Math.round(value * 100) / 100), openFilesLimit: limit },
+    settings: { llama: options.llama, synthetic: options.synthetic, relay: options.relay, openStreams: options.openStreams, nonStream: options.nonStream, syntheticSlots: SYNTHETIC_SLOTS },
+    profiles: [],
+  };
+  const fitsFds = (concurrency: number): boolean => concurrency + 500 <= limit;
+
+  if (options.phases.has('llama')) {
+    console.log('\n» llama.cpp: engine alone vs service');
+    const { llama } = options;
+    const engine: EngineSpec = { kind: 'llama', modelPath: MODEL_PATH, parallelSequences: llama.parallelSequences, threads: llama.threads, contextSize: llama.contextSize };
+    const levels = llama.levels.filter((level) => fitsFds(level.concurrency)).map(({ concurrency, requests }): ComparisonLevelPlan => {
+      const plan: LoadPlan = {
+        concurrency,
+        requests,
+        durationMs: 10 * 60_000,
+        warmupRequests: Math.max(concurrency, llama.parallelSequences * 2),
+        warmupMaxTokens: 1,
+        stream: true,
+        maxTokens: llama.maxTokens,
+        requestTimeoutMs: 10 * 60_000,
+      };
+      return { plan, repeats: concurrency <= llama.repeatUpTo ? llama.repeats : 1, profile: false };
+    });
+    results.llama = (await runComparison('llama', engine, levels)).levels;
+  }
+  if (options.phases.has('synthetic')) {
+    console.log(`\n» synthetic engine (${options.synthetic.tokens} tokens, ${options.synthetic.tokenIntervalMs} ms apart): engine alone vs service`);
+    const levels = syntheticLevels({ ...options.synthetic, levels: options.synthetic.levels.filter(fitsFds) }, options.profile ? 100 : undefined);
+    const outcome = await runComparison('synthetic', syntheticEngine(options.synthetic), levels);
+    results.synthetic = outcome.levels;
+    results.profiles?.push(...outcome.profiles);
+  }
+  if (options.phases.has('relay')) {
+    console.log(`\n» relay: long synthetic streams (${options.relay.tokens} tokens, ${options.relay.tokenIntervalMs} ms apart)`);
+    const levels = options.relay.levels.filter(fitsFds);
+    const outcome = await runComparison('relay', syntheticEngine(options.relay), syntheticLevels({ ...options.relay, levels }, options.profile ? levels[levels.length - 1] : undefined));
+    results.relay = outcome.levels;
+    results.profiles?.push(...outcome.profiles);
+  }
+  if (options.phases.has('open-streams')) {
+    console.log('\n» open streams: memory per stream and Redis connections of one API instance');
+    results.openStreams = await runOpenStreams(options.openStreams, limit);
+  }
+  if (options.phases.has('non-stream')) {
+    console.log('\n» non-stream requests, synthetic engine at zero delay');
+    const outcome = await runNonStream(options.nonStream, options.profile);
+    results.nonStream = outcome.levels;
+    results.profiles?.push(...outcome.profiles);
+  }
+  if (results.profiles?.length === 0) delete results.profiles;
+  return results;
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  preflight();
+  const limit = openFilesLimit();
+  console.log(`bench: ${options.mode} run, phases ${[...options.phases].join(', ')}; ulimit -n ${limit}; ${cpus().length} CPUs, load ${loadavg().map((value) => value.toFixed(2)).join(' ')}`);
+  const startedAt = performance.now();
+  const measured = await runPhases(options, limit);
+  const results: BenchResults = { ...measured, bars: evaluateBars(measured), durationSeconds: Math.round((performance.now() - startedAt) / 1000) };
+
+  const partial = options.phases.size < 5;
+  const name = `service-benchmark${options.mode === 'quick' ? '-quick' : ''}${partial ? '-partial' : ''}`;
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  writeFileSync(resolve(RESULTS_DIR, `${name}.json`), `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(resolve(RESULTS_DIR, `${name}.svg`), renderChart(results));
+  console.log(consoleReport(results));
+  console.log(`\nWrote bench/results/${name}.json and .svg in ${results.durationSeconds} s.`);
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+    process.exit(1);
+  },
+);

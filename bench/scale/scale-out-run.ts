@@ -1,0 +1,108 @@
+import type { CompletionJobData } from '@app/contracts';
+import type { Job } from 'bullmq';
+import { STACK_API_KEY, STACK_MODEL, ServiceStack, waitFor } from '../../test/support/service-stack';
+import { auditJobs } from './job-audit';
+import { loadWithKills } from './load-with-kills';
+import { checkRetriedAnswers } from './retried-answers';
+import { buildReport } from './scale-out-report';
+import type { ScaleOutReport, ScaleOutSetup } from './scale-out-report';
+import { MAX_MAX_TOKENS, MIN_MAX_TOKENS, scaleWorkload } from './scale-workload';
+
+export interface ScaleOutOptions {
+  /** Names the log files in test-artifacts/logs. */
+  name: string;
+  requests: number;
+  concurrency: number;
+  /** No request starts after this long. */
+  sendForMs: number;
+  /** Each request must end within this, or it is a hang (lost). */
+  requestTimeoutMs: number;
+  /** Share of the requests that end before the kills. */
+  killAfter: number;
+  /** Bound on waiting for the queue to empty before the audit. */
+  drainTimeoutMs: number;
+  /** At most this many retried answers are asked again. */
+  recheckLimit: number;
+  log?: (line: string) => void;
+}
+
+const INSTANCES = 3;
+const PARALLEL_SEQUENCES = 2;
+const JOB_LOCK_MS = 2000;
+const KILL_MOMENT_WAIT_MS = 5000;
+
+/**
+ * Three API instances and three workers on one private Redis, under a mixed load spread over
+ * the APIs; mid-load one API and one worker are SIGKILLed. Then BullMQ's record is audited
+ * against what each client saw, and retried answers are compared with fresh ones.
+ */
+export async function runScaleOut(options: ScaleOutOptions): Promise<ScaleOutReport> {
+  const log = options.log ?? (() => undefined);
+  const stack = await ServiceStack.start({
+    name: options.name,
+    workers: INSTANCES,
+    parallelSequences: PARALLEL_SEQUENCES,
+    workerEnv: { JOB_LOCK_MS: String(JOB_LOCK_MS), MAX_GENERATION_MS: '20000' },
+    // The service's own waits end well inside the client's bound, so a bound hit is a real hang.
+    apiEnv: { MAX_QUEUE_WAIT_MS: String(Math.floor(options.requestTimeoutMs / 3)) },
+  });
+  try {
+    const apis = [stack.api];
+    for (let index = 1; index < INSTANCES; index++) apis.push(await stack.addApi());
+    const [killedApi, killedWorker] = [1, 1];
+    const setup: ScaleOutSetup = {
+      apis: INSTANCES,
+      workers: INSTANCES,
+      parallelSequences: PARALLEL_SEQUENCES,
+      jobLockMs: JOB_LOCK_MS,
+      requests: options.requests,
+      concurrency: options.concurrency,
+      requestTimeoutMs: options.requestTimeoutMs,
+      maxTokens: [MIN_MAX_TOKENS, MAX_MAX_TOKENS],
+      killed: { api: `api-${killedApi + 1}`, worker: `${options.name}-worker-${killedWorker + 1}` },
+    };
+    const queue = stack.queue();
+    log(`stack up: ${apis.map((api) => api.baseUrl).join(' ')}; sending ${options.requests} requests`);
+
+    const load = await loadWithKills({
+      apiUrls: apis.map((api) => api.baseUrl),
+      apiKey: STACK_API_KEY,
+      requests: scaleWorkload(options.requests, STACK_MODEL),
+      concurrency: options.concurrency,
+      requestTimeoutMs: options.requestTimeoutMs,
+      sendForMs: options.sendForMs,
+      killAfterEnded: Math.floor(options.requests * options.killAfter),
+      killedApi,
+      kill: async (inFlight, sending) => {
+        // Best when the worker is in the middle of an answer whose client can still get it whole.
+        await waitFor('the worker to run a non-stream answer of a surviving API', async () => {
+          const active = (await queue.getJobs(['active'])) as Array<Job<CompletionJobData>>;
+          return active.some((job) => {
+            const request = inFlight.get(job.data.sampling.seed);
+            return job.processedBy === setup.killed.worker && request && !request.request.stream && request.api !== killedApi;
+          });
+        }, KILL_MOMENT_WAIT_MS).catch(() => log('no such moment came; killing anyway'));
+        sending();
+        log(`SIGKILL ${setup.killed.api} and ${setup.killed.worker}`);
+        await Promise.all([apis[killedApi].process.stop('SIGKILL'), stack.workers[killedWorker].stop('SIGKILL')]);
+      },
+    });
+    log(`load done: ${load.records.length} requests in ${Date.now() - load.startedAt} ms; auditing the queue`);
+
+    await waitFor(
+      'the queue to empty',
+      async () => Object.values(await queue.getJobCounts('active', 'wait', 'delayed', 'prioritized')).every((n) => n === 0),
+      options.drainTimeoutMs,
+    ).catch(() => log('the queue did not empty in time; the audit counts what is left as unfinished'));
+    const audit = await auditJobs(queue, load.records);
+    const retriedAnswers = await checkRetriedAnswers(load.records, audit.retriedRequests, {
+      baseUrl: apis[(killedApi + 1) % INSTANCES].baseUrl,
+      apiKey: STACK_API_KEY,
+      timeoutMs: options.requestTimeoutMs,
+      limit: options.recheckLimit,
+    });
+    return buildReport(setup, load, audit, retriedAnswers);
+  } finally {
+    await stack.stop();
+  }
+}

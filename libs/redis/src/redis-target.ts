@@ -1,0 +1,38 @@
+import type { RedisEnv } from '@app/config';
+
+export interface HostPort {
+  host: string;
+  port: number;
+}
+
+/** Which kind of Redis deployment to connect to, read from RedisEnv. */
+export type RedisTarget =
+  | { kind: 'standalone'; url: string }
+  | { kind: 'cluster'; nodes: HostPort[]; password?: string }
+  | { kind: 'sentinel'; sentinels: HostPort[]; masterName: string; password?: string };
+
+function hostPort(value: string): HostPort {
+  const separator = value.lastIndexOf(':');
+  return { host: value.slice(0, separator), port: Number(value.slice(separator + 1)) };
+}
+
+export function redisTarget(env: RedisEnv): RedisTarget {
+  const password = env.REDIS_PASSWORD || undefined;
+  if (env.REDIS_CLUSTER_NODES.length > 0) return { kind: 'cluster', nodes: env.REDIS_CLUSTER_NODES.map(hostPort), password };
+  if (env.REDIS_SENTINELS.length > 0) {
+    return { kind: 'sentinel', sentinels: env.REDIS_SENTINELS.map(hostPort), masterName: env.REDIS_SENTINEL_MASTER, password };
+  }
+  return { kind: 'standalone', url: env.REDIS_URL };
+}
+
+/** For logs: where, without credentials. */
+export function describeRedisTarget(target: RedisTarget): string {
+  switch (target.kind) {
+    case 'standalone':
+      return target.url.replace(/\/\/[^@/]*@/, '//***@');
+    case 'cluster':
+      return `cluster ${target.nodes.map(({ host, port }) => `${host}:${port}`).join(',')}`;
+    case 'sentinel':
+      return `sentinel ${target.masterName} via ${target.sentinels.map(({ host, port }) => `${host}:${port}`).join(',')}`;
+  }
+}
