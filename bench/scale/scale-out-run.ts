@@ -75,6 +75,7 @@ export async function runScaleOut(options: ScaleOutOptions): Promise<ScaleOutRep
       killedApi,
       kill: async (inFlight, sending) => {
         // Best when the worker is in the middle of an answer whose client can still get it whole.
+        const waitingSince = Date.now();
         await waitFor('the worker to run a non-stream answer of a surviving API', async () => {
           const active = (await queue.getJobs(['active'])) as Array<Job<CompletionJobData>>;
           return active.some((job) => {
@@ -83,7 +84,7 @@ export async function runScaleOut(options: ScaleOutOptions): Promise<ScaleOutRep
           });
         }, KILL_MOMENT_WAIT_MS).catch(() => log('no such moment came; killing anyway'));
         sending();
-        log(`SIGKILL ${setup.killed.api} and ${setup.killed.worker}`);
+        log(`SIGKILL ${setup.killed.api} and ${setup.killed.worker} (after ${Date.now() - waitingSince} ms waiting for the moment)`);
         await Promise.all([apis[killedApi].process.stop('SIGKILL'), stack.workers[killedWorker].stop('SIGKILL')]);
       },
     });

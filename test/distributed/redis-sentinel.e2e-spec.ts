@@ -1,0 +1,83 @@
+import OpenAI from 'openai';
+import { resolve } from 'node:path';
+import type { ManagedProcess } from '../../tools/local-stack/managed-process';
+import type { LocalRedisSentinel } from '../../tools/local-stack/redis-sentinel';
+import { startRedisSentinel } from '../../tools/local-stack/redis-sentinel';
+import type { RunningApi } from '../../tools/local-stack/services';
+import { REPO_ROOT, startApi, startWorker } from '../../tools/local-stack/services';
+import { longRequest, postChat, readStream } from '../support/chat-requests';
+import { recordFigure } from '../support/figures';
+import { assertMatchesSchema } from '../support/openai-schema';
+
+const KEY = 'sk-sentinel-test-0123456789';
+const MODEL = 'tiny-chat';
+const LOG_DIR = resolve(REPO_ROOT, 'test-artifacts/logs');
+
+/**
+ * The service behind Redis Sentinel: the primary is killed mid-stream, Sentinel promotes the
+ * replica, and the service serves again through the new primary with no process restarted.
+ */
+describe('on Redis Sentinel, through a failover', () => {
+  let sentinel: LocalRedisSentinel;
+  let api: RunningApi;
+  let worker: ManagedProcess;
+
+  beforeAll(async () => {
+    sentinel = await startRedisSentinel(1);
+    const env = { REDIS_SENTINELS: sentinel.sentinels.join(','), REDIS_SENTINEL_MASTER: sentinel.masterName };
+    worker = await startWorker({
+      redisUrl: 'redis://unused:6379',
+      modelName: MODEL,
+      modelPath: resolve(REPO_ROOT, 'models/tiny-chat.gguf'),
+      workerId: 'sentinel-worker',
+      parallelSequences: 2,
+      threads: 1,
+      env: { ...env, GPU: 'false', HEALTH_PORT: '0' },
+      logFile: resolve(LOG_DIR, 'sentinel-worker.log'),
+    });
+    api = await startApi({ redisUrl: 'redis://unused:6379', apiKeys: [KEY], models: [MODEL], env, logFile: resolve(LOG_DIR, 'sentinel-api.log') });
+  });
+
+  afterAll(async () => {
+    await Promise.all([api?.process.stop(), worker?.stop()]);
+    await sentinel?.stop();
+  });
+
+  it('ends the in-flight stream with a clear error, then serves again from the promoted replica', async () => {
+    const client = new OpenAI({ baseURL: api.baseUrl, apiKey: KEY, maxRetries: 0 });
+    const before = await sentinel.currentPrimary();
+    await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 5 });
+
+    const response = await postChat(api.baseUrl, KEY, longRequest(MODEL, { stream: true }));
+    let killedAt = 0;
+    const reading = await readStream(response, (_event, soFar) => {
+      if (!killedAt && soFar.content.length > 30) {
+        killedAt = Date.now();
+        sentinel.primary.child.kill('SIGKILL');
+      }
+    });
+    recordFigure('sentinel primary killed -> in-flight stream ended', Date.now() - killedAt);
+    expect(reading.sawDone).toBe(true);
+    const last = reading.events.at(-1) as unknown as { error: { message: string } };
+    assertMatchesSchema('ErrorResponse', last);
+    expect(Date.now() - killedAt).toBeLessThan(5000);
+
+    // Requests during the failover fail fast and clearly; none hangs.
+    let servedAgainAt = 0;
+    while (Date.now() - killedAt < 30_000) {
+      const attemptAt = Date.now();
+      const attempt = await postChat(api.baseUrl, KEY, { model: MODEL, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 5 }, AbortSignal.timeout(10_000));
+      expect(Date.now() - attemptAt).toBeLessThan(10_000);
+      if (attempt.status === 200) {
+        servedAgainAt = Date.now();
+        break;
+      }
+      expect(attempt.status).toBe(503);
+      assertMatchesSchema('ErrorResponse', await attempt.json());
+      await new Promise((resolve_) => setTimeout(resolve_, 200));
+    }
+    expect(servedAgainAt).toBeGreaterThan(0);
+    recordFigure('sentinel primary killed -> served again', servedAgainAt - killedAt);
+    expect(await sentinel.currentPrimary()).not.toBe(before);
+  });
+});

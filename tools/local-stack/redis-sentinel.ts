@@ -1,0 +1,96 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { freePort } from './free-port';
+import { ManagedProcess } from './managed-process';
+import { hasRedisServerBinary, REDIS_INSTALL_HINT, waitForRedis } from './redis-server';
+
+export const SENTINEL_MASTER_NAME = 'mymaster';
+
+export interface LocalRedisSentinel {
+  primary: ManagedProcess;
+  replica: ManagedProcess;
+  /** host:port of each Sentinel. */
+  sentinels: string[];
+  masterName: string;
+  /** host:port of the node Sentinel currently calls the primary. */
+  currentPrimary(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+const redisArgs = (port: number, dir: string, extra: string[] = []) => [
+  '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--dbfilename', `dump-${port}.rdb`,
+  '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction', '--loglevel', 'warning', ...extra,
+];
+
+/**
+ * A primary, one replica and `sentinelCount` Sentinels on loopback, tuned to fail over within
+ * a few seconds (down after 1 s) so a test can kill the primary and watch the service recover.
+ */
+export async function startRedisSentinel(sentinelCount = 1): Promise<LocalRedisSentinel> {
+  if (!hasRedisServerBinary()) throw new Error(REDIS_INSTALL_HINT);
+  const dir = mkdtempSync(join(tmpdir(), 'redis-sentinel-'));
+  const [primaryPort, replicaPort] = [await freePort(), await freePort()];
+  const primary = new ManagedProcess({ name: `redis-primary:${primaryPort}`, command: 'redis-server', args: redisArgs(primaryPort, dir) });
+  await waitForRedis(`redis://127.0.0.1:${primaryPort}`);
+  const replica = new ManagedProcess({
+    name: `redis-replica:${replicaPort}`,
+    command: 'redis-server',
+    args: redisArgs(replicaPort, dir, ['--replicaof', '127.0.0.1', String(primaryPort)]),
+  });
+  await waitForRedis(`redis://127.0.0.1:${replicaPort}`);
+
+  const sentinels: string[] = [];
+  const sentinelProcesses: ManagedProcess[] = [];
+  for (let index = 0; index < sentinelCount; index++) {
+    const port = await freePort();
+    const config = join(dir, `sentinel-${port}.conf`);
+    writeFileSync(
+      config,
+      [
+        `port ${port}`,
+        'bind 127.0.0.1',
+        `dir ${dir}`,
+        `sentinel monitor ${SENTINEL_MASTER_NAME} 127.0.0.1 ${primaryPort} 1`,
+        `sentinel down-after-milliseconds ${SENTINEL_MASTER_NAME} 1000`,
+        `sentinel failover-timeout ${SENTINEL_MASTER_NAME} 5000`,
+        `sentinel parallel-syncs ${SENTINEL_MASTER_NAME} 1`,
+        '',
+      ].join('\n'),
+    );
+    sentinelProcesses.push(new ManagedProcess({ name: `redis-sentinel:${port}`, command: 'redis-server', args: [config, '--sentinel'] }));
+    await waitForRedis(`redis://127.0.0.1:${port}`);
+    sentinels.push(`127.0.0.1:${port}`);
+  }
+
+  const askSentinel = async (command: string[]): Promise<unknown> => {
+    const [host, port] = sentinels[0].split(':');
+    const client = new Redis(Number(port), host, { lazyConnect: true, maxRetriesPerRequest: 0 });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      return await client.call('SENTINEL', ...command);
+    } finally {
+      client.disconnect();
+    }
+  };
+  // Sentinel must have found the replica before a failover can promote it.
+  const deadline = Date.now() + 20_000;
+  while (((await askSentinel(['replicas', SENTINEL_MASTER_NAME])) as unknown[]).length === 0) {
+    if (Date.now() > deadline) throw new Error('Sentinel did not discover the replica');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+
+  return {
+    primary,
+    replica,
+    sentinels,
+    masterName: SENTINEL_MASTER_NAME,
+    currentPrimary: async () => ((await askSentinel(['get-master-addr-by-name', SENTINEL_MASTER_NAME])) as string[]).join(':'),
+    stop: async () => {
+      await Promise.all([primary, replica, ...sentinelProcesses].map((process) => process.stop('SIGKILL')));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
