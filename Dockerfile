@@ -22,7 +22,8 @@ ARG CUDA_IMAGE=nvidia/cuda:13.0.1-runtime-ubuntu24.04
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+# node-llama-cpp's postinstall only probes its prebuilt binaries: nothing to do at build time.
+RUN NODE_LLAMA_CPP_POSTINSTALL=skip npm ci --no-audit --no-fund
 COPY tsconfig.json nest-cli.json ./
 COPY libs libs
 COPY apps apps

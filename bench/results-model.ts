@@ -85,7 +85,7 @@ export function sideFigures(results: LoadResult[], cpu?: Array<Record<string, nu
 
 function cpuCosts(cores: Record<string, number>, run: LoadResult): Pick<SideFigures, 'cpu' | 'cpuPerRequestMs' | 'cpuPerDeltaUs'> {
   const per = (rate: number, unit: number): Record<string, number> =>
-    Object.fromEntries(Object.entries(cores).map(([name, value]) => [name, rate > 0 ? round((value / rate) * unit, 1) : 0]));
+    Object.fromEntries(Object.entries(cores).map(([name, value]) => [name, rate > 0 ? round((value / rate) * unit, 3) : 0]));
   return { cpu: cores, cpuPerRequestMs: per(run.requestsPerSecond, 1000), cpuPerDeltaUs: per(run.deltaEventsPerSecond, 1_000_000) };
 }
 

@@ -1,5 +1,5 @@
 import type { CompletionJobData } from '@app/contracts';
-import type { Job } from 'bullmq';
+import type { Job, Queue } from 'bullmq';
 import { STACK_API_KEY, STACK_MODEL, ServiceStack, waitFor } from '../../test/support/service-stack';
 import { auditJobs } from './job-audit';
 import { loadWithKills } from './load-with-kills';
@@ -30,6 +30,19 @@ const INSTANCES = 3;
 const PARALLEL_SEQUENCES = 2;
 const JOB_LOCK_MS = 2000;
 const KILL_MOMENT_WAIT_MS = 5000;
+
+/**
+ * Waits (boundedly) until `worker` runs a job that `wanted` picks by its seed; false if none came.
+ * The kill is most telling mid-answer for a client that can still get its answer whole: a
+ * non-stream request through a surviving API, which a retry on another worker must complete.
+ */
+async function untilMidAnswer(queue: Queue, worker: string, wanted: (seed: number) => boolean): Promise<boolean> {
+  const running = async (): Promise<boolean> => {
+    const active = (await queue.getJobs(['active'])) as Array<Job<CompletionJobData>>;
+    return active.some((job) => job.processedBy === worker && wanted(job.data.sampling.seed));
+  };
+  return waitFor('the worker to be mid-answer', running, KILL_MOMENT_WAIT_MS).catch(() => false);
+}
 
 /**
  * Three API instances and three workers on one private Redis, under a mixed load spread over
@@ -74,17 +87,12 @@ export async function runScaleOut(options: ScaleOutOptions): Promise<ScaleOutRep
       killAfterEnded: Math.floor(options.requests * options.killAfter),
       killedApi,
       kill: async (inFlight, sending) => {
-        // Best when the worker is in the middle of an answer whose client can still get it whole.
-        const waitingSince = Date.now();
-        await waitFor('the worker to run a non-stream answer of a surviving API', async () => {
-          const active = (await queue.getJobs(['active'])) as Array<Job<CompletionJobData>>;
-          return active.some((job) => {
-            const request = inFlight.get(job.data.sampling.seed);
-            return job.processedBy === setup.killed.worker && request && !request.request.stream && request.api !== killedApi;
-          });
-        }, KILL_MOMENT_WAIT_MS).catch(() => log('no such moment came; killing anyway'));
+        const midAnswer = await untilMidAnswer(queue, setup.killed.worker, (seed) => {
+          const request = inFlight.get(seed);
+          return request !== undefined && !request.request.stream && request.api !== killedApi;
+        });
         sending();
-        log(`SIGKILL ${setup.killed.api} and ${setup.killed.worker} (after ${Date.now() - waitingSince} ms waiting for the moment)`);
+        log(`SIGKILL ${setup.killed.api} and ${setup.killed.worker} (${midAnswer ? 'mid-answer' : 'no answer of a survivor in flight'})`);
         await Promise.all([apis[killedApi].process.stop('SIGKILL'), stack.workers[killedWorker].stop('SIGKILL')]);
       },
     });

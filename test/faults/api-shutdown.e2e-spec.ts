@@ -59,4 +59,27 @@ describe('API instance SIGTERM', () => {
       await stack.stop();
     }
   });
+
+  it('stops the jobs of an API instance that was killed outright: nobody is left to read them', async () => {
+    const stack = await ServiceStack.start({ name: 'api-killed', workers: 1, parallelSequences: 1 });
+    try {
+      const queue = stack.queue();
+      const response = await postChat(stack.baseUrl, STACK_API_KEY, longRequest(STACK_MODEL, { max_tokens: 4000, stream: true }));
+      let completionId = '';
+      await readStream(response, (event, soFar) => {
+        completionId ||= event.id as string;
+        if (soFar.content.length > 20) {
+          stack.api.process.child.kill('SIGKILL');
+          return true;
+        }
+      }).catch(() => undefined);
+      const job = await waitFor('the orphaned job to end', async () => {
+        const found = await queue.getJob(completionId);
+        return found?.finishedOn ? found : undefined;
+      });
+      expect(job.failedReason).toMatch(/cancelled/);
+    } finally {
+      await stack.stop();
+    }
+  });
 });

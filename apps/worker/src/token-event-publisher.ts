@@ -26,7 +26,7 @@ export class TokenEventPublisher {
     private readonly redis: RedisClient,
     completionId: string,
     private readonly attempt: number,
-    /** Called once when an event cannot be published: nobody can receive this answer any more. */
+    /** Called once when an event cannot be published or reaches nobody: the answer is wasted. */
     private readonly onUndeliverable: () => void = () => undefined,
   ) {
     this.channel = completionEventsChannel(completionId);
@@ -69,16 +69,24 @@ export class TokenEventPublisher {
   }
 
   private send(body: TokenEventBody): void {
-    this.sendAndWait(body).catch((error: Error) => {
-      if (this.failure) return;
-      this.failure = error;
-      this.onUndeliverable();
-    });
+    this.sendAndWait(body).catch((error: Error) => this.undeliverable(error));
   }
 
+  /**
+   * The API subscribes before it enqueues and unsubscribes when its client is gone, so an event
+   * that reaches no subscriber means nobody will ever read this answer (its API instance died,
+   * or gave up on it): stop generating it.
+   */
   private async sendAndWait(body: TokenEventBody): Promise<void> {
     const event: TokenEvent = { ...body, attempt: this.attempt, seq: this.seq++ };
     this.lastSentAt = performance.now();
-    await this.redis.spublish(this.channel, encodeTokenEvent(event));
+    const receivers = await this.redis.spublish(this.channel, encodeTokenEvent(event));
+    if (receivers === 0 && body.type !== 'end' && body.type !== 'error') this.undeliverable(new Error('no subscriber for the completion'));
+  }
+
+  private undeliverable(error: Error): void {
+    if (this.failure) return;
+    this.failure = error;
+    this.onUndeliverable();
   }
 }

@@ -16,6 +16,23 @@ describe('ChatCompletionFormatter', () => {
     ]);
   });
 
+  it('writes content chunks exactly as a generic JSON.stringify of the chunk would', () => {
+    for (const includeUsage of [false, true]) {
+      const subject = new ChatCompletionFormatter('chatcmpl-2', 'tiny-chat', 1700000000, includeUsage);
+      for (const text of ['', 'plain', 'quote " backslash \\ newline \n tab \t', 'ünïcödé 😀 \u2028', '\ud800 lone surrogate', '</script>']) {
+        const expected = JSON.stringify({
+          id: 'chatcmpl-2',
+          object: 'chat.completion.chunk',
+          created: 1700000000,
+          model: 'tiny-chat',
+          choices: [{ index: 0, delta: { content: text }, logprobs: null, finish_reason: null }],
+          ...(includeUsage ? { usage: null } : {}),
+        });
+        expect(subject.contentChunk(text)).toBe(expected);
+      }
+    }
+  });
+
   it('adds usage: null to every chunk and a final usage chunk when usage is requested', () => {
     const withUsage = new ChatCompletionFormatter('chatcmpl-1', 'tiny-chat', 1700000000, true);
     expect((JSON.parse(withUsage.roleChunk()) as { usage: unknown }).usage).toBeNull();

@@ -7,6 +7,9 @@ import type { CompletionEnding } from '../completions/completion-runner';
  */
 export class ChatCompletionFormatter {
   private readonly chunkHead: string;
+  /** A content chunk is these two around the JSON string of its text: one stringify per token. */
+  private readonly contentHead: string;
+  private readonly contentTail: string;
 
   constructor(
     readonly id: string,
@@ -17,6 +20,8 @@ export class ChatCompletionFormatter {
   ) {
     const head = JSON.stringify({ id, object: 'chat.completion.chunk', created, model });
     this.chunkHead = head.slice(0, -1);
+    this.contentHead = `${this.chunkHead},"choices":[{"index":0,"delta":{"content":`;
+    this.contentTail = `},"logprobs":null,"finish_reason":null}]${includeUsage ? ',"usage":null' : ''}}`;
   }
 
   completion(content: string, ending: CompletionEnding): object {
@@ -42,8 +47,9 @@ export class ChatCompletionFormatter {
     return this.chunk({ role: 'assistant', content: '' }, null);
   }
 
+  /** The chunk sent for every piece of text: the hot path of a stream, so built without a generic stringify. */
   contentChunk(text: string): string {
-    return this.chunk({ content: text }, null);
+    return `${this.contentHead}${JSON.stringify(text)}${this.contentTail}`;
   }
 
   finishChunk(finishReason: FinishReason): string {

@@ -12,13 +12,13 @@ export type TrackedEvent =
   | { kind: 'none' };
 
 export const streamBrokenError = (): OpenAiError =>
-  OpenAiError.internal('Events of this completion were lost in transit; the answer is incomplete. Please retry.');
+  new OpenAiError(500, 'server_error', 'Events of this completion were lost in transit; the answer is incomplete. Please retry.', null, 'events_lost');
 
 export const noCapacityError = (): OpenAiError =>
   OpenAiError.unavailable('No worker could start this completion in time. Please retry shortly.', 'no_capacity', 5);
 
 export const workerLostError = (): OpenAiError =>
-  OpenAiError.internal('The worker generating this completion stopped after part of the answer was sent. Please retry.');
+  new OpenAiError(500, 'server_error', 'The worker generating this completion stopped after part of the answer was sent. Please retry.', null, 'worker_lost');
 
 function workerError(event: ErrorEvent): OpenAiError {
   switch (event.code) {
