@@ -60,16 +60,21 @@ export async function runComparison(label: string, engine: EngineSpec, levels: C
     stack = await startServiceStack(label, engine);
     load = await DriverClient.start('load-generator', 'http-load-driver.ts', stack.target);
     const meter = new CpuMeter({ ...stack.pids, load: load.pid });
+    const engineMeter = new CpuMeter({ engine: engineAlone.pid });
     const outcome: ComparisonOutcome = { levels: [], profiles: [] };
     for (const { plan, repeats, profile } of levels) {
       const engineRuns: LoadResult[] = [];
       const serviceRuns: LoadResult[] = [];
       const serviceCpu: Array<Record<string, number>> = [];
+      const engineCpu: Array<Record<string, number>> = [];
       for (let repeat = 0; repeat < repeats; repeat += 1) {
         const runEngine = async (): Promise<void> => {
+          engineMeter.start();
           const result = await engineAlone.run(plan);
+          const cpu = engineMeter.stop();
           engineRuns.push(result);
-          console.log(describe('engine', plan, result));
+          engineCpu.push(cpu);
+          console.log(describe('engine', plan, result, cpu));
         };
         const runService = async (): Promise<void> => {
           meter.start();
@@ -92,7 +97,7 @@ export async function runComparison(label: string, engine: EngineSpec, levels: C
         outcome.profiles.push(await profileApi(stack, name, () => (load as DriverClient).run(plan)));
         console.log(`  c=${plan.concurrency} profiled the API: test-artifacts/bench/profiles/${name}.cpuprofile`);
       }
-      outcome.levels.push(compare(plan.concurrency, sideFigures(engineRuns), sideFigures(serviceRuns, serviceCpu)));
+      outcome.levels.push(compare(plan.concurrency, sideFigures(engineRuns, engineCpu), sideFigures(serviceRuns, serviceCpu)));
     }
     return outcome;
   } finally {

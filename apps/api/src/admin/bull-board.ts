@@ -5,7 +5,6 @@ import { ApiEnv } from '@app/config';
 import { completionQueueName } from '@app/contracts';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import type { IServerAdapter } from '@bull-board/api/typings/app';
 import { FastifyAdapter as BullBoardFastifyAdapter } from '@bull-board/fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CompletionQueues } from '../completions/completion-queues';
@@ -67,9 +66,7 @@ export class BullBoardAdmin implements OnModuleInit {
     board.setBasePath(BULL_BOARD_PATH);
     const { addQueue } = createBullBoard({
       queues: this.queues.models.map((model) => boardQueue(this.queues.forModel(model))),
-      // @bull-board/fastify 9.10.1 declares its types against its own copy of @bull-board/api 9.10.1;
-      // at run time it only calls what createBullBoard (9.10.2) hands it. Drop this cast once both align.
-      serverAdapter: board as unknown as IServerAdapter,
+      serverAdapter: board,
       options: { uiConfig: { boardTitle: 'Completions' } },
     });
     // Queues of live models (announced by their workers) open later, on their first request.

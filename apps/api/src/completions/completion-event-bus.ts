@@ -24,6 +24,7 @@ export type Unsubscribe = () => void;
 export class CompletionEventBus {
   private readonly logger = new Logger(CompletionEventBus.name);
   private readonly listeners = new Map<string, TokenEventListener>();
+  private readonly observers: Array<(channel: string, event: TokenEvent) => void> = [];
 
   constructor(@Inject(SUBSCRIBER_REDIS) private readonly subscriber: RedisClient) {
     subscriber.on('smessage', (channel: string, message: string) => this.dispatch(channel, message));
@@ -58,6 +59,11 @@ export class CompletionEventBus {
     };
   }
 
+  /** Sees every event of every open completion after it is parsed (metrics and logs), read-only. */
+  observe(observer: (channel: string, event: TokenEvent) => void): void {
+    this.observers.push(observer);
+  }
+
   private dispatch(channel: string, message: string): void {
     const listener = this.listeners.get(channel);
     if (!listener) return;
@@ -69,6 +75,7 @@ export class CompletionEventBus {
       listener.onMalformed();
       return;
     }
+    for (const observer of this.observers) observer(channel, event);
     listener.onEvent(event);
   }
 }

@@ -1,9 +1,8 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { completionEventsChannel, decodeTokenEvent } from '@app/contracts';
+import { Injectable } from '@nestjs/common';
+import { completionEventsChannel } from '@app/contracts';
 import type { CompletionJobData, TokenEvent } from '@app/contracts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { RedisClient } from '@app/redis';
-import { SUBSCRIBER_REDIS } from '../completions/api-redis.providers';
+import { CompletionEventBus } from '../completions/completion-event-bus';
 import { ApiMetrics } from './api-metrics';
 import { REQUEST_ID_HEADER } from './request-logging';
 
@@ -46,8 +45,7 @@ function bodyModel(body: unknown): string | undefined {
  * - a Fastify onRequest hook starts the clock and returns the request id as `x-request-id`;
  * - the response's `close` records requests by route and status, latency, and the log line;
  * - a chat completion is linked to its request by `trackCompletion`, and its token events are
- *   read as they pass through the instance's subscriber connection (time to first token, queue
- *   wait, usage), without subscribing or unsubscribing anything itself.
+ *   observed as the CompletionEventBus dispatches them (time to first token, queue wait, usage).
  * Prompts, message contents and headers are never logged.
  */
 @Injectable()
@@ -58,9 +56,9 @@ export class RequestTelemetry {
 
   constructor(
     private readonly metrics: ApiMetrics,
-    @Inject(SUBSCRIBER_REDIS) subscriber: RedisClient,
+    events: CompletionEventBus,
   ) {
-    subscriber.on('smessage', (channel: string, message: string) => this.onEventMessage(channel, message));
+    events.observe((channel, event) => this.onEvent(channel, event));
   }
 
   /**
@@ -93,15 +91,9 @@ export class RequestTelemetry {
     reply.raw.once('close', () => this.end(request, reply, record));
   }
 
-  private onEventMessage(channel: string, message: string): void {
+  private onEvent(channel: string, event: TokenEvent): void {
     const entry = this.open.get(channel);
     if (!entry) return;
-    let event: TokenEvent;
-    try {
-      event = decodeTokenEvent(message);
-    } catch {
-      return; // CompletionEventBus reports malformed events
-    }
     const { request, completion } = entry;
     const elapsedMs = performance.now() - request.arrivedAt;
     switch (event.type) {
