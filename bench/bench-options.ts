@@ -28,6 +28,19 @@ export interface SyntheticPlan {
   repeats: number;
 }
 
+/**
+ * Delta events relayed per second: each level holds `streams` streams whose tokens come
+ * `tokenIntervalMs` apart (never closer than the worker's 5 ms coalescing, so one token is one
+ * event), each stream lasting about `streamSeconds`. The offered rate is streams × 1000 / interval.
+ */
+export interface RelayPlan {
+  levels: Array<{ streams: number; tokenIntervalMs: number }>;
+  streamSeconds: number;
+  roundsPerClient: number;
+  durationMs: number;
+  repeats: number;
+}
+
 export interface OpenStreamsPlan {
   levels: number[];
   openBatch: number;
@@ -47,7 +60,7 @@ export interface BenchOptions {
   /** Time to first token and inter-token latency around an engine of known speed. */
   synthetic: SyntheticPlan;
   /** Delta events relayed per second: long streams, so that request set-up does not dominate. */
-  relay: SyntheticPlan;
+  relay: RelayPlan;
   openStreams: OpenStreamsPlan;
   nonStream: NonStreamPlan;
 }
@@ -59,24 +72,35 @@ const FULL: Omit<BenchOptions, 'mode' | 'profile' | 'phases'> = {
     contextSize: 4096,
     maxTokens: 64,
     levels: [
-      { concurrency: 1, requests: 48 },
-      { concurrency: 10, requests: 120 },
-      { concurrency: 100, requests: 300 },
+      { concurrency: 1, requests: 96 },
+      { concurrency: 10, requests: 200 },
+      { concurrency: 100, requests: 400 },
       { concurrency: 1000, requests: 1000 },
     ],
     repeatUpTo: 100,
     repeats: 2,
   },
-  synthetic: { tokens: 64, tokenIntervalMs: 10, levels: [1, 10, 100, 1000, 2000], roundsPerClient: 4, durationMs: 6000, repeats: 2 },
-  relay: { tokens: 400, tokenIntervalMs: 10, levels: [500, 1000, 2000, 5000], roundsPerClient: 2, durationMs: 8000, repeats: 2 },
+  synthetic: { tokens: 64, tokenIntervalMs: 10, levels: [1, 10, 100, 1000, 2000], roundsPerClient: 4, durationMs: 5000, repeats: 2 },
+  relay: {
+    levels: [
+      { streams: 500, tokenIntervalMs: 10 },
+      { streams: 1000, tokenIntervalMs: 10 },
+      { streams: 2000, tokenIntervalMs: 20 },
+      { streams: 5000, tokenIntervalMs: 50 },
+    ],
+    streamSeconds: 3,
+    roundsPerClient: 2,
+    durationMs: 5000,
+    repeats: 2,
+  },
   openStreams: { levels: [1, 1000, 5000, 10000], openBatch: 250 },
   nonStream: { levels: [1, 10, 100, 1000], durationMs: 5000, repeats: 2 },
 };
 
 const QUICK: typeof FULL = {
-  llama: { ...FULL.llama, levels: [{ concurrency: 1, requests: 24 }, { concurrency: 10, requests: 80 }], repeatUpTo: 10, repeats: 1 },
+  llama: { ...FULL.llama, levels: [{ concurrency: 1, requests: 32 }, { concurrency: 10, requests: 80 }], repeatUpTo: 10, repeats: 1 },
   synthetic: { ...FULL.synthetic, levels: [1, 100, 1000], roundsPerClient: 3, durationMs: 3000, repeats: 1 },
-  relay: { ...FULL.relay, tokens: 300, levels: [1000], durationMs: 5000, repeats: 1 },
+  relay: { ...FULL.relay, levels: [{ streams: 1000, tokenIntervalMs: 10 }], roundsPerClient: 1, durationMs: 3000, repeats: 1 },
   openStreams: { levels: [1, 1000, 5000], openBatch: 250 },
   nonStream: { levels: [100], durationMs: 4000, repeats: 1 },
 };

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { LoadPlan, LoadResult } from './driver-protocol';
 import { SampleBuffer } from './stats';
 
@@ -23,8 +24,11 @@ export class RequestMeter {
   }
 }
 
-/** Runs one request, feeding `meter`; resolves with its completion tokens, rejects on any error. */
-export type RunOne = (index: number, meter: RequestMeter, plan: LoadPlan) => Promise<number>;
+/**
+ * Runs one request, feeding `meter`; resolves with its completion tokens, rejects on any error
+ * and, soon, once `signal` aborts.
+ */
+export type RunOne = (index: number, meter: RequestMeter, plan: LoadPlan, signal: AbortSignal) => Promise<number>;
 
 const MAX_ERROR_SAMPLES = 5;
 
@@ -37,18 +41,22 @@ async function loop(
 ): Promise<number> {
   let next = 0;
   const stopAt = performance.now() + plan.durationMs;
+  const hardStop = new AbortController();
+  setMaxListeners(0, hardStop.signal);
+  const timer = setTimeout(() => hardStop.abort(new Error(`still under way after ${plan.hardStopMs} ms: abandoned`)), plan.hardStopMs);
   const client = async (): Promise<void> => {
-    while (next < requests && performance.now() < stopAt) {
+    while (next < requests && performance.now() < stopAt && !hardStop.signal.aborted) {
       const index = next++;
       const meter = new RequestMeter(gaps);
       try {
-        onDone(meter, await runOne(index, meter, plan));
+        onDone(meter, await runOne(index, meter, plan, hardStop.signal));
       } catch (error) {
-        onDone(meter, error instanceof Error ? error : new Error(String(error)));
+        onDone(meter, hardStop.signal.aborted ? (hardStop.signal.reason as Error) : error instanceof Error ? error : new Error(String(error)));
       }
     }
   };
   await Promise.all(Array.from({ length: Math.min(plan.concurrency, requests) }, client));
+  clearTimeout(timer);
   return next;
 }
 
@@ -59,7 +67,7 @@ async function loop(
  */
 export async function runClosedLoop(plan: LoadPlan, runOne: RunOne): Promise<LoadResult> {
   if (plan.warmupRequests > 0) {
-    const warmup = { ...plan, maxTokens: plan.warmupMaxTokens, durationMs: Math.max(plan.durationMs, 60_000) };
+    const warmup = { ...plan, maxTokens: plan.warmupMaxTokens, durationMs: 60_000, hardStopMs: 120_000 };
     await loop(warmup, plan.warmupRequests, runOne, () => undefined);
   }
 

@@ -1,6 +1,7 @@
 import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
+import { whenInterrupted } from './cleanup';
 import type { DriverReply, DriverRequest, HoldPlan, HoldResult, LoadPlan, LoadResult } from './driver-protocol';
 
 /**
@@ -23,8 +24,10 @@ export class DriverClient {
       if (reply.type === 'failed') waiter?.reject(new Error(`${name}: ${reply.message}`));
       else waiter?.resolve(reply);
     });
+    const forget = whenInterrupted(() => Promise.resolve(child.kill('SIGKILL')));
     this.exited = new Promise((done) =>
       child.once('exit', (code, signal) => {
+        forget();
         for (const waiter of this.pending.values()) waiter.reject(new Error(`${name} exited (${code ?? signal})`));
         this.pending.clear();
         done();

@@ -16,6 +16,11 @@ export interface LoadPlan {
   warmupMaxTokens: number;
   /** No request is sent after this many milliseconds of the measured run; those under way finish. */
   durationMs: number;
+  /**
+   * Requests still under way this long after the start are abandoned (and counted as errors), so
+   * that a level the service cannot keep up with ends anyway.
+   */
+  hardStopMs: number;
   /** Streamed (SSE) or one JSON body per request. */
   stream: boolean;
   maxTokens: number;

@@ -4,7 +4,6 @@
  * Requests beyond the engine's slots wait their turn in order, as jobs wait in the queue, and
  * their time to first token counts from when they were issued.
  */
-import { setMaxListeners } from 'node:events';
 import { LlamaCppEngine } from '../apps/worker/src/engine/llama-cpp.engine';
 import { SyntheticEngine } from '../apps/worker/src/engine/synthetic.engine';
 import type { InferenceEngine } from '../apps/worker/src/engine/inference-engine';
@@ -19,12 +18,25 @@ class Slots {
 
   constructor(private free: number) {}
 
-  async acquire(): Promise<void> {
+  /** Resolves with a slot, or false when `signal` aborted first (then no slot is held). */
+  async acquire(signal: AbortSignal): Promise<boolean> {
     if (this.free > 0) {
       this.free -= 1;
-      return;
+      return true;
     }
-    await new Promise<void>((resolve) => this.waiting.push(resolve));
+    if (signal.aborted) return false;
+    return new Promise<boolean>((resolve) => {
+      const take = (): void => {
+        signal.removeEventListener('abort', give);
+        resolve(true);
+      };
+      const give = (): void => {
+        this.waiting.splice(this.waiting.indexOf(take), 1);
+        resolve(false);
+      };
+      this.waiting.push(take);
+      signal.addEventListener('abort', give, { once: true });
+    });
   }
 
   release(): void {
@@ -43,18 +55,15 @@ async function main(): Promise<void> {
   const spec = JSON.parse(process.argv[2] ?? '') as EngineSpec;
   const engine = await loadEngine(spec);
   const slots = new Slots(engine.slots);
-  const never = new AbortController().signal;
-  // Every generation listens on this one signal.
-  setMaxListeners(0, never);
 
   const run = (plan: LoadPlan): Promise<LoadResult> =>
-    runClosedLoop(plan, async (index, meter, step) => {
-      await slots.acquire();
+    runClosedLoop(plan, async (index, meter, step, signal) => {
+      if (!(await slots.acquire(signal))) throw new Error('abandoned while waiting for a slot');
       try {
         const outcome = await engine.generate({
           messages: messagesFor(index),
           sampling: samplingFor(index, step.maxTokens),
-          signal: never,
+          signal,
           onText: () => meter.content(),
         });
         return outcome.usage.completion_tokens;

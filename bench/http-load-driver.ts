@@ -17,15 +17,15 @@ const url = new URL(`${target.baseUrl}/chat/completions`);
 
 const newAgent = (sockets: number): Agent => new Agent({ keepAlive: true, maxSockets: sockets, maxFreeSockets: sockets, scheduling: 'fifo' });
 
-function chatRequest(index: number, plan: { maxTokens: number }, stream: boolean, agent: Agent, timeoutMs: number): ChatRequest {
-  return { url, apiKey: target.apiKey, body: requestBody(index, target.model, plan.maxTokens, stream), agent, timeoutMs };
+function chatRequest(index: number, plan: { maxTokens: number }, stream: boolean, agent: Agent, timeoutMs: number, signal?: AbortSignal): ChatRequest {
+  return { url, apiKey: target.apiKey, body: requestBody(index, target.model, plan.maxTokens, stream), agent, timeoutMs, signal };
 }
 
 async function run(plan: LoadPlan): Promise<LoadResult> {
   const agent = newAgent(plan.concurrency);
   try {
-    return await runClosedLoop(plan, (index, meter, step) => {
-      const chat = chatRequest(index, step, step.stream, agent, step.requestTimeoutMs);
+    return await runClosedLoop(plan, (index, meter, step, signal) => {
+      const chat = chatRequest(index, step, step.stream, agent, step.requestTimeoutMs, signal);
       return step.stream ? streamCompletion(chat, meter) : fetchCompletion(chat);
     });
   } finally {

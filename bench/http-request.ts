@@ -8,6 +8,8 @@ export interface ChatRequest {
   body: string;
   agent: Agent;
   timeoutMs: number;
+  /** Abandons the request (destroys its socket) when aborted. */
+  signal?: AbortSignal;
 }
 
 /** A chunk frame that carries text; the first chunk's `"content":""` (role only) does not match. */
@@ -25,12 +27,18 @@ function post(chat: ChatRequest, onResponse: (response: IncomingMessage) => void
     },
   });
   const timer = setTimeout(() => req.destroy(new Error(`no answer within ${chat.timeoutMs} ms`)), chat.timeoutMs);
+  const abandon = (): void => void req.destroy(new Error('abandoned'));
+  chat.signal?.addEventListener('abort', abandon, { once: true });
+  const settle = (): void => {
+    clearTimeout(timer);
+    chat.signal?.removeEventListener('abort', abandon);
+  };
   req.on('response', (response) => {
-    response.on('close', () => clearTimeout(timer));
+    response.on('close', settle);
     onResponse(response);
   });
   req.on('error', (error) => {
-    clearTimeout(timer);
+    settle();
     fail(error);
   });
   req.end(chat.body);

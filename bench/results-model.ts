@@ -92,6 +92,8 @@ function cpuCosts(cores: Record<string, number>, run: LoadResult): Pick<SideFigu
 /** Engine alone and service side by side at one concurrency. */
 export interface ComparisonLevel {
   concurrency: number;
+  /** Synthetic engine levels: the time between tokens. */
+  tokenIntervalMs?: number;
   engine: SideFigures;
   service: SideFigures;
   /** service / engine (tokens/s, requests/s) and service − engine (TTFT, ms), from the best runs. */

@@ -17,7 +17,8 @@ import { join, resolve } from 'node:path';
 import { API_ENTRY, REPO_ROOT, WORKER_ENTRY } from '../tools/local-stack/services';
 import { hasRedisServerBinary, REDIS_INSTALL_HINT } from '../tools/local-stack/redis-server';
 import { parseOptions } from './bench-options';
-import type { BenchOptions, SyntheticPlan } from './bench-options';
+import { stopEverythingOnSignals } from './cleanup';
+import type { BenchOptions, RelayPlan, SyntheticPlan } from './bench-options';
 import type { EngineSpec, LoadPlan } from './driver-protocol';
 import { runComparison } from './phases/comparison';
 import type { ComparisonLevelPlan } from './phases/comparison';
@@ -26,7 +27,7 @@ import { runOpenStreams } from './phases/open-streams';
 import { evaluateBars } from './report/bars';
 import { consoleReport } from './report/console-report';
 import { renderChart } from './report/svg-chart';
-import type { BenchResults } from './results-model';
+import type { BenchResults, ComparisonLevel, ProfileSummary } from './results-model';
 
 const MODEL_PATH = resolve(REPO_ROOT, 'models/tiny-chat.gguf');
 const RESULTS_DIR = resolve(__dirname, 'results');
@@ -78,30 +79,58 @@ function openFilesLimit(): number {
   }
 }
 
+function streamPlan(concurrency: number, requests: number, durationMs: number, maxTokens: number): LoadPlan {
+  return {
+    concurrency,
+    requests,
+    durationMs,
+    // A level the service cannot keep up with still ends: what is under way by then is abandoned.
+    hardStopMs: durationMs * 3 + 15_000,
+    warmupRequests: concurrency,
+    warmupMaxTokens: 1,
+    stream: true,
+    maxTokens,
+    requestTimeoutMs: 120_000,
+  };
+}
+
 function syntheticLevels(plan: SyntheticPlan, profileAt: number | undefined): ComparisonLevelPlan[] {
   return plan.levels.map((concurrency) => ({
-    plan: {
-      concurrency,
-      requests: Math.max(concurrency * plan.roundsPerClient, 20),
-      durationMs: plan.durationMs,
-      warmupRequests: concurrency,
-      warmupMaxTokens: 1,
-      stream: true,
-      maxTokens: plan.tokens,
-      requestTimeoutMs: 120_000,
-    },
+    plan: streamPlan(concurrency, Math.max(concurrency * plan.roundsPerClient, 20), plan.durationMs, plan.tokens),
     repeats: plan.repeats,
     profile: concurrency === profileAt,
   }));
 }
 
-const syntheticEngine = (plan: SyntheticPlan): EngineSpec => ({
+const syntheticEngine = (tokens: number, tokenIntervalMs: number): EngineSpec => ({
   kind: 'synthetic',
-  tokens: plan.tokens,
-  tokenIntervalMs: plan.tokenIntervalMs,
+  tokens,
+  tokenIntervalMs,
   slots: SYNTHETIC_SLOTS,
   contextSize: 4096,
 });
+
+/** Relay levels that share a token interval share one service stack (the interval is the worker's setting). */
+async function runRelay(plan: RelayPlan, fits: (streams: number) => boolean, profile: boolean): Promise<{ levels: ComparisonLevel[]; profiles: ProfileSummary[] }> {
+  const levels = plan.levels.filter((level) => fits(level.streams));
+  const busiest = levels.reduce<number | undefined>((most, level) => Math.max(most ?? 0, level.streams), undefined);
+  const outcome: { levels: ComparisonLevel[]; profiles: ProfileSummary[] } = { levels: [], profiles: [] };
+  for (const interval of [...new Set(levels.map((level) => level.tokenIntervalMs))]) {
+    const tokens = Math.round((plan.streamSeconds * 1000) / interval);
+    const group = levels
+      .filter((level) => level.tokenIntervalMs === interval)
+      .map(({ streams }): ComparisonLevelPlan => ({
+        plan: streamPlan(streams, streams * plan.roundsPerClient, plan.durationMs, tokens),
+        repeats: plan.repeats,
+        profile: profile && streams === busiest,
+      }));
+    console.log(`  ${tokens} tokens ${interval} ms apart per stream`);
+    const result = await runComparison(`relay-${interval}ms`, syntheticEngine(tokens, interval), group);
+    outcome.levels.push(...result.levels.map((level) => ({ ...level, tokenIntervalMs: interval })));
+    outcome.profiles.push(...result.profiles);
+  }
+  return outcome;
+}
 
 async function runPhases(options: BenchOptions, limit: number): Promise<Omit<BenchResults, 'bars' | 'durationSeconds'>> {
   const cpuList = cpus();
@@ -119,16 +148,7 @@ async function runPhases(options: BenchOptions, limit: number): Promise<Omit<Ben
     const { llama } = options;
     const engine: EngineSpec = { kind: 'llama', modelPath: MODEL_PATH, parallelSequences: llama.parallelSequences, threads: llama.threads, contextSize: llama.contextSize };
     const levels = llama.levels.filter((level) => fitsFds(level.concurrency)).map(({ concurrency, requests }): ComparisonLevelPlan => {
-      const plan: LoadPlan = {
-        concurrency,
-        requests,
-        durationMs: 10 * 60_000,
-        warmupRequests: Math.max(concurrency, llama.parallelSequences * 2),
-        warmupMaxTokens: 1,
-        stream: true,
-        maxTokens: llama.maxTokens,
-        requestTimeoutMs: 10 * 60_000,
-      };
+      const plan: LoadPlan = { ...streamPlan(concurrency, requests, 120_000, llama.maxTokens), hardStopMs: 180_000 };
       return { plan, repeats: concurrency <= llama.repeatUpTo ? llama.repeats : 1, profile: false };
     });
     results.llama = (await runComparison('llama', engine, levels)).levels;
@@ -136,14 +156,13 @@ async function runPhases(options: BenchOptions, limit: number): Promise<Omit<Ben
   if (options.phases.has('synthetic')) {
     console.log(`\n» synthetic engine (${options.synthetic.tokens} tokens, ${options.synthetic.tokenIntervalMs} ms apart): engine alone vs service`);
     const levels = syntheticLevels({ ...options.synthetic, levels: options.synthetic.levels.filter(fitsFds) }, options.profile ? 100 : undefined);
-    const outcome = await runComparison('synthetic', syntheticEngine(options.synthetic), levels);
+    const outcome = await runComparison('synthetic', syntheticEngine(options.synthetic.tokens, options.synthetic.tokenIntervalMs), levels);
     results.synthetic = outcome.levels;
     results.profiles?.push(...outcome.profiles);
   }
   if (options.phases.has('relay')) {
-    console.log(`\n» relay: long synthetic streams (${options.relay.tokens} tokens, ${options.relay.tokenIntervalMs} ms apart)`);
-    const levels = options.relay.levels.filter(fitsFds);
-    const outcome = await runComparison('relay', syntheticEngine(options.relay), syntheticLevels({ ...options.relay, levels }, options.profile ? levels[levels.length - 1] : undefined));
+    console.log('\n» relay: long synthetic streams, one token per delta event');
+    const outcome = await runRelay(options.relay, fitsFds, options.profile);
     results.relay = outcome.levels;
     results.profiles?.push(...outcome.profiles);
   }
@@ -164,6 +183,7 @@ async function runPhases(options: BenchOptions, limit: number): Promise<Omit<Ben
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
   preflight();
+  stopEverythingOnSignals();
   const limit = openFilesLimit();
   console.log(`bench: ${options.mode} run, phases ${[...options.phases].join(', ')}; ulimit -n ${limit}; ${cpus().length} CPUs, load ${loadavg().map((value) => value.toFixed(2)).join(' ')}`);
   const startedAt = performance.now();

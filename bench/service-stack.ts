@@ -5,6 +5,7 @@ import { startRedisServer } from '../tools/local-stack/redis-server';
 import type { LocalRedis } from '../tools/local-stack/redis-server';
 import { REPO_ROOT, startApi, startWorker } from '../tools/local-stack/services';
 import type { EngineSpec, HttpTarget } from './driver-protocol';
+import { whenInterrupted } from './cleanup';
 import { InspectorClient } from './inspector-client';
 
 export const BENCH_MODEL = 'tiny-chat';
@@ -39,6 +40,7 @@ function workerEnv(engine: EngineSpec): NodeJS.ProcessEnv {
 export async function startServiceStack(label: string, engine: EngineSpec): Promise<ServiceStack> {
   const logFile = (part: string): string => resolve(ARTIFACTS_DIR, 'logs', `${label}-${part}.log`);
   const started: Array<{ stop: () => Promise<unknown> }> = [];
+  const forget = whenInterrupted(() => Promise.allSettled([...started].reverse().map((part) => part.stop())));
   try {
     const redis: LocalRedis = await startRedisServer({ logFile: logFile('redis') });
     started.push(redis);
@@ -82,12 +84,14 @@ export async function startServiceStack(label: string, engine: EngineSpec): Prom
         return list.split('\n').filter((line) => new RegExp(`\\bname=${prefix}`).test(line)).length;
       },
       async stop(): Promise<void> {
+        forget();
         inspector.close();
         admin.disconnect();
         for (const part of started.reverse()) await part.stop();
       },
     };
   } catch (error) {
+    forget();
     for (const part of started.reverse()) await part.stop();
     throw error;
   }

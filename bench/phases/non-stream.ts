@@ -21,6 +21,7 @@ export async function runNonStream(plan: NonStreamPlan, profile: boolean): Promi
         concurrency,
         requests: 1_000_000,
         durationMs: plan.durationMs,
+        hardStopMs: plan.durationMs * 3 + 15_000,
         warmupRequests: Math.max(concurrency, 200),
         warmupMaxTokens: 64,
         stream: false,

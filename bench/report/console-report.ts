@@ -50,7 +50,10 @@ export function consoleReport(results: BenchResults): string {
   const out: string[] = [];
   if (results.llama) out.push('\nllama.cpp: engine alone vs service (same model, sequences, threads, prompts)', comparisonTable(results.llama));
   if (results.synthetic) out.push('\nSynthetic engine (64 tokens, 10 ms apart): engine alone vs service', comparisonTable(results.synthetic));
-  if (results.relay) out.push('\nRelay (long synthetic streams, 10 ms per token)', comparisonTable(results.relay));
+  if (results.relay) {
+    const described = results.relay.map((level) => `c=${level.concurrency}: ${level.tokenIntervalMs} ms between tokens`).join(', ');
+    out.push(`\nRelay: long synthetic streams, one delta event per token (${described})`, comparisonTable(results.relay));
+  }
   if (results.openStreams) {
     const rows = [['streams', 'opened', 'failed', 'open s', 'RSS/stream KB', 'heap/stream KB', 'external/stream KB', 'API RSS MB', 'Redis api-* conns']];
     for (const level of results.openStreams.levels) {

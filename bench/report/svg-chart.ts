@@ -158,9 +158,9 @@ export function renderChart(results: BenchResults): string {
   panels.push(
     relay.length
       ? panel(...at(3), panelW, panelH, {
-          title: 'Delta events relayed per second (one API)',
+          title: 'Delta events/s relayed by one API (streams × token interval)',
           unit: 'events/s',
-          categories: relay.map((level) => `${level.concurrency} streams`),
+          categories: relay.map((level) => `${level.concurrency} × ${level.tokenIntervalMs ?? '?'} ms`),
           series: [
             { name: 'engine alone (offered)', color: COLORS.offered, values: relay.map((level) => level.engine.deltaEventsPerSecond) },
             { name: 'service', color: COLORS.service, values: relay.map((level) => level.service.deltaEventsPerSecond) },

@@ -97,10 +97,13 @@ describe('SyntheticEngine', () => {
     expect(pieces).toHaveLength(3);
   });
 
-  it('refuses a prompt that leaves no room in its context', async () => {
+  it('refuses a prompt or a max_tokens that leaves no room in its context', async () => {
     const long = [{ role: 'user' as const, content: 'word '.repeat(300) }];
     await expect(
       engine({ contextSize: 256 }).generate({ messages: long, sampling: sampling(), signal: new AbortController().signal, onText: () => undefined }),
+    ).rejects.toThrow(/maximum context length/);
+    await expect(
+      engine({ contextSize: 256 }).generate({ messages, sampling: sampling({ maxTokens: 300 }), signal: new AbortController().signal, onText: () => undefined }),
     ).rejects.toThrow(/maximum context length/);
   });
 });

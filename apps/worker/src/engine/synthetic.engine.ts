@@ -58,8 +58,9 @@ export class SyntheticEngine implements InferenceEngine {
   async generate({ messages, sampling, signal, onText }: GenerationRequest): Promise<GenerationOutcome> {
     const promptTokens = countPromptTokens(messages);
     const room = this.contextSize - promptTokens;
-    if (room <= 0) throw new ContextLengthExceededError(this.contextSize, promptTokens, sampling.maxTokens);
-    const maxTokens = Math.min(sampling.maxTokens ?? room, room);
+    // As the llama.cpp engine: a max_tokens that does not fit is refused, not shortened.
+    if (room <= 0 || (sampling.maxTokens ?? 0) > room) throw new ContextLengthExceededError(this.contextSize, promptTokens, sampling.maxTokens);
+    const maxTokens = sampling.maxTokens ?? room;
     const limit = Math.min(this.options.tokens, maxTokens);
     const stop = sampling.stop.filter((sequence) => sequence.length > 0);
 
