@@ -35,7 +35,7 @@ function compact(value: number): string {
 
 function panel(x: number, y: number, width: number, height: number, spec: PanelSpec): string {
   const left = 52;
-  const top = 44;
+  const top = 58;
   const bottom = spec.notes ? 46 : 30;
   const plotW = width - left - 12;
   const plotH = height - top - bottom;
@@ -53,8 +53,8 @@ function panel(x: number, y: number, width: number, height: number, spec: PanelS
   // Legend.
   let legendX = 12;
   for (const series of spec.series) {
-    parts.push(`<rect x="${legendX}" y="28" width="10" height="10" fill="${series.color}"/>`);
-    parts.push(`<text x="${legendX + 14}" y="37" font-size="11" fill="#4a5568" ${FONT}>${escape(series.name)}</text>`);
+    parts.push(`<rect x="${legendX}" y="27" width="10" height="10" fill="${series.color}"/>`);
+    parts.push(`<text x="${legendX + 14}" y="36" font-size="11" fill="#4a5568" ${FONT}>${escape(series.name)}</text>`);
     legendX += 22 + series.name.length * 6.2;
   }
   parts.push(`<g transform="translate(${left},${top})">`);
@@ -67,7 +67,7 @@ function panel(x: number, y: number, width: number, height: number, spec: PanelS
     parts.push(`<line x1="0" x2="${plotW}" y1="${ty}" y2="${ty}" stroke="#edf2f7"/>`);
     parts.push(`<text x="-6" y="${ty + 4}" font-size="10" text-anchor="end" fill="#718096" ${FONT}>${compact(tick)}</text>`);
   }
-  parts.push(`<text x="-40" y="-6" font-size="10" fill="#718096" ${FONT}>${escape(spec.unit)}</text>`);
+  parts.push(`<text x="-46" y="-9" font-size="10" fill="#718096" ${FONT}>${escape(spec.unit)}</text>`);
   const groupW = plotW / Math.max(1, spec.categories.length);
   const barW = Math.min(34, (groupW * 0.8) / spec.series.length);
   spec.categories.forEach((category, index) => {
@@ -82,7 +82,7 @@ function panel(x: number, y: number, width: number, height: number, spec: PanelS
     });
     parts.push(`<text x="${index * groupW + groupW / 2}" y="${plotH + 14}" font-size="11" text-anchor="middle" fill="#2d3748" ${FONT}>${escape(category)}</text>`);
     const note = spec.notes?.[index];
-    if (note) parts.push(`<text x="${index * groupW + groupW / 2}" y="${plotH + 28}" font-size="10" text-anchor="middle" fill="#4a5568" ${FONT}>${escape(note)}</text>`);
+    if (note) parts.push(`<text x="${index * groupW + groupW / 2}" y="${plotH + 28}" font-size="9" text-anchor="middle" fill="#4a5568" ${FONT}>${escape(note)}</text>`);
   });
   if (spec.target) {
     const ty = plotH - scale(spec.target.value);
@@ -126,7 +126,7 @@ export function renderChart(results: BenchResults): string {
   panels.push(
     llama.length
       ? panel(...at(1), panelW, panelH, {
-          title: 'llama.cpp time to first token p50 (queueing included)',
+          title: 'llama.cpp time to first token p50',
           unit: 'ms',
           log: true,
           categories: cat(llama),
@@ -142,7 +142,7 @@ export function renderChart(results: BenchResults): string {
   panels.push(
     synthetic.length
       ? panel(...at(2), panelW, panelH, {
-          title: 'Time to first token added by the service (synthetic)',
+          title: 'TTFT added by the service (synthetic)',
           unit: 'ms',
           log: true,
           categories: cat(synthetic),
@@ -158,7 +158,7 @@ export function renderChart(results: BenchResults): string {
   panels.push(
     relay.length
       ? panel(...at(3), panelW, panelH, {
-          title: 'Delta events/s relayed by one API (streams × token interval)',
+          title: 'Delta events/s relayed by one API',
           unit: 'events/s',
           categories: relay.map((level) => `${level.concurrency} × ${level.tokenIntervalMs ?? '?'} ms`),
           series: [
@@ -166,23 +166,24 @@ export function renderChart(results: BenchResults): string {
             { name: 'service', color: COLORS.service, values: relay.map((level) => level.service.deltaEventsPerSecond) },
           ],
           target: { value: 50_000, label: 'target 50k/s' },
-          notes: relay.map((level) => `ITL p50 ${round(level.service.itlMs.p50, 1)} ms`),
+          notes: relay.map((level) => `ITL ${round(level.service.itlMs.p50, 1)} ms`),
         })
       : placeholder(...at(3), panelW, panelH, 'Delta events relayed per second'),
   );
-  const open = results.openStreams?.levels ?? [];
+  // A handful of streams tells nothing per stream: the chart starts at 100.
+  const open = (results.openStreams?.levels ?? []).filter((level) => level.streams >= 100);
   panels.push(
     open.length
       ? panel(...at(4), panelW, panelH, {
-          title: 'API memory per open stream',
+          title: 'API memory per open stream (after GC)',
           unit: 'KB',
-          categories: open.map((level) => `${level.streams} streams`),
+          categories: open.map((level) => `${level.opened} open`),
           series: [
             { name: 'RSS', color: COLORS.service, values: open.map((level) => Math.max(0, level.perStreamBytes.rss / 1024)) },
             { name: 'JS heap', color: COLORS.heap, values: open.map((level) => Math.max(0, level.perStreamBytes.heapUsed / 1024)) },
           ],
           target: { value: 64, label: 'target ≤ 64 KB' },
-          notes: open.map((level) => `${level.opened} open · ${level.redisApiConnections} Redis conns`),
+          notes: open.map((level) => `Redis conns: ${level.redisApiConnections}`),
         })
       : placeholder(...at(4), panelW, panelH, 'API memory per open stream'),
   );
@@ -190,7 +191,7 @@ export function renderChart(results: BenchResults): string {
   panels.push(
     nonStream.length
       ? panel(...at(5), panelW, panelH, {
-          title: 'Non-stream requests/s (synthetic, zero delay)',
+          title: 'Non-stream requests/s (synthetic, 0 ms)',
           unit: 'req/s',
           categories: cat(nonStream),
           series: [{ name: 'service', color: COLORS.service, values: nonStream.map((level) => level.service.requestsPerSecond) }],
@@ -200,7 +201,8 @@ export function renderChart(results: BenchResults): string {
       : placeholder(...at(5), panelW, panelH, 'Non-stream requests/s'),
   );
 
-  const height = headerH + 2 * (panelH + gap) + gap;
+  const height = headerH + 2 * (panelH + gap) + gap + 18;
+  const footer = `<text x="${gap}" y="${height - 10}" font-size="11" fill="#4a5568" ${FONT}>Each point: best of its runs (spread in the JSON). Load average at start ${results.machine.loadAverageAtStart.join(' / ')} on a machine shared with other work; ${escape(results.mode)} plan, ${results.durationSeconds} s. Figures: bench/results/*.json.</text>`;
   const header = [
     `<text x="${gap}" y="26" font-size="18" font-weight="700" ${FONT}>Service vs engine alone — ${escape(results.machine.cpuModel)} × ${results.machine.cpus}, Node ${escape(results.machine.node)}, ${results.mode} run ${escape(results.generatedAt.slice(0, 16))}Z</text>`,
     ...results.bars.map((bar, index) => {
@@ -214,6 +216,7 @@ export function renderChart(results: BenchResults): string {
     `<rect width="${width}" height="${height}" fill="#f7fafc"/>`,
     ...header,
     ...panels,
+    footer,
     '</svg>',
     '',
   ].join('\n');

@@ -35,6 +35,7 @@ export class CompletionWatch {
   private readonly tracker: EventSequenceTracker;
   private timer: NodeJS.Timeout | undefined;
   private workerActive = false;
+  private lastEventAt = 0;
   private settled = false;
 
   constructor(private readonly options: CompletionWatchOptions) {
@@ -53,6 +54,8 @@ export class CompletionWatch {
 
   /** Call once the job is queued: from now on a worker must start it within the wait limit. */
   awaitStart(): void {
+    // Events can come before queue.add has returned: the worker has started already.
+    if (this.workerActive) return;
     this.arm(this.options.startWaitMs, () => void this.onStartOverdue());
   }
 
@@ -70,10 +73,22 @@ export class CompletionWatch {
     this.settle(() => this.rejectEnding(error));
   }
 
-  /** Any event shows a worker at work; the next must follow within the silence limit. */
+  /**
+   * Any event shows a worker at work; the next must follow within the silence limit. Called for
+   * every event, so it only notes the time: the one silence timer, armed by the first
+   * event, checks on firing whether anything came since and re-arms for the rest of the limit.
+   */
   private expectNextEventSoon(): void {
+    this.lastEventAt = performance.now();
+    if (this.workerActive) return;
     this.workerActive = true;
-    this.arm(WORKER_SILENCE_LIMIT_MS, () => this.onWorkerSilent());
+    this.arm(WORKER_SILENCE_LIMIT_MS, () => this.onSilenceTimer());
+  }
+
+  private onSilenceTimer(): void {
+    const silentFor = performance.now() - this.lastEventAt;
+    if (silentFor < WORKER_SILENCE_LIMIT_MS) this.arm(WORKER_SILENCE_LIMIT_MS - silentFor, () => this.onSilenceTimer());
+    else this.onWorkerSilent();
   }
 
   private onWorkerSilent(): void {

@@ -130,6 +130,10 @@ export class LlamaCppEngine implements InferenceEngine {
       if (signal.aborted) throw new GenerationAbortedError();
       throw error;
     } finally {
+      // Erase the answer now, while the context's batch loop is ours for a moment: a job that
+      // arrives later (from the queue, not in this same turn of the event loop) would otherwise
+      // wait tens of milliseconds for node-llama-cpp to let it erase the old state itself.
+      await chat.sequence.clearHistory().catch(() => undefined);
       this.idleChats.push(chat);
     }
   }
