@@ -12,7 +12,6 @@ import { CompletionCancellations } from './completion-cancellations';
 import { QueueWorkerMonitor } from './observability/queue-worker-monitor';
 import { generateCompletion } from './generate-completion';
 import { TokenEventPublisher } from './token-event-publisher';
-import { WorkerAnnouncer } from './worker-announcer';
 import { BLOCKING_REDIS, PUBLISHER_REDIS } from './worker-redis.providers';
 
 /**
@@ -31,7 +30,6 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
     @Inject(BLOCKING_REDIS) private readonly blocking: RedisClient,
     private readonly cancellations: CompletionCancellations,
     private readonly monitor: QueueWorkerMonitor,
-    private readonly announcer: WorkerAnnouncer,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -59,7 +57,6 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
     // Stopped by the API (client gone), by the queue, or by the generation time limit.
     const signals = [this.cancellations.track(completionId), AbortSignal.timeout(this.env.MAX_GENERATION_MS)];
     if (queueSignal) signals.push(queueSignal);
-    this.announcer.jobsChanged(1);
     try {
       return await generateCompletion(job.data, this.engine, events, {
         workerId: this.env.WORKER_ID,
@@ -71,7 +68,6 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
       throw new UnrecoverableError(error instanceof Error ? error.message : String(error));
     } finally {
       this.cancellations.untrack(completionId);
-      this.announcer.jobsChanged(-1);
     }
   }
 

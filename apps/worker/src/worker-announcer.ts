@@ -4,8 +4,7 @@ import { WorkerEnv } from '@app/config';
 import { ANNOUNCEMENT_TTL_MS, ANNOUNCE_INTERVAL_MS, WORKER_REGISTRY_KEYS } from '@app/contracts';
 import type { WorkerAnnouncement } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
-import { INFERENCE_ENGINE } from './engine/inference-engine';
-import type { InferenceEngine } from './engine/inference-engine';
+import { ObservedEngine } from './observability/observed-engine';
 import { PUBLISHER_REDIS } from './worker-redis.providers';
 
 /**
@@ -17,18 +16,12 @@ import { PUBLISHER_REDIS } from './worker-redis.providers';
 export class WorkerAnnouncer implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(WorkerAnnouncer.name);
   private timer: NodeJS.Timeout | undefined;
-  private busySlots = 0;
 
   constructor(
     private readonly env: WorkerEnv,
-    @Inject(INFERENCE_ENGINE) private readonly engine: InferenceEngine,
+    private readonly engine: ObservedEngine,
     @Inject(PUBLISHER_REDIS) private readonly redis: RedisClient,
   ) {}
-
-  /** The processor reports each job it starts (+1) and ends (-1). */
-  jobsChanged(delta: 1 | -1): void {
-    this.busySlots += delta;
-  }
 
   async onApplicationBootstrap(): Promise<void> {
     await this.announce();
@@ -55,7 +48,7 @@ export class WorkerAnnouncer implements OnApplicationBootstrap, OnModuleDestroy 
       model: this.env.MODEL_NAME,
       engine: this.env.ENGINE === 'synthetic' ? 'synthetic' : 'llama.cpp',
       slots: this.engine.slots,
-      freeSlots: Math.max(this.engine.slots - this.busySlots, 0),
+      freeSlots: this.engine.freeSlots,
       contextSize: this.engine.contextSize,
       announcedAt: now,
     };

@@ -62,6 +62,8 @@ export class WorkerModule {
           // Measured from the outside (slots, time to first token, tokens): see observability/.
           useFactory: async (env: WorkerEnv, metrics: WorkerMetrics) => new ObservedEngine(await loadEngine(env), metrics),
         },
+        // The same instance by its class, for what reads its slot counts (the registry announcer).
+        { provide: ObservedEngine, useExisting: INFERENCE_ENGINE },
         ...workerRedisProviders,
         CompletionCancellations,
         WorkerAnnouncer,

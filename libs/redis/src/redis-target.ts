@@ -24,15 +24,3 @@ export function redisTarget(env: RedisEnv): RedisTarget {
   }
   return { kind: 'standalone', url: env.REDIS_URL };
 }
-
-/** For logs: where, without credentials. */
-export function describeRedisTarget(target: RedisTarget): string {
-  switch (target.kind) {
-    case 'standalone':
-      return target.url.replace(/\/\/[^@/]*@/, '//***@');
-    case 'cluster':
-      return `cluster ${target.nodes.map(({ host, port }) => `${host}:${port}`).join(',')}`;
-    case 'sentinel':
-      return `sentinel ${target.masterName} via ${target.sentinels.map(({ host, port }) => `${host}:${port}`).join(',')}`;
-  }
-}

@@ -48,10 +48,6 @@ export class CompletionWatch {
     this.ending.catch(() => undefined);
   }
 
-  get isSettled(): boolean {
-    return this.settled;
-  }
-
   /** Call once the job is queued: from now on a worker must start it within the wait limit. */
   awaitStart(): void {
     // Events can come before queue.add has returned: the worker has started already.

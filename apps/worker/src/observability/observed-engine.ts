@@ -23,6 +23,11 @@ export class ObservedEngine implements InferenceEngine {
     return this.engine.slots;
   }
 
+  /** Slots not generating right now, as the registry announces them. */
+  get freeSlots(): number {
+    return Math.max(this.engine.slots - this.busy, 0);
+  }
+
   get contextSize(): number {
     return this.engine.contextSize;
   }
@@ -63,6 +68,6 @@ export class ObservedEngine implements InferenceEngine {
   private setBusy(busy: number): void {
     this.busy = busy;
     this.metrics.busySlots.set(this.labels, busy);
-    this.metrics.freeSlots.set(this.labels, Math.max(this.engine.slots - busy, 0));
+    this.metrics.freeSlots.set(this.labels, this.freeSlots);
   }
 }
