@@ -9,14 +9,23 @@
 #   docker build --target worker -t chat-worker .
 #   docker build --target worker-cuda -t chat-worker-cuda .
 #
-# node-llama-cpp ships prebuilt llama.cpp binaries (CPU, Vulkan, and CUDA as
-# @node-llama-cpp/linux-x64-cuda*), so nothing is compiled here. Its CUDA binaries link against
-# CUDA 13's runtime (libcudart, libcublas, with a CUDA 12 fallback build), which is why the CUDA
-# worker runs on NVIDIA's CUDA runtime image; the NVIDIA Container Toolkit adds the driver.
+# The CPU worker uses node-llama-cpp's prebuilt CPU binary. The CUDA worker does not use its
+# prebuilt CUDA binary: measured on an H100 (driver 580, CUDA 13.0) that binary loads a model and
+# then aborts the process at the first decode ("the provided PTX was compiled with an unsupported
+# toolchain"). So a build stage on NVIDIA's CUDA *devel* image compiles llama.cpp from the source
+# node-llama-cpp ships with itself (its git bundle: no network beyond the npm registry), with real
+# code for every architecture in CUDA_ARCHITECTURES plus PTX for the newest, and the runtime stage
+# is the matching CUDA *runtime* image.
+#
+# Driver needed on the hosts (with the NVIDIA Container Toolkit): CUDA 13.0 images need driver
+# >= 580; for older drivers build with CUDA_VERSION=12.8.1 (driver >= 570) or 12.4.1 (>= 550).
+#   docker build --target worker-cuda --build-arg CUDA_ARCHITECTURES="90-real;90-virtual" -t chat-worker-cuda .
 
-ARG NODE_IMAGE=node:20-bookworm-slim
-# Must suit the hosts' driver: CUDA 13 needs driver >= 580; use a 12.x runtime image for older drivers.
-ARG CUDA_IMAGE=nvidia/cuda:13.0.1-runtime-ubuntu24.04
+ARG NODE_IMAGE=node:24-bookworm-slim
+ARG CUDA_VERSION=13.0.1
+# Ampere (80, 86), Ada (89), Hopper (90), Blackwell (100, 120): real code for each, PTX for the
+# newest so that a later GPU can still JIT it.
+ARG CUDA_ARCHITECTURES="80-real;86-real;89-real;90-real;100-real;120-real;120-virtual"
 
 # ---- build: both apps and the tiny model (dev dependencies live only here) ----
 FROM ${NODE_IMAGE} AS build
@@ -46,9 +55,25 @@ RUN rm -rf node_modules/node-llama-cpp node_modules/@node-llama-cpp
 FROM prod-deps AS worker-deps
 RUN rm -rf node_modules/@node-llama-cpp/*-cuda* node_modules/@node-llama-cpp/*-vulkan
 
-# The CUDA worker keeps the CUDA build (and the CPU one, as llama.cpp's fallback).
+# The CUDA worker runs the llama.cpp it compiles below: no prebuilt GPU binary to fall back on,
+# and no CPU fallback either (GPU=cuda that cannot be honoured stops the worker at boot).
 FROM prod-deps AS worker-cuda-deps
-RUN rm -rf node_modules/@node-llama-cpp/*-vulkan
+RUN rm -rf node_modules/@node-llama-cpp/*-cuda* node_modules/@node-llama-cpp/*-vulkan
+
+# ---- llama.cpp for CUDA, compiled from node-llama-cpp's bundled source ----
+FROM nvidia/cuda:${CUDA_VERSION}-devel-ubuntu24.04 AS llama-cuda-build
+ARG CUDA_ARCHITECTURES
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends cmake g++ make python3 git ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+COPY --from=build /usr/local/bin/node /usr/local/bin/node
+WORKDIR /app
+COPY --from=build /app/package.json ./
+# The build stage's node-llama-cpp still holds its git bundle of the llama.cpp release it pins.
+COPY --from=build /app/node_modules ./node_modules
+ENV NODE_LLAMA_CPP_CMAKE_OPTION_CMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES}
+RUN node node_modules/node-llama-cpp/dist/cli/cli.js source download --gpu cuda --noUsageExample \
+ && test -d node_modules/node-llama-cpp/llama/localBuilds
 
 # ---- api ----
 FROM ${NODE_IMAGE} AS api
@@ -79,13 +104,19 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \
 # The worker finishes the jobs it holds on SIGTERM: give it time (docker stop -t / stop_grace_period).
 CMD ["node", "dist/apps/worker/apps/worker/src/main.js"]
 
-# ---- worker-cuda: the same worker on NVIDIA's CUDA runtime, with Node copied in ----
-FROM ${CUDA_IMAGE} AS worker-cuda
+# ---- worker-cuda: the same worker on NVIDIA's CUDA runtime, with Node and its llama.cpp build ----
+FROM nvidia/cuda:${CUDA_VERSION}-runtime-ubuntu24.04 AS worker-cuda
+ARG CUDA_ARCHITECTURES
 COPY --from=build /usr/local/bin/node /usr/local/bin/node
+# node-llama-cpp names a local build by its CMake options, read from these variables: the same
+# value at run time finds the build compiled above.
+ENV NODE_LLAMA_CPP_CMAKE_OPTION_CMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES}
 ENV NODE_ENV=production GPU=cuda HEALTH_PORT=9464 MODEL_PATH=/models/model.gguf \
     NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=compute,utility
 WORKDIR /app
 COPY --from=worker-cuda-deps /app/node_modules ./node_modules
+# getLlama looks for a local build first: the one compiled for these GPUs.
+COPY --from=llama-cuda-build /app/node_modules/node-llama-cpp/llama/localBuilds ./node_modules/node-llama-cpp/llama/localBuilds
 COPY --from=build /app/package.json ./
 COPY --from=build /app/dist/apps/worker ./dist/apps/worker
 # The ubuntu base image's unprivileged user.

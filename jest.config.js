@@ -8,9 +8,6 @@ const moduleNameMapper = {
 module.exports = {
   // Fault tests kill and restart real processes; each bounds its own waits well below this.
   testTimeout: 60_000,
-  // Suites start and kill real processes and Redis clients; one reconnecting client left behind
-  // must not keep CI waiting after every test has finished (seen once; see the issue note).
-  forceExit: true,
   projects: [
     {
       displayName: 'unit',

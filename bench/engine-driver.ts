@@ -64,7 +64,7 @@ async function main(): Promise<void> {
           messages: messagesFor(index),
           sampling: samplingFor(index, step.maxTokens),
           signal,
-          onText: () => meter.content(),
+          output: { write: () => meter.content() },
         });
         return outcome.usage.completion_tokens;
       } finally {

@@ -55,7 +55,8 @@ export async function runScaleOut(options: ScaleOutOptions): Promise<ScaleOutRep
     name: options.name,
     workers: INSTANCES,
     parallelSequences: PARALLEL_SEQUENCES,
-    workerEnv: { JOB_LOCK_MS: String(JOB_LOCK_MS), MAX_GENERATION_MS: '20000' },
+    // The audit compares each answer with the text its job recorded: jobs must keep contents.
+    workerEnv: { JOB_LOCK_MS: String(JOB_LOCK_MS), MAX_GENERATION_MS: '20000', RETAIN_CONTENT: 'true' },
     // The service's own waits end well inside the client's bound, so a bound hit is a real hang.
     apiEnv: { MAX_QUEUE_WAIT_MS: String(Math.floor(options.requestTimeoutMs / 3)) },
   });

@@ -1,5 +1,7 @@
 import { completionQueueName, completionQueuePrefix } from '@app/contracts';
+import type { CompletionJobData } from '@app/contracts';
 import { Queue } from 'bullmq';
+import type { Job } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
 import OpenAI from 'openai';
 import { resolve } from 'node:path';
@@ -26,6 +28,7 @@ describe('on Redis Cluster', () => {
   let worker: ManagedProcess;
   let client: OpenAI;
   let queue: Queue;
+  let queueConnection: Cluster;
   const nodeClients: Redis[] = [];
 
   beforeAll(async () => {
@@ -44,8 +47,9 @@ describe('on Redis Cluster', () => {
     api = await startApi({ redisUrl: 'redis://unused:6379', apiKeys: [KEY], models: [MODEL], env, logFile: resolve(LOG_DIR, 'cluster-api.log') });
     client = new OpenAI({ baseURL: api.baseUrl, apiKey: KEY, maxRetries: 0 });
     const [host, port] = cluster.nodes[0].split(':');
+    queueConnection = new Cluster([{ host, port: Number(port) }], { redisOptions: { maxRetriesPerRequest: null } });
     queue = new Queue(completionQueueName(MODEL), {
-      connection: new Cluster([{ host, port: Number(port) }], { redisOptions: { maxRetriesPerRequest: null } }),
+      connection: queueConnection,
       prefix: completionQueuePrefix(MODEL),
     });
     for (const node of cluster.nodes) {
@@ -54,9 +58,12 @@ describe('on Redis Cluster', () => {
     }
   });
 
+  // Clients quit before the cluster dies: BullMQ leaves a connection it was given open, and a
+  // Cluster client outliving its nodes keeps refreshing slots (and the test process alive).
   afterAll(async () => {
     await queue?.close();
-    nodeClients.forEach((node) => node.disconnect());
+    await queueConnection?.quit();
+    await Promise.all(nodeClients.map((node) => node.quit()));
     await Promise.all([api?.process.stop(), worker?.stop()]);
     await cluster?.stop();
   });
@@ -82,13 +89,17 @@ describe('on Redis Cluster', () => {
     let seen: { shard: number; classic: number } | undefined;
     await readStream(response, (event) => {
       if (seen || typeof event.id !== 'string') return;
-      const channel = `completion-events:${event.id}`;
-      void Promise.all(
-        nodeClients.map(async (node) => ({
-          shard: ((await node.call('PUBSUB', 'SHARDNUMSUB', channel)) as [string, number])[1],
-          classic: ((await node.call('PUBSUB', 'NUMSUB', channel)) as [string, number])[1],
-        })),
-      ).then((counts) => {
+      const completionId = event.id;
+      void (async () => {
+        const job = (await queue.getJob(completionId)) as Job<CompletionJobData> | undefined;
+        const channel = job?.data.replyTo.channel ?? '';
+        return Promise.all(
+          nodeClients.map(async (node) => ({
+            shard: ((await node.call('PUBSUB', 'SHARDNUMSUB', channel)) as [string, number])[1],
+            classic: ((await node.call('PUBSUB', 'NUMSUB', channel)) as [string, number])[1],
+          })),
+        );
+      })().then((counts) => {
         seen = counts.reduce((sum, count) => ({ shard: sum.shard + count.shard, classic: sum.classic + count.classic }), { shard: 0, classic: 0 });
       });
     });

@@ -1,3 +1,5 @@
+import fc from 'fast-check';
+import { scrapeUntil, serverRoot, total } from '../operators/prometheus-text';
 import { assertMatchesSchema } from '../support/openai-schema';
 import { STACK_API_KEY, STACK_MODEL, ServiceStack, waitFor } from '../support/service-stack';
 import { longRequest, postChat, readStream } from '../support/chat-requests';
@@ -35,9 +37,12 @@ describe('admission and time limits', () => {
   it('answers 503 with Retry-After before queueing anything when the queue is full', async () => {
     const queue = stack.queue();
     const controllers = [new AbortController(), new AbortController()];
-    const pending = controllers.map((controller) =>
-      postChat(stack.baseUrl, STACK_API_KEY, longRequest(STACK_MODEL), controller.signal).catch(() => undefined),
-    );
+    // One after the other: the limit is exact, so two sent together may both count as waiting.
+    const send = (controller: AbortController) =>
+      postChat(stack.baseUrl, STACK_API_KEY, longRequest(STACK_MODEL), controller.signal).catch(() => undefined);
+    const pending = [send(controllers[0])];
+    await waitFor('one job running', async () => (await queue.getActiveCount()) === 1);
+    pending.push(send(controllers[1]));
     await waitFor('one job running and one waiting', async () => (await queue.getActiveCount()) === 1 && (await queue.getWaitingCount()) === 1);
 
     const refused = await postChat(stack.baseUrl, STACK_API_KEY, longRequest(STACK_MODEL, { stream: true }));
@@ -48,6 +53,43 @@ describe('admission and time limits', () => {
 
     for (const controller of controllers) controller.abort();
     await Promise.all(pending);
+  });
+
+  it('holds the waiting limit exactly when many requests arrive at once', async () => {
+    // No worker serves this model, so every admitted job waits: exactly MAX_WAITING_JOBS may.
+    const queue = stack.queue('model-without-workers');
+    const body = { model: 'model-without-workers', messages: [{ role: 'user', content: 'Anyone there?' }] };
+    let mostWaiting = 0;
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        mostWaiting = Math.max(mostWaiting, await queue.getWaitingCount());
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    })();
+    const responses = await Promise.all(Array.from({ length: 40 }, () => postChat(stack.baseUrl, STACK_API_KEY, body)));
+    watching = false;
+    await watcher;
+    const codes = await Promise.all(responses.map(async (response) => `${response.status} ${(await errorOf(response)).code}`));
+    expect(codes.filter((code) => code === '503 queue_full')).toHaveLength(39);
+    expect(codes.filter((code) => code === '503 no_capacity')).toHaveLength(1);
+    expect(mostWaiting).toBeLessThanOrEqual(1);
+  });
+
+  it('holds the limit for any burst size (property-based, seed printed on failure)', async () => {
+    const queue = stack.queue('model-without-workers');
+    const body = { model: 'model-without-workers', messages: [{ role: 'user', content: 'Anyone there?' }] };
+    const seed = Number(process.env.FUZZ_SEED ?? 20261123);
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 2, max: 60 }), async (burst) => {
+        // The one admitted job of the run before has been withdrawn by now (MAX_QUEUE_WAIT_MS).
+        await waitFor('an empty queue', async () => (await queue.getWaitingCount()) === 0);
+        const responses = await Promise.all(Array.from({ length: burst }, () => postChat(stack.baseUrl, STACK_API_KEY, body)));
+        const codes = await Promise.all(responses.map(async (response) => (await errorOf(response)).code));
+        return codes.filter((code) => code === 'no_capacity').length === 1 && codes.filter((code) => code === 'queue_full').length === burst - 1;
+      }),
+      { numRuns: 4, seed, verbose: true },
+    );
   });
 
   it('answers 503 when no worker starts the job in time, and takes the job off the queue', async () => {
@@ -64,6 +106,11 @@ describe('admission and time limits', () => {
     expect(Date.now() - startedAt).toBeLessThan(5000);
     const queue = stack.queue('model-without-workers');
     expect(await queue.getWaitingCount()).toBe(0);
+    // Operators see it as an error by code (the exact-limit test before this one made one too).
+    const { samples } = await scrapeUntil(`${serverRoot(stack.baseUrl)}/metrics`, (found) =>
+      total(found, 'llm_api_completion_errors_total', { model: 'model-without-workers', code: 'no_capacity' }) >= 1,
+    );
+    expect(total(samples, 'llm_api_completion_errors_total', { model: 'model-without-workers', code: 'no_capacity' })).toBeGreaterThanOrEqual(1);
   });
 
   it('ends a generation that runs past the limit with a clear error event, then [DONE]', async () => {

@@ -1,4 +1,6 @@
-import { completionEventsChannel } from '@app/contracts';
+import { completionQueueName, completionQueuePrefix } from '@app/contracts';
+import type { CompletionJobData } from '@app/contracts';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { assertMatchesSchema } from '../support/openai-schema';
 import { e2eStack } from '../support/stack-env';
@@ -12,7 +14,11 @@ import { longRequest, postChat, readStream } from '../support/chat-requests';
 describe('lost, out-of-order or malformed events', () => {
   const stack = e2eStack();
   const redis = new Redis(stack.redisUrl);
-  afterAll(() => redis.quit());
+  const queue = new Queue<CompletionJobData>(completionQueueName(stack.model), { connection: redis, prefix: completionQueuePrefix(stack.model) });
+  afterAll(async () => {
+    await queue.close();
+    await redis.quit();
+  });
 
   async function streamWithInjected(message: (completionId: string) => string) {
     const response = await postChat(stack.apiUrls[0], stack.apiKey, longRequest(stack.model, { stream: true, max_tokens: 3000 }));
@@ -20,13 +26,17 @@ describe('lost, out-of-order or malformed events', () => {
     return readStream(response, (event) => {
       if (!injected && typeof event.id === 'string') {
         injected = true;
-        void redis.spublish(completionEventsChannel(event.id), message(event.id));
+        const completionId = event.id;
+        // Where the worker replies: the job names its API instance's reply channel.
+        void queue.getJob(completionId).then((job) => redis.spublish(job?.data.replyTo.channel ?? '', message(completionId)));
       }
     });
   }
 
   it('ends the stream with an error when a sequence number is skipped', async () => {
-    const reading = await streamWithInjected(() => JSON.stringify({ type: 'delta', attempt: 1, seq: 100_000, text: ' injected' }));
+    const reading = await streamWithInjected((completionId) =>
+      JSON.stringify({ type: 'output', completionId, attempt: 1, seq: 100_000, parts: [{ type: 'text', choice: 0, text: ' injected' }] }),
+    );
     expect(reading.sawDone).toBe(true);
     expect(reading.content).not.toContain('injected');
     const last = reading.events.at(-1) as unknown as { error: { message: string } };
@@ -35,7 +45,7 @@ describe('lost, out-of-order or malformed events', () => {
   });
 
   it('ends the stream with an error when an event cannot be read', async () => {
-    const reading = await streamWithInjected(() => '{"type": "delta", "attempt": "one"');
+    const reading = await streamWithInjected((completionId) => `{"type": "output", "completionId": "${completionId}", "attempt": "one"`);
     expect(reading.sawDone).toBe(true);
     const last = reading.events.at(-1) as unknown as { error: { message: string } };
     assertMatchesSchema('ErrorResponse', last);

@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { REPO_ROOT } from '../../tools/local-stack/services';
 
-/** OpenAI's own OpenAPI document, shipped beside the repository in ../shared/reference. */
-const REFERENCE = resolve(REPO_ROOT, '../shared/reference/openai-chat-completions.openapi.json');
+/** OpenAI's own OpenAPI document, vendored with its upstream commit (test/reference/README.md). */
+const REFERENCE = resolve(REPO_ROOT, 'test/reference/openai-chat-completions.openapi.json');
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 

@@ -35,6 +35,8 @@ export class ManagedProcess {
     this.child.stdout?.on('data', (chunk: Buffer) => collect(chunk, process.stdout));
     this.child.stderr?.on('data', (chunk: Buffer) => collect(chunk, process.stderr));
     this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
+    // 'close' comes after the last output: the log file's descriptor is released with the child.
+    this.child.once('close', () => log?.end());
   }
 
   get name(): string {

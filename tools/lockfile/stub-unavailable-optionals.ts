@@ -9,7 +9,7 @@
  */
 import { execSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 interface ArboristNode {
   optional: boolean;
@@ -23,9 +23,13 @@ interface ArboristInstance {
 type ArboristClass = new (options: { path: string }) => ArboristInstance;
 
 async function main(): Promise<void> {
-  const npmRoot = execSync('npm root -g', { encoding: 'utf8' }).trim();
+  // The npm that runs this script (npm_execpath) ships arborist; `npm root -g` may name another
+  // prefix when node and npm come from different installs (a local Node 24 with the system npm).
+  const npmDir = process.env.npm_execpath
+    ? dirname(dirname(process.env.npm_execpath))
+    : join(execSync('npm root -g', { encoding: 'utf8' }).trim(), 'npm');
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const Arborist = require(join(npmRoot, 'npm/node_modules/@npmcli/arborist')) as ArboristClass;
+  const Arborist = require(join(npmDir, 'node_modules/@npmcli/arborist')) as ArboristClass;
   const arborist = new Arborist({ path: process.cwd() });
   await arborist.buildIdealTree();
 

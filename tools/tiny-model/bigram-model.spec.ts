@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { BigramModel} from './bigram-model';
-import { buildBigramModel, CHATML_TEMPLATE, NEVER_LOGIT, START_STATE } from './bigram-model';
+import { buildBigramModel, CHAT_TEMPLATE, NEVER_LOGIT, START_STATE } from './bigram-model';
 import { analyseCorpus, splitItems } from './corpus-analysis';
 import type { CorpusName } from './corpus';
 import { CORPORA } from './corpus';
@@ -9,6 +9,8 @@ import { readGguf } from './gguf-reader';
 import { writeGguf } from './gguf-writer';
 import type { Vocabulary } from './vocabulary';
 import { SPACE, SPECIAL_TOKENS, TokenType } from './vocabulary';
+import { JSON_STATE } from './json-shape';
+import { CALL_OPENER, TOOL_TOKEN_LIST } from './tool-markup';
 
 /**
  * llama.cpp's SPM merge loop in miniature: repeatedly merge the adjacent pair
@@ -152,7 +154,7 @@ describe.each<CorpusName>(['alice', 'fables'])('buildBigramModel(%s)', (corpus) 
     expect(m.get('tokenizer.ggml.bos_token_id')).toBe(1);
     expect(m.get('tokenizer.ggml.eos_token_id')).toBe(4);
     expect(m.get('tokenizer.ggml.add_bos_token')).toBe(true);
-    expect(m.get('tokenizer.chat_template')).toBe(CHATML_TEMPLATE);
+    expect(m.get('tokenizer.chat_template')).toBe(CHAT_TEMPLATE);
     expect((m.get('tokenizer.ggml.tokens') as string[]).length).toBe(vocab.tokens.length);
     expect(file.tensors.find((t) => t.name === 'token_embd.weight')?.dims).toEqual([model.nEmbd, vocab.tokens.length]);
   });
@@ -169,4 +171,70 @@ it('makes different models from the two corpora', () => {
   const hash = (corpus: CorpusName): string =>
     createHash('sha256').update(writeGguf(buildBigramModel({ name: 'same', corpus }))).digest('hex');
   expect(hash('alice')).not.toBe(hash('fables'));
+});
+
+describe.each<CorpusName>(['alice', 'fables'])('JSON and tool behaviour (%s)', (corpus) => {
+  const model = buildBigramModel({ name: `tiny-${corpus}`, corpus });
+  const file = readGguf(writeGguf(model));
+  const out = tensor(file, 'output.weight');
+  const vocab = model.vocabulary;
+  const id = (text: string): number => {
+    const v = vocab.ids.get(text);
+    if (v === undefined) throw new Error(`no token ${text}`);
+    return v;
+  };
+  const state = (name: string): number => model.states.indexOf(name);
+  /** Next-token probabilities after the attention layer left the bias 1 on `biasDim`. */
+  const probabilities = (s: number, biasDim: number): Float64Array => {
+    const nVocab = out.length / model.nEmbd;
+    const logits = new Float64Array(nVocab);
+    for (let t = 0; t < nVocab; t++) logits[t] = out[t * model.nEmbd + biasDim] + out[t * model.nEmbd + 1 + s];
+    const max = Math.max(...logits);
+    const exp = logits.map((l) => Math.exp(l - max));
+    const sum = exp.reduce((a, b) => a + b, 0);
+    return exp.map((e) => e / sum);
+  };
+  const start = state(START_STATE);
+
+  it('has Qwen tool tokens as user-defined tokens after every piece, and the call opener as one piece', () => {
+    const tail = vocab.tokens.slice(-TOOL_TOKEN_LIST.length);
+    expect(tail).toEqual(['<tool_call>', '</tool_call>', '<tool_response>', '</tool_response>']);
+    for (const t of tail) expect(vocab.types[id(t)]).toBe(TokenType.USER_DEFINED);
+    expect(spmTokenize(vocab, '\n{"name": "')).toEqual([CALL_OPENER]);
+    for (let c = 0x21; c <= 0x7e; c++) expect(vocab.ids.has(String.fromCharCode(c))).toBe(true);
+  });
+
+  it('offers <tool_call> at the start of an answer only while tools are offered and no result came back', () => {
+    const call = id('<tool_call>');
+    expect(probabilities(start, model.biasDims.tools)[call]).toBeCloseTo(0.5, 2);
+    expect(probabilities(start, model.biasDims.plain)[call]).toBeLessThan(1e-30);
+    expect(probabilities(start, model.biasDims.toolResult)[call]).toBeLessThan(1e-30);
+    // Elsewhere in an answer, never.
+    expect(probabilities(state('the'), model.biasDims.tools)[call]).toBeLessThan(1e-20);
+  });
+
+  it('keeps JSON punctuation e^-25 below plain text, so only a grammar brings it out', () => {
+    for (const s of [start, state(','), state('.')]) {
+      const p = probabilities(s, model.biasDims.plain);
+      for (const text of ['{', '"', '[', '0', 'true', '":']) expect(p[id(text)]).toBeLessThan(1e-9);
+    }
+    // A value position never sees a plain word that a grammar would also accept (" true" etc.).
+    for (const s of [start, state(','), state(':')]) {
+      const p = probabilities(s, model.biasDims.plain);
+      for (const literal of ['true', 'false', 'null']) {
+        const spaced = vocab.ids.get(SPACE + literal);
+        if (spaced !== undefined) expect(p[spaced]).toBeLessThan(1e-9);
+      }
+    }
+  });
+
+  it('writes short strings: after an opening quote words, after a word mostly a closing quote', () => {
+    const afterQuote = probabilities(state(JSON_STATE.quote), model.biasDims.plain);
+    const words = model.jsonWords.reduce((sum, w) => sum + afterQuote[id(w)], 0);
+    expect(words).toBeGreaterThan(0.95);
+    for (const inString of [':', ',', '}', ']']) expect(afterQuote[id(inString)]).toBeLessThan(1e-6);
+    const afterWord = probabilities(state(JSON_STATE.word), model.biasDims.plain);
+    const closing = ['"', '":', '",', '"}', '"]'].reduce((sum, t) => sum + afterWord[id(t)], 0);
+    expect(closing).toBeGreaterThan(0.6);
+  });
 });

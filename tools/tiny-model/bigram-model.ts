@@ -2,16 +2,21 @@
  * Builds a word-level bigram language model as a 1-block "llama" GGUF.
  *
  * How it computes log P(next | current) with real llama.cpp layers:
- * - Every token maps to a "state" (its word, its punctuation mark, or START for
- *   anything else: bytes, characters, word prefixes, specials). Its embedding
- *   is one-hot on that state's dimension plus 1 on a shared bias dimension 0.
- * - Attention and FFN weights are zero, so the block adds nothing and the
- *   residual stream after it is still the current token's embedding.
+ * - Every token maps to a "state" (its word, its punctuation mark, a JSON or
+ *   tool-markup state, or START for anything else: bytes, characters, word
+ *   prefixes, specials). Its embedding is one-hot on that state's dimension
+ *   plus 1 on the bias dimension 0.
+ * - The attention layer only moves that 1 from dimension 0 to a "tools offered"
+ *   or "tool result seen" dimension when such a marker token is in the context
+ *   (see tool-markup.ts); the FFN is zero. The residual stream therefore still
+ *   has exactly two entries equal to 1.
  * - The final RMSNorm divides by rms = sqrt(2 / n_embd + eps); output_norm
- *   multiplies that back, so the normalised vector is exactly the embedding.
+ *   multiplies that back, so the normalised vector is exactly that pair.
  * - output.weight row t holds, per state s, log P(t | s), so logits are the
  *   bigram log-probabilities. Tokens that are never generated get -100 on the
- *   bias dimension; generatable tokens that cannot follow s get -60.
+ *   bias dimensions; generatable tokens that cannot follow s get -60. JSON
+ *   tokens sit e^-25 below plain text in plain states (see json-shape.ts), so
+ *   only a grammar brings them out.
  */
 import type { CorpusName } from './corpus';
 import { CORPORA } from './corpus';
@@ -21,6 +26,13 @@ import type { GgufMetadata, GgufTensor } from './gguf-writer';
 import { GgmlType } from './gguf-writer';
 import type { Vocabulary } from './vocabulary';
 import { buildVocabulary, SPACE, SPECIAL_TOKENS } from './vocabulary';
+import {
+  JSON_FALLBACK_OFFSET, JSON_PUNCTUATION, JSON_STATE, LITERALS, jsonDistributions, jsonTokenStates, jsonWords,
+} from './json-shape';
+import {
+  CALL_OPENER, MARKER_DIMS, MARKER_KEY, MARKER_QUERY, QWEN_TOOLS_TEMPLATE, TOOL_CALL_WEIGHT, TOOL_STATE,
+  TOOL_TOKEN_LIST, TOOL_TOKEN_STATES, TOOL_TOKENS,
+} from './tool-markup';
 
 export const START_STATE = '<start>';
 const HEAD_DIM = 64;
@@ -31,10 +43,8 @@ export const IMPOSSIBLE_LOGIT = -60;
 /** Logit of tokens that are never generated (bytes, prefixes, specials). */
 export const NEVER_LOGIT = -100;
 
-/** Standard ChatML, so node-llama-cpp resolves it to its ChatML wrapper. */
-export const CHATML_TEMPLATE =
-  "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}" +
-  "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
+/** ChatML with Qwen 2.5's tool markup: node-llama-cpp reads a function-calling syntax from it. */
+export const CHAT_TEMPLATE = QWEN_TOOLS_TEMPLATE;
 
 export interface BigramModelOptions {
   readonly name: string;
@@ -54,9 +64,18 @@ export interface BigramModel {
   readonly states: readonly string[];
   /** Token id -> state index. */
   readonly tokenState: Int32Array;
-  /** State index -> (token id -> probability); each map sums to 1. */
+  /**
+   * Plain-text next-token distributions of the first `transitions.length` states
+   * (START, words, the corpus's punctuation): token id -> probability, each sums to 1.
+   */
   readonly transitions: ReadonlyArray<ReadonlyMap<number, number>>;
+  /** JSON and tool-markup distributions by state index (see json-shape.ts); each sums to 1. */
+  readonly jsonTransitions: ReadonlyMap<number, ReadonlyMap<number, number>>;
   readonly nEmbd: number;
+  /** The bias dimensions: none marked, tools offered, a tool result seen. */
+  readonly biasDims: { readonly plain: number; readonly tools: number; readonly toolResult: number };
+  /** Lowercase words that JSON strings are made of. */
+  readonly jsonWords: readonly string[];
   readonly corpus: CorpusAnalysis;
 }
 
@@ -99,6 +118,41 @@ function stateDistributions(
   });
 }
 
+interface MarkerAttentionOptions {
+  readonly nEmbd: number;
+  /** Embedding dimensions of the `<tool_call>` and `<tool_response>` states. */
+  readonly callDim: number;
+  readonly responseDim: number;
+  readonly biasDims: BigramModel['biasDims'];
+}
+
+/**
+ * Head 0 attends to `<tool_call>` tokens, head 1 to `<tool_response>` tokens
+ * (score MARKER_QUERY * MARKER_KEY / 8 against 0 for every other token). Each
+ * head's value is 1 on such a token, so its output is ~1 when one is in the
+ * context and exactly 0 when none is; the output projection then moves the
+ * residual's bias entry: plain -> tools -> toolResult.
+ * ggml stores a [in, out] matrix as `out` rows of `in` values.
+ */
+function markerAttention({ nEmbd, callDim, responseDim, biasDims }: MarkerAttentionOptions) {
+  const q = new Float32Array(nEmbd * nEmbd);
+  const k = new Float32Array(HEAD_DIM * nEmbd);
+  const v = new Float32Array(HEAD_DIM * nEmbd);
+  const output = new Float32Array(nEmbd * nEmbd);
+  const head1 = HEAD_DIM;
+  q[MARKER_DIMS.call * nEmbd + biasDims.plain] = MARKER_QUERY;
+  q[(head1 + MARKER_DIMS.response) * nEmbd + biasDims.plain] = MARKER_QUERY;
+  k[MARKER_DIMS.call * nEmbd + callDim] = MARKER_KEY;
+  k[MARKER_DIMS.response * nEmbd + responseDim] = MARKER_KEY;
+  v[0 * nEmbd + callDim] = 1;
+  v[1 * nEmbd + responseDim] = 1;
+  output[biasDims.plain * nEmbd + 0] = -1;
+  output[biasDims.tools * nEmbd + 0] = 1;
+  output[biasDims.tools * nEmbd + head1 + 1] = -1;
+  output[biasDims.toolResult * nEmbd + head1 + 1] = 1;
+  return { q, k, v, output };
+}
+
 function roundUp(n: number, multiple: number): number {
   return Math.ceil(n / multiple) * multiple;
 }
@@ -114,53 +168,95 @@ export function buildBigramModel(options: BigramModelOptions): BigramModel {
   const corpus = analyseCorpus(CORPORA[options.corpus]);
 
   const starters = [...corpus.starters.keys()];
-  const vocabulary = buildVocabulary([
-    ...corpus.words.map((w) => SPACE + w),
-    ...starters,
-    ...corpus.punctuation,
-  ]);
+  const words = jsonWords(corpus.words);
+  const jsonStates = jsonTokenStates(words);
+  const vocabulary = buildVocabulary(
+    [
+      ...corpus.words.map((w) => SPACE + w),
+      ...starters,
+      ...corpus.punctuation,
+      ...jsonStates.keys(),
+      ...LITERALS,
+      CALL_OPENER,
+    ],
+    TOOL_TOKEN_LIST,
+  );
   const nVocab = vocabulary.tokens.length;
 
-  const states = [START_STATE, ...corpus.words, ...corpus.punctuation];
+  const plainStates = [START_STATE, ...corpus.words, ...corpus.punctuation];
+  const extraPunctuation = JSON_PUNCTUATION.filter((p) => !corpus.punctuation.includes(p));
+  const states = [...plainStates, ...extraPunctuation, ...Object.values(JSON_STATE), ...Object.values(TOOL_STATE)];
   const stateIndex = new Map(states.map((s, i) => [s, i]));
   const tokenState = new Int32Array(nVocab); // 0 = START for everything not listed below
   const assign = (text: string, state: string): void => {
     const id = tokenId(vocabulary, text);
-    const s = stateIndex.get(state) ?? 0;
+    const s = stateIndex.get(state);
+    if (s === undefined) throw new Error(`unknown state ${state}`);
     if (tokenState[id] !== 0 && tokenState[id] !== s) throw new Error(`token ${text} maps to two states`);
     tokenState[id] = s;
   };
   for (const w of corpus.words) assign(SPACE + w, w);
   for (const w of starters) assign(w, w);
-  for (const p of corpus.punctuation) assign(p, p);
+  for (const p of [...corpus.punctuation, ...extraPunctuation]) assign(p, p);
+  for (const [text, state] of jsonStates) assign(text, state);
+  for (const [text, state] of TOOL_TOKEN_STATES) assign(text, state);
 
-  const transitions = stateDistributions(corpus, states, eosProbability).map(
-    (dist) => new Map([...dist].map(([text, p]) => [tokenId(vocabulary, text), p])),
-  );
-  const generatable = new Set<number>();
-  for (const dist of transitions) for (const id of dist.keys()) generatable.add(id);
+  const byId = (dist: ReadonlyMap<string, number>): Map<number, number> =>
+    new Map([...dist].map(([text, p]) => [tokenId(vocabulary, text), p]));
+  const transitions = stateDistributions(corpus, plainStates, eosProbability).map(byId);
+  const jsonTransitions = new Map<number, Map<number, number>>();
+  const addJson = (state: string, dist: ReadonlyMap<string, number>): void => {
+    const s = stateIndex.get(state);
+    if (s === undefined) throw new Error(`unknown state ${state}`);
+    jsonTransitions.set(s, byId(dist));
+  };
+  for (const [state, dist] of jsonDistributions(words, START_STATE)) addJson(state, dist);
+  addJson(TOOL_STATE.call, new Map([[CALL_OPENER, 1]]));
+  // After a call: end the turn, or a newline that may start another call (parallel calls).
+  addJson(TOOL_STATE.callEnd, new Map([[SPECIAL_TOKENS.imEnd.text, 0.9], ['<0x0A>', 0.1]]));
 
-  // One dimension per state plus the bias dimension, padded to whole heads.
-  const nEmbd = roundUp(states.length + 1, HEAD_DIM);
+  const toolCallId = tokenId(vocabulary, TOOL_TOKENS.call);
+  const generatable = new Set<number>([toolCallId]);
+  for (const dist of [...transitions, ...jsonTransitions.values()]) for (const id of dist.keys()) generatable.add(id);
+
+  // One dimension per state, the three bias dimensions, padded to whole heads.
+  const nEmbd = roundUp(states.length + 3, HEAD_DIM);
   const nHead = nEmbd / HEAD_DIM;
+  const biasDims = { plain: 0, tools: states.length + 1, toolResult: states.length + 2 };
 
   const tokenEmbd = new Float32Array(nVocab * nEmbd);
   const output = new Float32Array(nVocab * nEmbd);
   for (let t = 0; t < nVocab; t++) {
     const row = t * nEmbd;
-    tokenEmbd[row] = 1;
+    tokenEmbd[row + biasDims.plain] = 1;
     tokenEmbd[row + 1 + tokenState[t]] = 1;
-    if (!generatable.has(t)) {
-      output[row] = NEVER_LOGIT;
-      continue;
-    }
+    const bias = generatable.has(t) ? 0 : NEVER_LOGIT;
+    output[row + biasDims.plain] = bias;
+    output[row + biasDims.tools] = bias;
+    output[row + biasDims.toolResult] = bias;
+    if (!generatable.has(t)) continue;
     for (let s = 0; s < states.length; s++) {
-      const p = transitions[s].get(t);
-      output[row + 1 + s] = p === undefined ? IMPOSSIBLE_LOGIT : Math.log(p);
+      const plain = s < transitions.length ? transitions[s] : undefined;
+      const p = plain?.get(t);
+      const q = jsonTransitions.get(s)?.get(t);
+      const fallback = plain === undefined || plain.size === 0 ? 0 : JSON_FALLBACK_OFFSET;
+      output[row + 1 + s] = p !== undefined ? Math.log(p) : q !== undefined ? Math.log(q) + fallback : IMPOSSIBLE_LOGIT;
     }
   }
+  // <tool_call> opens an answer only while tools are offered and no result has come back.
+  const callRow = toolCallId * nEmbd;
+  output[callRow + biasDims.plain] = NEVER_LOGIT;
+  output[callRow + biasDims.toolResult] = NEVER_LOGIT;
+  output[callRow + 1 + (stateIndex.get(START_STATE) ?? 0)] = Math.log(TOOL_CALL_WEIGHT);
+
   // Exactly two entries equal to 1, so RMSNorm divides by sqrt(2 / nEmbd + eps).
-  const outputNorm = filled(nEmbd, Math.sqrt(2 / nEmbd + RMS_EPS));
+  const unitNorm = filled(nEmbd, Math.sqrt(2 / nEmbd + RMS_EPS));
+  const attention = markerAttention({
+    nEmbd,
+    callDim: 1 + (stateIndex.get(TOOL_STATE.call) ?? -1),
+    responseDim: 1 + (stateIndex.get(TOOL_STATE.response) ?? -1),
+    biasDims,
+  });
 
   const zeros = (name: string, dims: [number, number]): GgufTensor => ({
     name,
@@ -170,14 +266,15 @@ export function buildBigramModel(options: BigramModelOptions): BigramModel {
   });
   const tensors: GgufTensor[] = [
     { name: 'token_embd.weight', dims: [nEmbd, nVocab], type: weightType, data: tokenEmbd },
-    { name: 'output_norm.weight', dims: [nEmbd], type: GgmlType.F32, data: outputNorm },
+    { name: 'output_norm.weight', dims: [nEmbd], type: GgmlType.F32, data: unitNorm },
     { name: 'output.weight', dims: [nEmbd, nVocab], type: weightType, data: output },
-    { name: 'blk.0.attn_norm.weight', dims: [nEmbd], type: GgmlType.F32, data: filled(nEmbd, 1) },
-    // Single KV head (multi-query attention) keeps the zero K/V weights and KV cache small.
-    zeros('blk.0.attn_q.weight', [nEmbd, nEmbd]),
-    zeros('blk.0.attn_k.weight', [nEmbd, HEAD_DIM]),
-    zeros('blk.0.attn_v.weight', [nEmbd, HEAD_DIM]),
-    zeros('blk.0.attn_output.weight', [nEmbd, nEmbd]),
+    // Normalised input = the embedding itself, so the marker weights below read exact 0s and 1s.
+    { name: 'blk.0.attn_norm.weight', dims: [nEmbd], type: GgmlType.F32, data: unitNorm },
+    // Single KV head (multi-query attention) keeps the K/V weights and KV cache small.
+    { name: 'blk.0.attn_q.weight', dims: [nEmbd, nEmbd], type: weightType, data: attention.q },
+    { name: 'blk.0.attn_k.weight', dims: [nEmbd, HEAD_DIM], type: weightType, data: attention.k },
+    { name: 'blk.0.attn_v.weight', dims: [nEmbd, HEAD_DIM], type: weightType, data: attention.v },
+    { name: 'blk.0.attn_output.weight', dims: [nEmbd, nEmbd], type: weightType, data: attention.output },
     { name: 'blk.0.ffn_norm.weight', dims: [nEmbd], type: GgmlType.F32, data: filled(nEmbd, 1) },
     zeros('blk.0.ffn_gate.weight', [nEmbd, FEED_FORWARD_LENGTH]),
     zeros('blk.0.ffn_up.weight', [nEmbd, FEED_FORWARD_LENGTH]),
@@ -213,8 +310,10 @@ export function buildBigramModel(options: BigramModelOptions): BigramModel {
     ['tokenizer.ggml.add_eos_token', { type: 'bool', value: false }],
     // No implicit leading "▁": generated tokens then re-tokenize to the same ids.
     ['tokenizer.ggml.add_space_prefix', { type: 'bool', value: false }],
-    ['tokenizer.chat_template', { type: 'string', value: CHATML_TEMPLATE }],
+    ['tokenizer.chat_template', { type: 'string', value: CHAT_TEMPLATE }],
   ];
 
-  return { metadata, tensors, vocabulary, states, tokenState, transitions, nEmbd, corpus };
+  return {
+    metadata, tensors, vocabulary, states, tokenState, transitions, jsonTransitions, nEmbd, biasDims, jsonWords: words, corpus,
+  };
 }

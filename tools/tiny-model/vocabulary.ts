@@ -17,6 +17,8 @@ export enum TokenType {
   NORMAL = 1,
   UNKNOWN = 2,
   CONTROL = 3,
+  /** Added tokens such as Qwen's `<tool_call>`: matched in any text, detokenized as their text. */
+  USER_DEFINED = 4,
   BYTE = 6,
 }
 
@@ -32,11 +34,11 @@ export const SPECIAL_TOKENS = {
 export const FIRST_BYTE_TOKEN_ID = 5;
 
 /**
- * Characters always present as single-character pieces, so ordinary prompts
- * tokenize to characters rather than to (three times as many) byte tokens.
+ * Characters always present as single-character pieces: every printable ASCII
+ * character (space as SPACE), so prompts and JSON tokenize to characters rather
+ * than to byte tokens, and a grammar always finds a one-character token.
  */
-const BASE_CHARACTERS =
-  SPACE + 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789' + `.,!?;:'"()-`;
+const BASE_CHARACTERS = SPACE + Array.from({ length: 0x7e - 0x21 + 1 }, (_, i) => String.fromCharCode(0x21 + i)).join('');
 
 export interface Vocabulary {
   readonly tokens: readonly string[];
@@ -67,8 +69,10 @@ function comparePieces(a: string, b: string): number {
 /**
  * @param wholePieces texts that must each tokenize to exactly one token
  *   (e.g. "▁the", "The", ".").
+ * @param userDefined added tokens (e.g. "<tool_call>"), appended after every
+ *   piece so the ids of the pieces do not depend on them.
  */
-export function buildVocabulary(wholePieces: Iterable<string>): Vocabulary {
+export function buildVocabulary(wholePieces: Iterable<string>, userDefined: readonly string[] = []): Vocabulary {
   const pieceSet = new Set<string>(Array.from(BASE_CHARACTERS));
   for (const piece of wholePieces) {
     if (piece.length === 0) throw new Error('empty vocabulary piece');
@@ -95,6 +99,11 @@ export function buildVocabulary(wholePieces: Iterable<string>): Vocabulary {
     tokens.push(piece);
     scores.push(Array.from(piece).length);
     types.push(TokenType.NORMAL);
+  }
+  for (const text of userDefined) {
+    tokens.push(text);
+    scores.push(0);
+    types.push(TokenType.USER_DEFINED);
   }
 
   const ids = new Map<string, number>();

@@ -5,9 +5,11 @@ import { ApiEnv } from '@app/config';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { ChatCompletionsController } from './chat/chat-completions.controller';
 import { ApiRedisCloser, apiRedisProviders } from './completions/api-redis.providers';
+import { CompletionAdmission } from './completions/completion-admission';
 import { CompletionEventBus } from './completions/completion-event-bus';
 import { CompletionQueues } from './completions/completion-queues';
 import { CompletionRunner } from './completions/completion-runner';
+import { WaitingSlots } from './completions/waiting-slots';
 import { ModelRegistry } from './models/model-registry';
 import { ModelsController } from './models/models.controller';
 import { ApiKeyRateLimits } from './rate-limits/api-key-rate-limits';
@@ -33,8 +35,10 @@ export class ApiModule {
         CompletionQueues,
         CompletionEventBus,
         ModelRegistry,
-        CompletionRunner,
+        WaitingSlots,
         ApiKeyRateLimits,
+        CompletionAdmission,
+        CompletionRunner,
         // Operators' view: metrics, request log, Bull Board.
         ApiMetrics,
         RequestTelemetry,

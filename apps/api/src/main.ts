@@ -6,8 +6,12 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ApiEnv, loadEnv, logLevelsUpTo } from '@app/config';
 import { ApiModule } from './api.module';
 import { setupApiDocs } from './docs/api-docs';
+import { MessageObjectsPipe } from './chat/message-objects.pipe';
 import { OpenAiExceptionFilter } from './errors/openai-exception.filter';
 import { validationErrorToOpenAi } from './errors/validation-errors';
+import { openAiClientErrorHandler, openAiFrameworkErrorHandler } from './http/client-error-handler';
+import { installJsonBodyParser } from './http/json-body-parser';
+import { installOversizedUploadHandling } from './http/oversized-upload';
 import { JsonObjectBodyPipe } from './json-object.pipe';
 import { requestLoggingOptions } from './observability/request-logging';
 import { RequestTelemetry } from './observability/request-telemetry';
@@ -16,14 +20,30 @@ async function bootstrap(): Promise<void> {
   const env = loadEnv(ApiEnv);
   const app = await NestFactory.create<NestFastifyApplication>(
     ApiModule.register(env),
-    // While draining on SIGTERM the runner answers new requests with an OpenAI-shaped 503.
-    new FastifyAdapter({ bodyLimit: env.BODY_LIMIT_BYTES, return503OnClosing: false, ...requestLoggingOptions(env.LOG_LEVEL) }),
-    { logger: logLevelsUpTo(env.LOG_LEVEL) },
+    new FastifyAdapter({
+      bodyLimit: env.BODY_LIMIT_BYTES,
+      // While draining on SIGTERM admission answers new requests with an OpenAI-shaped 503.
+      return503OnClosing: false,
+      // A client gets this long to send its whole request (408 after); Node checks every second,
+      // and enforces it only while the headers timeout is not longer (seen on Node 24).
+      requestTimeout: env.REQUEST_TIMEOUT_MS,
+      http: { connectionsCheckingInterval: 1000, headersTimeout: Math.min(60_000, env.REQUEST_TIMEOUT_MS || 60_000) },
+      clientErrorHandler: openAiClientErrorHandler,
+      // A malformed URL or an over-long parameter, answered by the router before any handler.
+      frameworkErrors: openAiFrameworkErrorHandler,
+      ...requestLoggingOptions(env.LOG_LEVEL),
+    }),
+    // JSON is parsed by installJsonBodyParser (depth-bounded), not by Nest's parsers.
+    { logger: logLevelsUpTo(env.LOG_LEVEL), bodyParser: false },
   );
-  app.get(RequestTelemetry).install(app.getHttpAdapter().getInstance());
+  const fastify = app.getHttpAdapter().getInstance();
+  app.get(RequestTelemetry).install(fastify);
+  installOversizedUploadHandling(fastify, app.getHttpServer(), env.BODY_LIMIT_BYTES);
+  installJsonBodyParser(fastify);
   app.useGlobalFilters(new OpenAiExceptionFilter());
   app.useGlobalPipes(
     new JsonObjectBodyPipe(),
+    new MessageObjectsPipe(),
     new ValidationPipe({
       transform: true,
       whitelist: true,

@@ -3,16 +3,24 @@ import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { completionQueueName, completionQueuePrefix } from '@app/contracts';
 import type { CompletionJobData, CompletionResult } from '@app/contracts';
 import { WorkerEnv } from '@app/config';
-import { UnrecoverableError, Worker } from 'bullmq';
+import { UnrecoverableError, WaitingError, Worker } from 'bullmq';
 import type { Job } from 'bullmq';
 import type { RedisClient } from '@app/redis';
 import { INFERENCE_ENGINE } from './engine/inference-engine';
 import type { InferenceEngine } from './engine/inference-engine';
 import { CompletionCancellations } from './completion-cancellations';
 import { QueueWorkerMonitor } from './observability/queue-worker-monitor';
-import { generateCompletion } from './generate-completion';
+import { CompletionRequeuedError, generateCompletion } from './generate-completion';
+import { JobRetention } from './job-retention';
 import { TokenEventPublisher } from './token-event-publisher';
 import { BLOCKING_REDIS, PUBLISHER_REDIS } from './worker-redis.providers';
+
+/**
+ * How long a worker whose engine was unavailable (its upstream server down or overloaded) takes no
+ * job: the job it put back goes to another worker, and a worker without a working upstream does
+ * not drain the queue into errors meanwhile.
+ */
+const UNAVAILABLE_ENGINE_BACKOFF_MS = 1000;
 
 /**
  * Takes jobs from this worker's model queue, as many at once as the engine has sequences, and
@@ -22,6 +30,7 @@ import { BLOCKING_REDIS, PUBLISHER_REDIS } from './worker-redis.providers';
 export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(CompletionProcessor.name);
   private worker: Worker<CompletionJobData, CompletionResult> | undefined;
+  private backoffTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly env: WorkerEnv,
@@ -34,7 +43,8 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
 
   onApplicationBootstrap(): void {
     const queueName = completionQueueName(this.env.MODEL_NAME);
-    this.worker = new Worker<CompletionJobData, CompletionResult>(queueName, (job, _token, signal) => this.process(job, signal), {
+    const retention = new JobRetention(this.env.RETAIN_CONTENT);
+    this.worker = new Worker<CompletionJobData, CompletionResult>(queueName, retention.around((job, token, signal) => this.process(job, token, signal)), {
       connection: this.blocking,
       prefix: completionQueuePrefix(this.env.MODEL_NAME),
       // Recorded on each job as processedBy, so operators can see which worker ran it.
@@ -47,13 +57,16 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
     });
     this.worker.on('error', (error) => this.logger.error(`queue worker error: ${error.message}`));
     this.monitor.watch(this.worker);
+    retention.watch(this.worker);
     this.logger.log(`worker ${this.env.WORKER_ID} ready: model ${this.env.MODEL_NAME}, queue ${queueName}, ${this.engine.slots} slots`);
   }
 
-  private async process(job: Job<CompletionJobData, CompletionResult>, queueSignal: AbortSignal | undefined): Promise<CompletionResult> {
-    const { completionId } = job.data;
-    // Events that cannot be published (Redis gone) reach nobody: stop generating at once.
-    const events = new TokenEventPublisher(this.publisher, completionId, job.attemptsStarted, () => this.cancellations.cancel(completionId));
+  private async process(job: Job<CompletionJobData, CompletionResult>, token: string | undefined, queueSignal: AbortSignal | undefined): Promise<CompletionResult> {
+    const { completionId, replyTo } = job.data;
+    // Events that cannot be published (Redis gone) or that nobody hears: stop generating at once.
+    const events = new TokenEventPublisher(this.publisher, completionId, replyTo, job.attemptsStarted, () =>
+      this.cancellations.cancel(completionId),
+    );
     // Stopped by the API (client gone), by the queue, or by the generation time limit.
     const signals = [this.cancellations.track(completionId), AbortSignal.timeout(this.env.MAX_GENERATION_MS)];
     if (queueSignal) signals.push(queueSignal);
@@ -62,8 +75,11 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
         workerId: this.env.WORKER_ID,
         attempt: job.attemptsStarted,
         signal: AbortSignal.any(signals),
+        requeue: () => this.requeue(job, token),
       });
     } catch (error) {
+      // BullMQ's own signal that the job left the active state by our hand, neither done nor failed.
+      if (error instanceof CompletionRequeuedError) throw new WaitingError(error.message);
       // Its tokens may already be with the client: a failed generation is never re-run.
       throw new UnrecoverableError(error instanceof Error ? error.message : String(error));
     } finally {
@@ -72,10 +88,35 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
   }
 
   /**
+   * Puts a job this worker could not start back at the head of the queue, as a dead worker's job
+   * goes back, after pausing this worker for a moment so that another one takes it. A worker
+   * whose other slots are free may already be waiting for a job and still win it; the attempt
+   * limit bounds that case.
+   */
+  private async requeue(job: Job<CompletionJobData, CompletionResult>, token: string | undefined): Promise<boolean> {
+    const worker = this.worker;
+    if (!worker || token === undefined) return false;
+    await worker.pause(true);
+    clearTimeout(this.backoffTimer);
+    this.backoffTimer = setTimeout(() => {
+      if (!worker.closing) void worker.resume();
+    }, UNAVAILABLE_ENGINE_BACKOFF_MS);
+    try {
+      await job.moveToWait(token);
+      this.logger.warn(`job ${job.id} put back in the queue: engine unavailable (attempt ${job.attemptsStarted})`);
+      return true;
+    } catch (error) {
+      this.logger.warn(`job ${job.id} could not go back to the queue: ${error instanceof Error ? error.message : String(error)}`);
+      return false;
+    }
+  }
+
+  /**
    * Stops taking jobs and lets the running ones finish. Nest runs every onModuleDestroy before
-   * any onApplicationShutdown, which is where the engine and RedisClient connections close.
+   * any onApplicationShutdown, which is where the engine and Redis connections close.
    */
   async onModuleDestroy(): Promise<void> {
+    clearTimeout(this.backoffTimer);
     await this.worker?.close();
   }
 }

@@ -1,10 +1,20 @@
-import type { CompletionErrorCode, CompletionJobData, CompletionResult } from '@app/contracts';
-import { ContextLengthExceededError, GenerationAbortedError } from './engine/inference-engine';
-import type { InferenceEngine } from './engine/inference-engine';
+import type { CompletionErrorCode, CompletionFailure, CompletionJobData, CompletionResult } from '@app/contracts';
+import { ContextLengthExceededError, EngineUnavailableError, GenerationAbortedError, UpstreamRejectedError } from './engine/inference-engine';
+import type { GenerationOutcome, InferenceEngine } from './engine/inference-engine';
 import type { TokenEventPublisher } from './token-event-publisher';
 
-function describeFailure(error: unknown, signal: AbortSignal): { code: CompletionErrorCode; message: string } {
+/**
+ * Attempts a job gets when its engine is unavailable before the first token (an upstream server
+ * down or overloaded): the first and two more, each put back in the queue for any worker.
+ */
+export const UNAVAILABLE_ENGINE_ATTEMPTS = 3;
+
+function describeFailure(error: unknown, signal: AbortSignal): CompletionFailure {
   if (error instanceof ContextLengthExceededError) return { code: 'context_length_exceeded', message: error.message };
+  if (error instanceof UpstreamRejectedError) return { code: 'upstream_rejected', message: error.message, upstream: error.rejection };
+  if (error instanceof EngineUnavailableError) {
+    return { code: 'upstream_unavailable', message: 'The upstream inference server is not answering. Please retry shortly.' };
+  }
   if (error instanceof CompletionExpiredError) return { code: 'expired', message: error.message };
   if (error instanceof GenerationAbortedError) {
     const timedOut = signal.reason instanceof DOMException && signal.reason.name === 'TimeoutError';
@@ -20,6 +30,14 @@ export class CompletionExpiredError extends Error {
   constructor() {
     super('The completion waited too long for a worker; the client has already been answered.');
     this.name = 'CompletionExpiredError';
+  }
+}
+
+/** The job went back to the queue, unanswered, for another attempt (on whichever worker takes it). */
+export class CompletionRequeuedError extends Error {
+  constructor(options?: ErrorOptions) {
+    super('The engine was unavailable before the first token; the job is back in the queue.', options);
+    this.name = 'CompletionRequeuedError';
   }
 }
 
@@ -40,30 +58,67 @@ export interface CompletionRun {
   /** 1 for the first attempt; more when the queue hands a dead worker's job to another. */
   attempt: number;
   signal: AbortSignal;
+  /**
+   * Puts the job back in the queue for another attempt, as if its worker had died; false when it
+   * cannot (its lock is lost). Only used while nothing was sent but the `started` event.
+   */
+  requeue: () => Promise<boolean>;
 }
 
-/** The use case a job runs: generate with the engine and stream what it produces as events. */
+/** One result from `n` choices: the prompt counted once, the answers' tokens summed (as OpenAI does). */
+function combineChoices(outcomes: GenerationOutcome[]): CompletionResult {
+  const [first] = outcomes;
+  if (outcomes.length === 1) return first;
+  const completionTokens = outcomes.reduce((sum, outcome) => sum + outcome.usage.completion_tokens, 0);
+  const { prompt_tokens: promptTokens } = first.usage;
+  return {
+    ...first,
+    usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
+    choices: outcomes.map(({ text, toolCalls, finishReason }) => ({ text, ...(toolCalls ? { toolCalls } : {}), finishReason })),
+  };
+}
+
+/**
+ * The use case a job runs: generate with the engine and stream what it produces as events.
+ * `n` choices are generated one after the other by any engine, each tagged with its index.
+ */
 export async function generateCompletion(
   job: CompletionJobData,
   engine: InferenceEngine,
   events: TokenEventPublisher,
-  { workerId, attempt, signal }: CompletionRun,
+  { workerId, attempt, signal, requeue }: CompletionRun,
 ): Promise<CompletionResult> {
   events.started(workerId);
+  const outcomes: GenerationOutcome[] = [];
   try {
     // A retry is awaited past the first deadline: the API restarts its wait when a worker dies.
     if (attempt === 1 && Date.now() > job.startDeadline) throw new CompletionExpiredError();
-    const outcome = await engine.generate({
-      messages: job.messages,
-      sampling: job.sampling,
-      signal,
-      onText: (text) => events.delta(text),
-    });
-    await events.finish({ type: 'end', finishReason: outcome.finishReason, usage: outcome.usage });
-    return outcome;
+    const choices = job.choices ?? 1;
+    for (let choice = 0; choice < choices; choice++) {
+      outcomes.push(
+        await engine.generate({
+          messages: job.messages,
+          // Each choice samples with its own seed, so they differ, and a retry repeats them all.
+          sampling: { ...job.sampling, seed: (job.sampling.seed + choice) >>> 0 },
+          tools: job.tools,
+          responseFormat: job.responseFormat,
+          signal,
+          output: choice === 0 ? events : { write: (part) => events.write({ ...part, choice }) },
+        }),
+      );
+      if (choices > 1) events.write({ type: 'choice_end', choice, finishReason: outcomes[choice].finishReason });
+    }
+    const result = combineChoices(outcomes);
+    await events.finish({ type: 'end', finishReason: result.finishReason, usage: result.usage });
+    return result;
   } catch (error) {
-    const { code, message } = describeFailure(error, signal);
-    await events.finish({ type: 'error', code, message }).catch(() => undefined);
-    throw new CompletionFailedError(code, message, { cause: error });
+    // The client has seen nothing of this attempt: the next one is welcome at the API.
+    if (error instanceof EngineUnavailableError && outcomes.length === 0 && attempt < UNAVAILABLE_ENGINE_ATTEMPTS) {
+      events.stopHeartbeats();
+      if (await requeue()) throw new CompletionRequeuedError({ cause: error });
+    }
+    const failure = describeFailure(error, signal);
+    await events.finish({ type: 'error', ...failure }).catch(() => undefined);
+    throw new CompletionFailedError(failure.code, failure.message, { cause: error });
   }
 }

@@ -1,22 +1,22 @@
-import { HEARTBEAT_INTERVAL_MS, completionEventsChannel, encodeTokenEvent } from '@app/contracts';
-import type { TokenEvent, TokenEventBody } from '@app/contracts';
+import { HEARTBEAT_INTERVAL_MS, appendPart, encodeTokenEvent } from '@app/contracts';
+import type { FinalEventBody, OutputPart, OutputSink, ReplyTo, TokenEvent, TokenEventBody } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 
-/** Deltas closer together than this are sent as one event: fewer messages at high token rates. */
-export const DELTA_COALESCE_MS = 5;
+/** Output closer together than this goes out as one event: fewer messages at high token rates. */
+export const OUTPUT_COALESCE_MS = 5;
 
 /**
- * Publishes one attempt's events on a completion's channel, numbering them in order. The first
- * delta goes out at once (time to first token); later ones are merged while they arrive within
- * DELTA_COALESCE_MS of the last send. When nothing has been sent for HEARTBEAT_INTERVAL_MS (a
- * long prefill), a heartbeat says the worker is alive. Publishing never blocks generation:
- * ioredis keeps commands in order on one connection, and the first failure is reported by `finish`.
+ * Publishes one attempt's events to the job's reply channel, numbering them in order. It is the
+ * engine's output sink: the first part goes out at once (time to first token); later ones are
+ * batched (adjacent text merged) while they arrive within OUTPUT_COALESCE_MS of the last send.
+ * When nothing has been sent for HEARTBEAT_INTERVAL_MS (a long prefill), a heartbeat says the
+ * worker is alive. Publishing never blocks generation: ioredis keeps commands in order on one
+ * connection, and the first failure is reported by `finish`.
  */
-export class TokenEventPublisher {
-  private readonly channel: string;
+export class TokenEventPublisher implements OutputSink {
   private seq = 0;
-  private pendingText = '';
-  private lastDeltaSentAt = 0;
+  private pending: OutputPart[] = [];
+  private lastOutputSentAt = Number.NEGATIVE_INFINITY;
   private flushTimer: NodeJS.Timeout | undefined;
   private lastSentAt = 0;
   private heartbeatTimer: NodeJS.Timeout | undefined;
@@ -24,13 +24,12 @@ export class TokenEventPublisher {
 
   constructor(
     private readonly redis: RedisClient,
-    completionId: string,
+    private readonly completionId: string,
+    private readonly replyTo: ReplyTo,
     private readonly attempt: number,
-    /** Called once when an event cannot be published or reaches nobody: the answer is wasted. */
+    /** Called once when an event cannot be published, or (interactive replies) reaches nobody. */
     private readonly onUndeliverable: () => void = () => undefined,
-  ) {
-    this.channel = completionEventsChannel(completionId);
-  }
+  ) {}
 
   /** The first event of an attempt; heartbeats follow whenever the attempt goes quiet. */
   started(workerId: string): void {
@@ -41,31 +40,36 @@ export class TokenEventPublisher {
     this.heartbeatTimer.unref();
   }
 
-  delta(text: string): void {
-    if (text.length === 0) return;
-    this.pendingText += text;
-    if (this.flushTimer) return;
-    const wait = this.lastDeltaSentAt + DELTA_COALESCE_MS - performance.now();
-    if (wait <= 0) this.flushDelta();
-    else this.flushTimer = setTimeout(() => this.flushDelta(), wait);
+  /** This attempt goes quiet for good without a final event: its job went back to the queue. */
+  stopHeartbeats(): void {
+    clearInterval(this.heartbeatTimer);
   }
 
-  /** Sends the final event (end or error) after any text still held, and reports a failed publish. */
-  async finish(body: Extract<TokenEventBody, { type: 'end' | 'error' }>): Promise<void> {
+  write(part: OutputPart): void {
+    if (part.type === 'text' && part.text.length === 0) return;
+    appendPart(this.pending, part);
+    if (this.flushTimer) return;
+    const wait = this.lastOutputSentAt + OUTPUT_COALESCE_MS - performance.now();
+    if (wait <= 0) this.flushOutput();
+    else this.flushTimer = setTimeout(() => this.flushOutput(), wait);
+  }
+
+  /** Sends the final event (end or error) after any output still held, and reports a failed publish. */
+  async finish(body: FinalEventBody): Promise<void> {
     clearInterval(this.heartbeatTimer);
-    this.flushDelta();
+    this.flushOutput();
     await this.sendAndWait(body);
     if (this.failure) throw this.failure;
   }
 
-  private flushDelta(): void {
+  private flushOutput(): void {
     clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
-    if (this.pendingText.length === 0) return;
-    const text = this.pendingText;
-    this.pendingText = '';
-    this.lastDeltaSentAt = performance.now();
-    this.send({ type: 'delta', text });
+    if (this.pending.length === 0) return;
+    const parts = this.pending;
+    this.pending = [];
+    this.lastOutputSentAt = performance.now();
+    this.send({ type: 'output', parts });
   }
 
   private send(body: TokenEventBody): void {
@@ -73,15 +77,16 @@ export class TokenEventPublisher {
   }
 
   /**
-   * The API subscribes before it enqueues and unsubscribes when its client is gone, so an event
-   * that reaches no subscriber means nobody will ever read this answer (its API instance died,
-   * or gave up on it): stop generating it.
+   * The API subscribes before it enqueues and unsubscribes when its client is gone, so an
+   * interactive event that reaches no subscriber means nobody will ever read this answer (its
+   * API instance died, or gave up on it): stop generating it.
    */
   private async sendAndWait(body: TokenEventBody): Promise<void> {
-    const event: TokenEvent = { ...body, attempt: this.attempt, seq: this.seq++ };
+    const event: TokenEvent = { ...body, completionId: this.completionId, attempt: this.attempt, seq: this.seq++ };
     this.lastSentAt = performance.now();
-    const receivers = await this.redis.spublish(this.channel, encodeTokenEvent(event));
-    if (receivers === 0 && body.type !== 'end' && body.type !== 'error') this.undeliverable(new Error('no subscriber for the completion'));
+    const receivers = await this.redis.spublish(this.replyTo.channel, encodeTokenEvent(event));
+    const final = body.type === 'end' || body.type === 'error';
+    if (receivers === 0 && !final && this.replyTo.stopWhenUnheard) this.undeliverable(new Error('no subscriber for the completion'));
   }
 
   private undeliverable(error: Error): void {

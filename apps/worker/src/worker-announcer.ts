@@ -46,7 +46,8 @@ export class WorkerAnnouncer implements OnApplicationBootstrap, OnModuleDestroy 
     const announcement: WorkerAnnouncement = {
       workerId: this.env.WORKER_ID,
       model: this.env.MODEL_NAME,
-      engine: this.env.ENGINE === 'synthetic' ? 'synthetic' : 'llama.cpp',
+      engine: this.engine.name,
+      capabilities: this.engine.capabilities,
       slots: this.engine.slots,
       freeSlots: this.engine.freeSlots,
       contextSize: this.engine.contextSize,

@@ -4,7 +4,7 @@ import { WorkerEnv } from '@app/config';
 import { closeRedis, connectRedis, createRedisConnection, redisTarget } from '@app/redis';
 import type { RedisClient } from '@app/redis';
 
-/** Publishes token events; fails fast while RedisClient is away. */
+/** Publishes token events; fails fast while Redis is away. */
 export const PUBLISHER_REDIS = Symbol('PUBLISHER_REDIS');
 /** Handed to the BullMQ Worker, which needs retry-forever connections. */
 export const BLOCKING_REDIS = Symbol('BLOCKING_REDIS');
@@ -30,7 +30,7 @@ export const workerRedisProviders: Provider[] = [
   },
 ];
 
-/** Closes the worker's RedisClient connections last, after the queue worker has drained. */
+/** Closes the worker's Redis connections last, after the queue worker has drained. */
 @Injectable()
 export class WorkerRedisCloser implements OnApplicationShutdown {
   constructor(

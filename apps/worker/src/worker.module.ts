@@ -7,8 +7,7 @@ import { CompletionProcessor } from './completion.processor';
 import { WorkerAnnouncer } from './worker-announcer';
 import { INFERENCE_ENGINE } from './engine/inference-engine';
 import type { InferenceEngine } from './engine/inference-engine';
-import { LlamaCppEngine } from './engine/llama-cpp.engine';
-import { SyntheticEngine } from './engine/synthetic.engine';
+import { loadEngine } from './engine/engine-registry';
 import { WorkerRedisCloser, workerRedisProviders } from './worker-redis.providers';
 import { ObservedEngine } from './observability/observed-engine';
 import { QueueWorkerMonitor } from './observability/queue-worker-monitor';
@@ -24,27 +23,6 @@ class EngineCloser implements OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     await this.engine.close();
   }
-}
-
-function loadEngine(env: WorkerEnv): Promise<InferenceEngine> {
-  if (env.ENGINE === 'synthetic') {
-    // Benchmarks only: measures the service around an engine of known speed.
-    return Promise.resolve(
-      new SyntheticEngine({
-        tokens: env.SYNTHETIC_TOKENS,
-        tokenIntervalMs: env.SYNTHETIC_TOKEN_INTERVAL_MS,
-        slots: env.SYNTHETIC_SLOTS,
-        contextSize: env.CONTEXT_SIZE,
-      }),
-    );
-  }
-  return LlamaCppEngine.load({
-    modelPath: env.MODEL_PATH,
-    parallelSequences: env.PARALLEL_SEQUENCES,
-    threads: env.ENGINE_THREADS,
-    contextSize: env.CONTEXT_SIZE,
-    gpu: env.GPU === 'false' ? false : (env.GPU as 'auto' | 'cuda' | 'vulkan' | 'metal'),
-  });
 }
 
 @Module({})

@@ -1,5 +1,6 @@
 import { ArrayNotEmpty, IsIn, IsInt, IsString, Matches, Max, Min, MinLength, ValidateIf } from 'class-validator';
 import { CommaList, EnvInteger } from './env-transforms';
+import { MetricsTokenEnv } from './metrics-token';
 import { RedisEnv } from './redis-env';
 
 export class ApiEnv extends RedisEnv {
@@ -30,6 +31,12 @@ export class ApiEnv extends RedisEnv {
   @IsInt()
   @Min(1024)
   BODY_LIMIT_BYTES = 1024 * 1024;
+
+  /** How long a client may take to send its whole request (headers and body); 408 beyond, 0 = no limit. */
+  @EnvInteger()
+  @IsInt()
+  @Min(0)
+  REQUEST_TIMEOUT_MS = 30_000;
 
   /** Jobs that may wait per model; beyond it requests get 503 with Retry-After before anything is queued. */
   @EnvInteger()
@@ -79,4 +86,8 @@ export class ApiEnv extends RedisEnv {
   @IsString()
   @MinLength(12, { message: 'must be at least 12 characters (or unset, which disables Bull Board)' })
   ADMIN_PASSWORD = '';
+
+  /** When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise). */
+  @MetricsTokenEnv()
+  METRICS_TOKEN = '';
 }

@@ -14,3 +14,7 @@ export const CommaList = (): PropertyDecorator =>
 /** Integers from the environment; anything that is not a whole number stays a string and fails validation. */
 export const EnvInteger = (): PropertyDecorator =>
   Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value));
+
+/** `true` / `false` become booleans; any other text stays a string and fails validation. */
+export const EnvBoolean = (): PropertyDecorator =>
+  Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value));

@@ -3,3 +3,4 @@ export * from './load-env';
 export * from './redis-env';
 export * from './worker-env';
 export * from './log-levels';
+export * from './metrics-token';

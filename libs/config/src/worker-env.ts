@@ -1,5 +1,6 @@
-import { IsIn, IsInt, IsString, Matches, Max, Min } from 'class-validator';
-import { EnvInteger } from './env-transforms';
+import { IsBoolean, IsIn, IsInt, IsString, IsUrl, Matches, Max, Min, ValidateIf } from 'class-validator';
+import { EnvBoolean, EnvInteger } from './env-transforms';
+import { MetricsTokenEnv } from './metrics-token';
 import { RedisEnv } from './redis-env';
 
 export class WorkerEnv extends RedisEnv {
@@ -33,7 +34,7 @@ export class WorkerEnv extends RedisEnv {
 
   /** GPU backend for llama.cpp: `auto` uses CUDA or Vulkan when present, `false` forces the CPU. */
   @IsIn(['auto', 'cuda', 'vulkan', 'metal', 'false'])
-  GPU = 'auto';
+  GPU: 'auto' | 'cuda' | 'vulkan' | 'metal' | 'false' = 'auto';
 
   /** A generation running longer than this is stopped and answered with an error. */
   @EnvInteger()
@@ -57,9 +58,45 @@ export class WorkerEnv extends RedisEnv {
   @IsIn(['fatal', 'error', 'warn', 'log', 'debug', 'verbose'])
   LOG_LEVEL = 'log';
 
-  /** `llama` runs the model; `synthetic` emits tokens at a set rate, for benchmarks of the service only. */
-  @IsIn(['llama', 'synthetic'])
-  ENGINE = 'llama';
+  /**
+   * `llama` runs the model; `openai` streams each job from an OpenAI-compatible server (vLLM,
+   * SGLang, TGI, llama.cpp's server); `synthetic` emits tokens at a set rate, for benchmarks only.
+   */
+  @IsIn(['llama', 'openai', 'synthetic'])
+  ENGINE: 'llama' | 'openai' | 'synthetic' = 'llama';
+
+  /** ENGINE=openai: the upstream server's OpenAI base URL, e.g. `http://vllm:8000/v1`. */
+  @ValidateIf((env: WorkerEnv) => env.ENGINE === 'openai')
+  @IsUrl({ protocols: ['http', 'https'], require_protocol: true, require_tld: false }, { message: 'must be an http(s) URL (required with ENGINE=openai)' })
+  @Matches(/\/v1\/?$/, { message: 'must end in /v1' })
+  UPSTREAM_BASE_URL = '';
+
+  /** ENGINE=openai: the bearer key the upstream server expects; none is sent when empty. */
+  @IsString()
+  UPSTREAM_API_KEY = '';
+
+  /** ENGINE=openai: the model name the upstream server serves; MODEL_NAME when empty. */
+  @ValidateIf((_env: WorkerEnv, value: unknown) => value !== '')
+  @Matches(/^\S{1,256}$/, { message: 'must be 1-256 characters without spaces' })
+  UPSTREAM_MODEL = '';
+
+  /** ENGINE=openai: requests sent to the upstream at once (the worker's job concurrency). */
+  @EnvInteger()
+  @IsInt()
+  @Min(1)
+  @Max(4096)
+  UPSTREAM_MAX_CONCURRENCY = 16;
+
+  /**
+   * ENGINE=openai: how long the upstream may keep silent (for its response headers, then between
+   * two chunks of the stream) before the request counts as failed. Before the first token such a
+   * failure puts the job back in the queue for another worker.
+   */
+  @EnvInteger()
+  @IsInt()
+  @Min(100)
+  @Max(3_600_000)
+  UPSTREAM_TIMEOUT_MS = 60_000;
 
   /** Synthetic engine: tokens in each answer (fewer when max_tokens or a stop sequence ends it). */
   @EnvInteger()
@@ -92,4 +129,17 @@ export class WorkerEnv extends RedisEnv {
   /** Interface the health and metrics server listens on. */
   @IsString()
   HEALTH_HOST = '0.0.0.0';
+
+  /** When set, GET /metrics on HEALTH_PORT needs `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise). */
+  @MetricsTokenEnv()
+  METRICS_TOKEN = '';
+
+  /**
+   * Whether finished jobs (kept for operators, shown by Bull Board) keep the request's messages
+   * and the answer's text. When false, a job that ends keeps ids, sizes, timings, finish reason,
+   * usage and error, and no contents.
+   */
+  @EnvBoolean()
+  @IsBoolean({ message: 'must be true or false' })
+  RETAIN_CONTENT = false;
 }

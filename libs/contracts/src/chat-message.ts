@@ -1,7 +1,18 @@
-/** Roles as the engine sees them (the API maps OpenAI's `developer` onto `system`). */
-export type ChatRole = 'system' | 'user' | 'assistant';
-
-export interface ChatMessage {
-  role: ChatRole;
-  content: string;
+/** A call the model made, as the conversation carries it back (OpenAI's assistant `tool_calls`). */
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** The arguments as the model wrote them: a JSON text. */
+  arguments: string;
 }
+
+/**
+ * Messages as the engine sees them: OpenAI's `developer` is mapped onto `system`, content parts
+ * are joined to text, and the API has checked that every tool message answers an earlier call.
+ */
+export type ChatMessage =
+  | { role: 'system' | 'user'; content: string }
+  | { role: 'assistant'; content: string; toolCalls?: ToolCall[] }
+  | { role: 'tool'; content: string; toolCallId: string };
+
+export type ChatRole = ChatMessage['role'];

@@ -1,4 +1,5 @@
-import type { ChatMessage } from './chat-message';
+import type { ChatMessage, ChatRole, ToolCall } from './chat-message';
+import type { ResponseFormat, ToolOptions } from './generation-options';
 
 /** Sampling settings as the engine applies them, already defaulted and validated by the API. */
 export interface SamplingParams {
@@ -11,14 +12,37 @@ export interface SamplingParams {
   presencePenalty: number;
   /** Always set: the client's seed, or one drawn by the API, so a retried job samples the same way. */
   seed: number;
+  /** Added to these tokens' logits before sampling (OpenAI's `logit_bias`; -100 bans a token). */
+  logitBias?: Array<{ token: number; bias: number }>;
+}
+
+/**
+ * Where a job's events go and what it means when nobody hears them. The worker publishes to
+ * whatever the job names, so the reply path (a channel per completion today; a channel per API
+ * instance, batch results or stored completions later) changes without touching engines.
+ */
+export interface ReplyTo {
+  /** The sharded pub/sub channel (SPUBLISH) that carries the events. */
+  channel: string;
+  /**
+   * An interactive reply that reaches no subscriber means its client (or its API instance) is
+   * gone: the worker stops generating. Batch and background replies must set this false.
+   */
+  stopWhenUnheard: boolean;
 }
 
 /** The payload of one chat completion job; the job id is the completion id. */
 export interface CompletionJobData {
   completionId: string;
   model: string;
+  replyTo: ReplyTo;
   messages: ChatMessage[];
   sampling: SamplingParams;
+  /** Functions the model may call; absent when the request offers none. */
+  tools?: ToolOptions;
+  /** Choices to generate (OpenAI's `n`); absent means one. */
+  choices?: number;
+  responseFormat: ResponseFormat;
   /** Unix milliseconds when the API accepted the request. */
   acceptedAt: number;
   /**
@@ -26,10 +50,22 @@ export interface CompletionJobData {
    * "no capacity" by then, so a worker that picks it up later drops it unrun.
    */
   startDeadline: number;
+  /**
+   * Set once the job has ended on a worker that keeps no contents (RETAIN_CONTENT=false):
+   * `messages` is then empty, and this says what it held, without the text.
+   */
+  contentRemoved?: {
+    /** Each message's role and length in characters, in order. */
+    messages: Array<{ role: ChatRole; characters: number }>;
+    characters: number;
+  };
 }
 
+/** A job as the API builds it from a request, before the reply path is chosen. */
+export type CompletionJobInput = Omit<CompletionJobData, 'replyTo'>;
+
 /** OpenAI's finish reasons that this service produces. */
-export type FinishReason = 'stop' | 'length';
+export type FinishReason = 'stop' | 'length' | 'tool_calls';
 
 export interface CompletionUsage {
   prompt_tokens: number;
@@ -37,9 +73,24 @@ export interface CompletionUsage {
   total_tokens: number;
 }
 
-/** The job's return value: the whole answer, for operators and for clients that reconnect. */
-export interface CompletionResult {
+/** One choice of an answer. */
+export interface ChoiceResult {
   text: string;
+  toolCalls?: ToolCall[];
+  finishReason: FinishReason;
+}
+
+/**
+ * The job's return value: the whole answer, for operators and for clients that reconnect. The
+ * first choice is at the top level; with `n` > 1, `choices` holds every choice, in order.
+ */
+export interface CompletionResult {
+  choices?: ChoiceResult[];
+  text: string;
+  /** The calls the model made, arguments complete; absent when it made none. */
+  toolCalls?: ToolCall[];
   finishReason: FinishReason;
   usage: CompletionUsage;
+  /** Set (and `text` empty) when the worker keeps no contents (RETAIN_CONTENT=false). */
+  contentRemoved?: { characters: number };
 }

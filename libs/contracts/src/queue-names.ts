@@ -18,11 +18,21 @@ export function completionQueuePrefix(model: string): string {
 }
 
 /**
- * The sharded pub/sub channel (SPUBLISH/SSUBSCRIBE) on which the worker running a completion
- * publishes its token events; in a cluster only the node owning its slot carries it.
+ * A sharded pub/sub channel (SPUBLISH/SSUBSCRIBE) for one completion's token events: what a job
+ * names in `replyTo` when its events need a channel of their own. In a cluster only the node
+ * owning its slot carries it.
  */
 export function completionEventsChannel(completionId: string): string {
   return `completion-events:${completionId}`;
+}
+
+/**
+ * The sharded pub/sub channel on which workers publish the token events of every completion an
+ * API instance is serving (each event names its completion): the instance subscribes once, at
+ * boot, so a request costs no SUBSCRIBE or UNSUBSCRIBE.
+ */
+export function apiRepliesChannel(apiInstanceId: string): string {
+  return `completion-replies:${apiInstanceId}`;
 }
 
 /** Where the API tells a model's workers (sharded pub/sub) that nobody wants a completion any more (message: its id). */

@@ -1,12 +1,16 @@
 import type { CompletionUsage, FinishReason } from './completion-job';
+import { isOutputPart } from './output-parts';
+import type { OutputPart } from './output-parts';
 
 /**
- * Events a worker publishes on a completion's channel. Every event carries the attempt that
- * produced it (a retried job starts a new attempt) and a sequence number that starts at 0 with
- * each attempt's `started` event, so a subscriber can detect a gap, a duplicate or a stale
- * attempt instead of silently delivering a wrong text.
+ * Events a worker publishes to a completion's reply channel. Every event names its completion
+ * (a channel may carry many), the attempt that produced it (a retried job starts a new attempt)
+ * and a sequence number that starts at 0 with each attempt's `started` event, so a subscriber
+ * can detect a gap, a duplicate or a stale attempt instead of silently delivering a wrong answer.
+ * One sequence per attempt orders the parts of every choice, which is all a gap check needs.
  */
-interface EventEnvelope {
+export interface EventEnvelope {
+  completionId: string;
   attempt: number;
   seq: number;
 }
@@ -16,12 +20,13 @@ export interface StartedEvent extends EventEnvelope {
   workerId: string;
 }
 
-export interface DeltaEvent extends EventEnvelope {
-  type: 'delta';
-  text: string;
+/** Output parts in the order the engine wrote them, batched by the publisher. */
+export interface OutputEvent extends EventEnvelope {
+  type: 'output';
+  parts: OutputPart[];
 }
 
-/** Sent while the engine works without producing text (long prefill), to prove liveness. */
+/** Sent while the engine works without producing output (long prefill), to prove liveness. */
 export interface HeartbeatEvent extends EventEnvelope {
   type: 'heartbeat';
 }
@@ -38,50 +43,116 @@ export type CompletionErrorCode =
   | 'engine_error'
   | 'cancelled'
   | 'generation_timeout'
-  | 'expired';
+  | 'expired'
+  /** The upstream server (ENGINE=openai) refused the request; `upstream` says how. */
+  | 'upstream_rejected'
+  /** The upstream server did not answer on any of the attempts the job was given. */
+  | 'upstream_unavailable';
+
+const ERROR_CODES = new Set<string>([
+  'context_length_exceeded',
+  'engine_error',
+  'cancelled',
+  'generation_timeout',
+  'expired',
+  'upstream_rejected',
+  'upstream_unavailable',
+]);
+const FINISH_REASONS = new Set<string>(['stop', 'length', 'tool_calls']);
 
 /**
  * A running job's worker sends some event at least this often (a heartbeat when it has no
- * text), so the API can tell a slow answer from a dead worker within a few seconds.
+ * output), so the API can tell a slow answer from a dead worker within a few seconds.
  */
 export const HEARTBEAT_INTERVAL_MS = 1000;
 
 /** Silence after which the API presumes the worker running a completion is gone. */
 export const WORKER_SILENCE_LIMIT_MS = 3 * HEARTBEAT_INTERVAL_MS;
 
-export interface ErrorEvent extends EventEnvelope {
-  type: 'error';
-  code: CompletionErrorCode;
-  message: string;
+/**
+ * How an upstream OpenAI-compatible server refused a request (a 4xx): what the client is told,
+ * as the upstream said it, so a bad field is named in `param` as it would be without the queue.
+ */
+export interface UpstreamRejection {
+  /** The upstream's HTTP status, 400 to 499. */
+  status: number;
+  type: string;
+  param: string | null;
+  code: string | null;
 }
 
-export type TokenEvent = StartedEvent | DeltaEvent | HeartbeatEvent | EndEvent | ErrorEvent;
+/** Why an attempt failed. A refusal by an upstream server carries what the client must see of it. */
+export type CompletionFailure =
+  | { code: Exclude<CompletionErrorCode, 'upstream_rejected'>; message: string }
+  | { code: 'upstream_rejected'; message: string; upstream: UpstreamRejection };
+
+export type ErrorEvent = EventEnvelope & { type: 'error' } & CompletionFailure;
+
+export type TokenEvent = StartedEvent | OutputEvent | HeartbeatEvent | EndEvent | ErrorEvent;
 
 /** Events whose payload a publisher supplies; the envelope is added when it is sent. */
-export type TokenEventBody =
-  | Omit<StartedEvent, keyof EventEnvelope>
-  | Omit<DeltaEvent, keyof EventEnvelope>
-  | Omit<HeartbeatEvent, keyof EventEnvelope>
-  | Omit<EndEvent, keyof EventEnvelope>
-  | Omit<ErrorEvent, keyof EventEnvelope>;
+export type TokenEventBody = TokenEvent extends infer E ? (E extends TokenEvent ? Omit<E, keyof EventEnvelope> : never) : never;
+
+/** The events that end an attempt. */
+export type FinalEventBody = Extract<TokenEventBody, { type: 'end' | 'error' }>;
 
 export function encodeTokenEvent(event: TokenEvent): string {
   return JSON.stringify(event);
 }
 
-const EVENT_TYPES = new Set<TokenEvent['type']>(['started', 'delta', 'heartbeat', 'end', 'error']);
+type Fields = Record<string, unknown>;
+const isCount = (value: unknown): boolean => Number.isInteger(value) && (value as number) >= 0;
+
+function isUsage(value: unknown): value is CompletionUsage {
+  if (typeof value !== 'object' || value === null) return false;
+  const usage = value as Fields;
+  return isCount(usage.prompt_tokens) && isCount(usage.completion_tokens) && isCount(usage.total_tokens);
+}
+
+const isNullableText = (value: unknown): boolean => value === null || typeof value === 'string';
+
+function isUpstreamRejection(value: unknown): value is UpstreamRejection {
+  if (typeof value !== 'object' || value === null) return false;
+  const rejection = value as Fields;
+  const status = rejection.status;
+  return (
+    Number.isInteger(status) &&
+    (status as number) >= 400 &&
+    (status as number) <= 499 &&
+    typeof rejection.type === 'string' &&
+    isNullableText(rejection.param) &&
+    isNullableText(rejection.code)
+  );
+}
+
+/** Whether the fields that `type` promises are there, with the right types. */
+function hasBodyOfItsType(event: Fields): boolean {
+  switch (event.type) {
+    case 'started':
+      return typeof event.workerId === 'string';
+    case 'output':
+      return Array.isArray(event.parts) && event.parts.length > 0 && event.parts.every(isOutputPart);
+    case 'heartbeat':
+      return true;
+    case 'end':
+      return FINISH_REASONS.has(event.finishReason as string) && isUsage(event.usage);
+    case 'error':
+      return (
+        ERROR_CODES.has(event.code as string) &&
+        typeof event.message === 'string' &&
+        (event.code === 'upstream_rejected' ? isUpstreamRejection(event.upstream) : event.upstream === undefined)
+      );
+    default:
+      return false;
+  }
+}
 
 /** Parses a channel message; anything that is not a well-formed event is rejected, not guessed. */
 export function decodeTokenEvent(message: string): TokenEvent {
-  const event = JSON.parse(message) as TokenEvent;
-  if (
-    typeof event !== 'object' ||
-    event === null ||
-    !EVENT_TYPES.has(event.type) ||
-    !Number.isInteger(event.attempt) ||
-    !Number.isInteger(event.seq)
-  ) {
-    throw new Error('malformed token event');
-  }
-  return event;
+  const event: unknown = JSON.parse(message);
+  if (typeof event !== 'object' || event === null || Array.isArray(event)) throw new Error('malformed token event');
+  const fields = event as Fields;
+  const envelopeOk = typeof fields.completionId === 'string' && isCount(fields.attempt) && isCount(fields.seq);
+  if (!envelopeOk || !hasBodyOfItsType(fields)) throw new Error('malformed token event');
+  return event as TokenEvent;
 }

@@ -1,3 +1,5 @@
+import type { EngineCapabilities } from './engine-capabilities';
+
 /**
  * The live model registry: each worker announces itself every ANNOUNCE_INTERVAL_MS and counts
  * as alive until its announcement is ANNOUNCEMENT_TTL_MS old. A sorted set scores each worker by
@@ -18,10 +20,44 @@ export interface WorkerAnnouncement {
   model: string;
   /** Which inference engine serves it, e.g. `llama.cpp`. */
   engine: string;
+  capabilities: EngineCapabilities;
   slots: number;
   freeSlots: number;
   /** Tokens of prompt plus answer one sequence holds. */
   contextSize: number;
   /** Unix milliseconds. */
   announcedAt: number;
+}
+
+const isCount = (value: unknown): value is number => Number.isInteger(value) && (value as number) >= 0;
+
+function isCapabilities(value: unknown): value is EngineCapabilities {
+  if (typeof value !== 'object' || value === null) return false;
+  const c = value as Record<string, unknown>;
+  return typeof c.tools === 'boolean' && typeof c.grammar === 'boolean' && typeof c.logprobs === 'boolean' && isCount(c.maxChoices) && isCount(c.logitBiasTokens);
+}
+
+/**
+ * Reads one registry entry. An entry that is not a valid announcement (another version's, or
+ * corrupt) is skipped by the caller: one bad entry must not hide every other worker.
+ */
+export function parseWorkerAnnouncement(entry: string): WorkerAnnouncement | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(entry);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const a = value as Record<string, unknown>;
+  const valid =
+    typeof a.workerId === 'string' &&
+    typeof a.model === 'string' &&
+    typeof a.engine === 'string' &&
+    isCapabilities(a.capabilities) &&
+    isCount(a.slots) &&
+    isCount(a.freeSlots) &&
+    isCount(a.contextSize) &&
+    isCount(a.announcedAt);
+  return valid ? (value as WorkerAnnouncement) : undefined;
 }

@@ -1,9 +1,16 @@
-import type { CompletionUsage, FinishReason } from '@app/contracts';
+import type { CompletionUsage, FinishReason, OutputPart } from '@app/contracts';
 import type { CompletionEnding } from '../completions/completion-runner';
+
+interface ToolCallMessage {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
 
 /**
  * Builds the OpenAI bodies of one completion: `chat.completion` for a whole answer and
- * `chat.completion.chunk` for a stream. The parts every chunk shares are serialised once.
+ * `chat.completion.chunk` for a stream. This is the one place where each kind of output part
+ * becomes OpenAI's message or chunk shape. The parts every chunk shares are serialised once.
  */
 export class ChatCompletionFormatter {
   private readonly chunkHead: string;
@@ -24,44 +31,84 @@ export class ChatCompletionFormatter {
     this.contentTail = `},"logprobs":null,"finish_reason":null}]${includeUsage ? ',"usage":null' : ''}}`;
   }
 
-  completion(content: string, ending: CompletionEnding): object {
+  /**
+   * The whole answer, from its output parts in order (adjacent text already merged or not): one
+   * choice per index, each ending with its own finish reason or, when none came, the answer's.
+   */
+  completion(parts: OutputPart[], ending: CompletionEnding, choiceCount = 1): object {
+    const choices = Array.from({ length: choiceCount }, () => ({ content: '', toolCalls: [] as ToolCallMessage[], finishReason: ending.finishReason }));
+    for (const part of parts) {
+      const choice = choices[part.choice];
+      switch (part.type) {
+        case 'text':
+          choice.content += part.text;
+          break;
+        case 'tool_call': {
+          const call = (choice.toolCalls[part.index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
+          if (part.id !== undefined) call.id = part.id;
+          if (part.name !== undefined) call.function.name = part.name;
+          call.function.arguments += part.arguments;
+          break;
+        }
+        case 'choice_end':
+          choice.finishReason = part.finishReason;
+          break;
+      }
+    }
     return {
       id: this.id,
       object: 'chat.completion',
       created: this.created,
       model: this.model,
-      choices: [
-        {
-          index: 0,
-          message: { role: 'assistant', content, refusal: null },
-          logprobs: null,
-          finish_reason: ending.finishReason,
-        },
-      ],
+      choices: choices.map(({ content, toolCalls, finishReason }, index) => ({
+        index,
+        message:
+          toolCalls.length > 0
+            ? { role: 'assistant', content: content === '' ? null : content, refusal: null, tool_calls: toolCalls }
+            : { role: 'assistant', content, refusal: null },
+        logprobs: null,
+        finish_reason: finishReason,
+      })),
       usage: ending.usage,
     };
   }
 
-  /** The first chunk announces the role, as OpenAI's does. */
-  roleChunk(): string {
-    return this.chunk({ role: 'assistant', content: '' }, null);
+  /** The first chunk of each choice announces the role, as OpenAI's does. */
+  roleChunk(choice = 0): string {
+    return this.chunk({ role: 'assistant', content: '' }, null, choice);
   }
 
-  /** The chunk sent for every piece of text: the hot path of a stream, so built without a generic stringify. */
+  /** The chunk that carries one output part of a stream. */
+  partChunk(part: OutputPart): string {
+    switch (part.type) {
+      case 'text':
+        return part.choice === 0 ? this.contentChunk(part.text) : this.chunk({ content: part.text }, null, part.choice);
+      case 'tool_call': {
+        // The first fragment of a call names it; the others carry only more of its arguments.
+        const opening = part.id === undefined ? {} : { id: part.id, type: 'function' };
+        const fn = part.name === undefined ? { arguments: part.arguments } : { name: part.name, arguments: part.arguments };
+        return this.chunk({ tool_calls: [{ index: part.index, ...opening, function: fn }] }, null, part.choice);
+      }
+      case 'choice_end':
+        return this.finishChunk(part.finishReason, part.choice);
+    }
+  }
+
+  /** The chunk sent for every piece of text of the first choice: the hot path of a stream, so built without a generic stringify. */
   contentChunk(text: string): string {
     return `${this.contentHead}${JSON.stringify(text)}${this.contentTail}`;
   }
 
-  finishChunk(finishReason: FinishReason): string {
-    return this.chunk({}, finishReason);
+  finishChunk(finishReason: FinishReason, choice = 0): string {
+    return this.chunk({}, finishReason, choice);
   }
 
   usageChunk(usage: CompletionUsage): string {
     return `${this.chunkHead},"choices":[],"usage":${JSON.stringify(usage)}}`;
   }
 
-  private chunk(delta: object, finishReason: FinishReason | null): string {
-    const choice = JSON.stringify({ index: 0, delta, logprobs: null, finish_reason: finishReason });
+  private chunk(delta: object, finishReason: FinishReason | null, index = 0): string {
+    const choice = JSON.stringify({ index, delta, logprobs: null, finish_reason: finishReason });
     return `${this.chunkHead},"choices":[${choice}]${this.includeUsage ? ',"usage":null' : ''}}`;
   }
 }

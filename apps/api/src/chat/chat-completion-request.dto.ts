@@ -1,3 +1,4 @@
+import { MAX_CHOICES } from '@app/contracts';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -19,16 +20,51 @@ import {
 import { IsMessageContent } from './message-content.validator';
 import type { MessageContent } from './message-content.validator';
 import { IsStopSequences } from './stop-sequences.validator';
+import { IsLogitBias, IsMetadata, IsResponseFormat, IsToolChoice, ToolCallDto, ToolDto } from './tool-and-format.dto';
+import type { ResponseFormatValue, ToolChoiceValue } from './tool-and-format.dto';
 
 export const MAX_MESSAGES = 2048;
 const FINITE = { allowNaN: false, allowInfinity: false };
 
-export class ChatMessageDto {
-  @IsIn(['system', 'developer', 'user', 'assistant'], { message: 'role must be one of system, developer, user, assistant' })
-  role!: 'system' | 'developer' | 'user' | 'assistant';
+export const MAX_TOOLS = 128;
 
+/**
+ * One message of any role; which fields a role needs (content, tool_calls, tool_call_id) is
+ * checked when the job is built, where the whole conversation is in view.
+ */
+export class ChatMessageDto {
+  @IsIn(['system', 'developer', 'user', 'assistant', 'tool'], { message: 'role must be one of system, developer, user, assistant, tool' })
+  role!: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
+
+  /** Absent or null only on an assistant message that makes tool calls. */
+  @IsOptional()
   @IsMessageContent()
-  content!: MessageContent;
+  content?: MessageContent | null;
+
+  /** A participant's name; it does not change the answer. */
+  @IsOptional()
+  @IsString()
+  @MaxLength(256)
+  name?: string;
+
+  @IsOptional()
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(MAX_TOOLS)
+  @ValidateNested({ each: true })
+  @Type(() => ToolCallDto)
+  tool_calls?: ToolCallDto[];
+
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(256)
+  tool_call_id?: string;
+
+  /** An earlier refusal the client echoes back; nothing to apply. */
+  @IsOptional()
+  @IsString()
+  refusal?: string;
 }
 
 export class StreamOptionsDto {
@@ -107,14 +143,78 @@ export class ChatCompletionRequestDto {
   @IsInt()
   seed?: number;
 
-  /** Only one choice per request is generated; `n: 1` is accepted because clients send it. */
   @IsOptional()
-  @IsIn([1], { message: 'n must be 1: only one choice per request is supported' })
+  @IsLogitBias()
+  logit_bias?: Record<string, number>;
+
+  /** Choices to generate, one after another on the worker, each with its own seed. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_CHOICES)
   n?: number;
 
-  /** An end-user id for abuse monitoring; it does not change the answer. */
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_TOOLS)
+  @ValidateNested({ each: true })
+  @Type(() => ToolDto)
+  tools?: ToolDto[];
+
+  @IsOptional()
+  @IsToolChoice()
+  tool_choice?: ToolChoiceValue;
+
+  @IsOptional()
+  @IsBoolean()
+  parallel_tool_calls?: boolean;
+
+  @IsOptional()
+  @IsResponseFormat()
+  response_format?: ResponseFormatValue;
+
+  // Accepted and ignored: they change nothing in the answer (README, "Request fields").
+
+  /** An end-user id for abuse monitoring. */
   @IsOptional()
   @IsString()
   @MaxLength(256)
   user?: string;
+
+  @IsOptional()
+  @IsMetadata()
+  metadata?: Record<string, string>;
+
+  /** Nothing is stored yet; `store: true` is accepted as OpenAI's clients send it. */
+  @IsOptional()
+  @IsBoolean()
+  store?: boolean;
+
+  /** Answered with the tier used, `default`. */
+  @IsOptional()
+  @IsIn(['auto', 'default', 'flex', 'priority', 'scale'])
+  service_tier?: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(1024)
+  prompt_cache_key?: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(256)
+  safety_identifier?: string;
+
+  @IsOptional()
+  @IsIn(['low', 'medium', 'high'])
+  verbosity?: string;
+
+  @IsOptional()
+  @IsIn(['none', 'minimal', 'low', 'medium', 'high'])
+  reasoning_effort?: string;
+
+  @IsOptional()
+  @IsArray()
+  @IsIn(['text'], { each: true, message: "modalities may only hold 'text'" })
+  modalities?: string[];
 }

@@ -1,4 +1,5 @@
-import type { ChatMessage, CompletionJobData } from '@app/contracts';
+import { reduceJsonSchema } from '@app/contracts';
+import type { ChatMessage, CompletionJobInput, GrammarSchema, JsonValue, ResponseFormat, ToolCall, ToolChoice, ToolOptions } from '@app/contracts';
 import { randomInt } from 'node:crypto';
 import { OpenAiError } from '../errors/openai-error';
 import type { ChatCompletionRequestDto, ChatMessageDto } from './chat-completion-request.dto';
@@ -8,22 +9,100 @@ import { stopList } from './stop-sequences.validator';
 /** One message's text may not exceed this (the body limit bounds the sum). */
 export const MAX_MESSAGE_CHARS = 256 * 1024;
 
+const invalid = (message: string, param: string): OpenAiError => OpenAiError.invalidRequest(message, param, 'invalid_value');
+
+function messageText(message: ChatMessageDto, index: number): string {
+  const content = message.content === null || message.content === undefined ? '' : contentText(message.content);
+  if (content.length > MAX_MESSAGE_CHARS) {
+    throw OpenAiError.tooLarge(`A message may hold at most ${MAX_MESSAGE_CHARS} characters.`, `messages[${index}].content`);
+  }
+  return content;
+}
+
+/**
+ * The conversation as the engine sees it. Checks what depends on a message's role or on the
+ * messages before it: content present, tool calls only from the assistant, every tool message
+ * answering a call made earlier (OpenAI answers both with 400 naming the field).
+ */
 function toChatMessages(messages: ChatMessageDto[]): ChatMessage[] {
-  return messages.map((message, index) => {
-    const content = contentText(message.content);
-    if (content.length > MAX_MESSAGE_CHARS) {
-      throw OpenAiError.tooLarge(`A message may hold at most ${MAX_MESSAGE_CHARS} characters.`, `messages[${index}].content`);
+  const calledIds = new Set<string>();
+  return messages.map((message, index): ChatMessage => {
+    const at = `messages[${index}]`;
+    const content = messageText(message, index);
+    if (message.tool_calls !== undefined && message.role !== 'assistant') throw invalid(`Only assistant messages may have tool_calls.`, `${at}.tool_calls`);
+    if (message.tool_call_id !== undefined && message.role !== 'tool') throw invalid(`Only tool messages may have a tool_call_id.`, `${at}.tool_call_id`);
+    const hasContent = message.content !== null && message.content !== undefined;
+    if (!hasContent && !(message.role === 'assistant' && message.tool_calls)) {
+      throw OpenAiError.invalidRequest(`Missing required parameter: '${at}.content'.`, `${at}.content`, 'missing_required_parameter');
     }
-    const isSystem = message.role === 'system' || message.role === 'developer';
-    if (isSystem && index > 0) {
-      throw OpenAiError.invalidRequest(
-        `A ${message.role} message is only allowed as the first message.`,
-        `messages[${index}].role`,
-        'invalid_value',
-      );
+    switch (message.role) {
+      case 'system':
+      case 'developer':
+        if (index > 0) throw invalid(`A ${message.role} message is only allowed as the first message.`, `${at}.role`);
+        return { role: 'system', content };
+      case 'user':
+        return { role: 'user', content };
+      case 'assistant': {
+        const toolCalls = message.tool_calls?.map((call): ToolCall => ({ id: call.id, name: call.function.name, arguments: call.function.arguments }));
+        for (const call of toolCalls ?? []) calledIds.add(call.id);
+        return toolCalls ? { role: 'assistant', content, toolCalls } : { role: 'assistant', content };
+      }
+      case 'tool': {
+        const id = message.tool_call_id;
+        if (id === undefined) {
+          throw OpenAiError.invalidRequest(`Missing required parameter: '${at}.tool_call_id'.`, `${at}.tool_call_id`, 'missing_required_parameter');
+        }
+        if (!calledIds.has(id)) throw invalid(`'${at}.tool_call_id' (${id}) does not answer a tool call of an earlier assistant message.`, `${at}.tool_call_id`);
+        return { role: 'tool', content, toolCallId: id };
+      }
     }
-    return { role: isSystem ? 'system' : (message.role as 'user' | 'assistant'), content };
   });
+}
+
+/** A schema the grammar can enforce exactly, or a 400 naming the keyword it cannot. */
+function grammarSchema(schema: JsonValue, param: string): GrammarSchema {
+  const reduction = reduceJsonSchema(schema);
+  if (!reduction.ok) {
+    throw OpenAiError.invalidRequest(
+      `The schema in '${param}' uses '${reduction.keyword}' (at ${reduction.path}), which structured output cannot enforce exactly here.`,
+      param,
+      'unsupported_schema',
+    );
+  }
+  return reduction.schema;
+}
+
+function toolOptions(request: ChatCompletionRequestDto): ToolOptions | undefined {
+  const { tools, tool_choice: choice } = request;
+  if (!tools || tools.length === 0) {
+    if (choice !== undefined && choice !== 'none') throw invalid(`'tool_choice' is only allowed when 'tools' are specified.`, 'tool_choice');
+    return undefined;
+  }
+  const names = new Set<string>();
+  const definitions = tools.map(({ function: fn }, index) => {
+    const param = `tools[${index}].function`;
+    if (names.has(fn.name)) throw invalid(`Two tools are named '${fn.name}'.`, `${param}.name`);
+    names.add(fn.name);
+    const parameters = (fn.parameters ?? { type: 'object', properties: {} }) as JsonValue;
+    if ((parameters as { type?: unknown }).type !== 'object') throw invalid(`A function's parameters must be a JSON Schema of type 'object'.`, `${param}.parameters`);
+    return { name: fn.name, description: fn.description, parameters: grammarSchema(parameters, `${param}.parameters`) };
+  });
+  let toolChoice: ToolChoice;
+  if (choice === undefined || choice === 'auto') toolChoice = { type: 'auto' };
+  else if (choice === 'none' || choice === 'required') toolChoice = { type: choice };
+  else {
+    if (!names.has(choice.function.name)) throw invalid(`'tool_choice' names '${choice.function.name}', which is not among the tools.`, 'tool_choice');
+    toolChoice = { type: 'function', name: choice.function.name };
+  }
+  return { definitions, choice: toolChoice, parallel: request.parallel_tool_calls ?? true };
+}
+
+function responseFormat(request: ChatCompletionRequestDto): ResponseFormat {
+  const format = request.response_format;
+  if (!format || format.type === 'text') return { type: 'text' };
+  if (format.type === 'json_object') return { type: 'json_object' };
+  const { name, schema } = format.json_schema;
+  return { type: 'json_schema', name, schema: grammarSchema((schema ?? {}) as JsonValue, 'response_format') };
 }
 
 function maxTokens(request: ChatCompletionRequestDto): number | undefined {
@@ -44,7 +123,12 @@ export function toCompletionJob(
   completionId: string,
   acceptedAt: number,
   maxQueueWaitMs: number,
-): CompletionJobData {
+): CompletionJobInput {
+  const tools = toolOptions(request);
+  const format = responseFormat(request);
+  if (tools && tools.choice.type !== 'none' && format.type !== 'text') {
+    throw invalid(`'response_format' other than text cannot be combined with tool calls; set 'tool_choice' to 'none' or drop one.`, 'response_format');
+  }
   return {
     completionId,
     model: request.model,
@@ -58,7 +142,11 @@ export function toCompletionJob(
       presencePenalty: request.presence_penalty ?? 0,
       // llama.cpp takes a 32-bit seed; OpenAI's are any integer. Without one, answers must still vary.
       seed: request.seed === undefined ? randomInt(2 ** 32) : request.seed >>> 0,
+      ...(request.logit_bias ? { logitBias: Object.entries(request.logit_bias).map(([token, bias]) => ({ token: Number(token), bias })) } : {}),
     },
+    ...(tools ? { tools } : {}),
+    ...(request.n !== undefined && request.n > 1 ? { choices: request.n } : {}),
+    responseFormat: format,
     acceptedAt,
     startDeadline: acceptedAt + maxQueueWaitMs,
   };

@@ -1,12 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { completionEventsChannel, decodeTokenEvent } from '@app/contracts';
-import type { TokenEvent } from '@app/contracts';
+import type { OnApplicationBootstrap } from '@nestjs/common';
+import { apiRepliesChannel, decodeTokenEvent } from '@app/contracts';
+import type { ReplyTo, TokenEvent } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
-import { SUBSCRIBER_REDIS } from './api-redis.providers';
+import { API_INSTANCE_ID, SUBSCRIBER_REDIS } from './api-redis.providers';
 
 export interface TokenEventListener {
   onEvent(event: TokenEvent): void;
-  /** A message on the channel could not be read: the stream can no longer be trusted. */
+  /** A message for this completion could not be read: the stream can no longer be trusted. */
   onMalformed(): void;
   /** The subscriber connection dropped: events published meanwhile are lost. */
   onConnectionLost(): void;
@@ -16,66 +17,85 @@ export interface TokenEventListener {
 export type Unsubscribe = () => void;
 
 /**
- * Routes token events from the instance's single subscriber connection to the request that
- * waits for them: one channel per open completion, multiplexed in process, so the number of
- * RedisClient connections stays the same whatever the load.
+ * Routes token events to the requests that wait for them. Workers publish the events of every
+ * completion this instance serves on one reply channel, subscribed once at boot on the instance's
+ * one subscriber connection; each event names its completion, and the bus hands it to that
+ * request's listener. A request therefore costs no Redis round trip here, and the number of
+ * connections and subscriptions stays the same whatever the load.
  */
 @Injectable()
-export class CompletionEventBus {
+export class CompletionEventBus implements OnApplicationBootstrap {
   private readonly logger = new Logger(CompletionEventBus.name);
   private readonly listeners = new Map<string, TokenEventListener>();
-  private readonly observers: Array<(channel: string, event: TokenEvent) => void> = [];
+  private readonly observers: Array<(event: TokenEvent) => void> = [];
+  private readonly channel = apiRepliesChannel(API_INSTANCE_ID);
+  private subscribed = false;
 
   constructor(@Inject(SUBSCRIBER_REDIS) private readonly subscriber: RedisClient) {
-    subscriber.on('smessage', (channel: string, message: string) => this.dispatch(channel, message));
+    subscriber.on('smessage', (channel: string, message: string) => {
+      if (channel === this.channel) this.dispatch(message);
+    });
     subscriber.on('close', () => {
-      if (this.listeners.size > 0) this.logger.warn(`RedisClient subscriber lost; failing ${this.listeners.size} open completions`);
+      if (this.listeners.size > 0) this.logger.warn(`Redis subscriber lost; failing ${this.listeners.size} open completions`);
       for (const listener of [...this.listeners.values()]) listener.onConnectionLost();
     });
   }
 
-  /** Whether the subscriber is connected; while it is not, no completion can be followed. */
-  get isConnected(): boolean {
-    return this.subscriber.status === 'ready';
+  /** Subscribe before serving: no job names this channel before its SSUBSCRIBE is confirmed. */
+  async onApplicationBootstrap(): Promise<void> {
+    await this.subscriber.ssubscribe(this.channel);
+    this.subscribed = true;
   }
 
-  /** Resolves once RedisClient has confirmed the SUBSCRIBE, so no event published after it is lost. */
-  async subscribe(completionId: string, listener: TokenEventListener): Promise<Unsubscribe> {
-    if (!this.isConnected) throw new Error('RedisClient subscriber is not connected');
-    const channel = completionEventsChannel(completionId);
-    this.listeners.set(channel, listener);
-    try {
-      await this.subscriber.ssubscribe(channel);
-    } catch (error) {
-      this.listeners.delete(channel);
-      throw error;
-    }
+  /** Whether events can reach this instance; while they cannot, no completion can be followed. */
+  get isConnected(): boolean {
+    return this.subscribed && this.subscriber.status === 'ready';
+  }
+
+  /** Where a worker sends this instance's events: an interactive reply, stopped when nobody hears it. */
+  replyTo(): ReplyTo {
+    return { channel: this.channel, stopWhenUnheard: true };
+  }
+
+  /**
+   * Routes this completion's events to `listener` from now on. The reply channel is subscribed
+   * already (ioredis subscribes again by itself after a reconnect), so nothing goes to Redis.
+   */
+  listen(completionId: string, listener: TokenEventListener): Unsubscribe {
+    if (!this.isConnected) throw new Error('Redis subscriber is not connected');
+    this.listeners.set(completionId, listener);
     return () => {
-      if (!this.listeners.delete(channel)) return;
-      this.subscriber.sunsubscribe(channel).catch((error: unknown) => {
-        // Only possible while RedisClient is away; a channel left subscribed costs dropped messages, nothing more.
-        this.logger.warn(`unsubscribe ${channel} failed: ${error instanceof Error ? error.message : String(error)}`);
-      });
+      if (this.listeners.get(completionId) === listener) this.listeners.delete(completionId);
     };
   }
 
   /** Sees every event of every open completion after it is parsed (metrics and logs), read-only. */
-  observe(observer: (channel: string, event: TokenEvent) => void): void {
+  observe(observer: (event: TokenEvent) => void): void {
     this.observers.push(observer);
   }
 
-  private dispatch(channel: string, message: string): void {
-    const listener = this.listeners.get(channel);
-    if (!listener) return;
+  private dispatch(message: string): void {
     let event: TokenEvent;
     try {
       event = decodeTokenEvent(message);
     } catch {
-      this.logger.warn(`malformed event on ${channel}`);
-      listener.onMalformed();
+      this.failMalformed(message);
       return;
     }
-    for (const observer of this.observers) observer(channel, event);
+    const listener = this.listeners.get(event.completionId);
+    if (!listener) return; // a completion this instance no longer serves
+    for (const observer of this.observers) observer(event);
     listener.onEvent(event);
+  }
+
+  /**
+   * A message that is not a valid event fails the completion it names, when it names one.
+   * One that names none cannot be placed; if it was a real event, the gap in its completion's
+   * sequence numbers fails that completion at the next event (or its silence does).
+   */
+  private failMalformed(message: string): void {
+    const named = /"completionId"\s*:\s*"([^"]+)"/.exec(message)?.[1];
+    this.logger.warn(`malformed event on ${this.channel}${named ? ` for ${named}` : ''}`);
+    if (named !== undefined) this.listeners.get(named)?.onMalformed();
   }
 }

@@ -1,6 +1,7 @@
 import type { CompletionUsage, FinishReason, TokenEvent } from '@app/contracts';
 import { WORKER_SILENCE_LIMIT_MS } from '@app/contracts';
 import type { OpenAiError } from '../errors/openai-error';
+import type { CompletionSink } from './completion-sink';
 import { EventSequenceTracker, noCapacityError, workerLostError } from './event-sequence-tracker';
 
 export interface CompletionEnding {
@@ -9,13 +10,8 @@ export interface CompletionEnding {
 }
 
 export interface CompletionWatchOptions {
-  /** Receives each piece of text, in order. */
-  onText: (text: string) => void;
-  /**
-   * Present when the consumer can still take back the text it received (nothing is on the
-   * wire yet): a worker lost mid-answer is then retried unnoticed, and this drops the old text.
-   */
-  onRestart?: () => void;
+  /** Receives the output, in order, and decides whether a lost worker may be retried unnoticed. */
+  sink: CompletionSink;
   /** How long to wait for a worker to start (or restart) the job. */
   startWaitMs: number;
   /** Takes the job off the queue if it is still waiting; false when a worker already holds it. */
@@ -25,7 +21,7 @@ export interface CompletionWatchOptions {
 /**
  * Follows one completion's events to its end, and makes sure it ends: a job no worker starts in
  * time is withdrawn (503), a worker that goes silent is presumed dead (an error if the client
- * already has text, else a wait for the queue's retry), and whatever else fails the request
+ * already has output, else a wait for the queue's retry), and whatever else fails the request
  * goes through `fail`.
  */
 export class CompletionWatch {
@@ -37,9 +33,10 @@ export class CompletionWatch {
   private workerActive = false;
   private lastEventAt = 0;
   private settled = false;
+  private jobEndedByWorker = false;
 
   constructor(private readonly options: CompletionWatchOptions) {
-    this.tracker = new EventSequenceTracker(options.onRestart !== undefined);
+    this.tracker = new EventSequenceTracker(options.sink.canRestart);
     this.ending = new Promise<CompletionEnding>((resolve, reject) => {
       this.resolveEnding = resolve;
       this.rejectEnding = reject;
@@ -55,13 +52,19 @@ export class CompletionWatch {
     this.arm(this.options.startWaitMs, () => void this.onStartOverdue());
   }
 
+  /** Whether the worker ended the job itself (an end or error event): nothing is left to cancel. */
+  get workerEndedJob(): boolean {
+    return this.jobEndedByWorker;
+  }
+
   onEvent(event: TokenEvent): void {
     if (this.settled) return;
     const tracked = this.tracker.accept(event);
+    if (tracked.kind === 'end' || (tracked.kind === 'failed' && event.type === 'error')) this.jobEndedByWorker = true;
     if (tracked.kind === 'end') return this.settle(() => this.resolveEnding(tracked));
     if (tracked.kind === 'failed') return this.fail(tracked.error);
-    if (tracked.kind === 'text') this.options.onText(tracked.text);
-    if (tracked.kind === 'restarted') this.options.onRestart?.();
+    if (tracked.kind === 'output') this.options.sink.write(tracked.parts);
+    if (tracked.kind === 'restarted') this.options.sink.restart();
     this.expectNextEventSoon();
   }
 
@@ -90,7 +93,7 @@ export class CompletionWatch {
   private onWorkerSilent(): void {
     this.workerActive = false;
     // The queue hands the job to another worker; wait for that as for a first start. But with
-    // text already on the wire a retry would repeat or contradict it: end with an error.
+    // output already on the wire a retry would repeat or contradict it: end with an error.
     if (this.tracker.canRetryUnnoticed) this.awaitStart();
     else this.fail(workerLostError());
   }

@@ -2,17 +2,25 @@ import type { TokenEvent } from '@app/contracts';
 import { EventSequenceTracker } from './event-sequence-tracker';
 
 const usage = { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 };
-const started = (attempt: number): TokenEvent => ({ type: 'started', attempt, seq: 0, workerId: 'w' });
-const delta = (attempt: number, seq: number, text: string): TokenEvent => ({ type: 'delta', attempt, seq, text });
-const end = (attempt: number, seq: number): TokenEvent => ({ type: 'end', attempt, seq, finishReason: 'stop', usage });
+const completionId = 'chatcmpl-1';
+const started = (attempt: number): TokenEvent => ({ type: 'started', completionId, attempt, seq: 0, workerId: 'w' });
+const delta = (attempt: number, seq: number, text: string): TokenEvent => ({
+  type: 'output',
+  completionId,
+  attempt,
+  seq,
+  parts: [{ type: 'text', choice: 0, text }],
+});
+const passed = (text: string) => ({ kind: 'output', parts: [{ type: 'text', choice: 0, text }] });
+const end = (attempt: number, seq: number): TokenEvent => ({ type: 'end', completionId, attempt, seq, finishReason: 'stop', usage });
 
 describe('EventSequenceTracker', () => {
   it('passes text on in order and ends with the finish reason and usage', () => {
     const tracker = new EventSequenceTracker();
     expect(tracker.accept(started(1))).toEqual({ kind: 'started' });
-    expect(tracker.accept(delta(1, 1, 'Hello'))).toEqual({ kind: 'text', text: 'Hello' });
-    expect(tracker.accept({ type: 'heartbeat', attempt: 1, seq: 2 })).toEqual({ kind: 'none' });
-    expect(tracker.accept(delta(1, 3, ' world'))).toEqual({ kind: 'text', text: ' world' });
+    expect(tracker.accept(delta(1, 1, 'Hello'))).toEqual(passed('Hello'));
+    expect(tracker.accept({ type: 'heartbeat', completionId, attempt: 1, seq: 2 })).toEqual({ kind: 'none' });
+    expect(tracker.accept(delta(1, 3, ' world'))).toEqual(passed(' world'));
     expect(tracker.accept(end(1, 4))).toEqual({ kind: 'end', finishReason: 'stop', usage });
   });
 
@@ -40,7 +48,7 @@ describe('EventSequenceTracker', () => {
     tracker.accept(started(1));
     expect(tracker.accept(started(2))).toEqual({ kind: 'started' });
     expect(tracker.accept(delta(1, 1, 'stale'))).toEqual({ kind: 'none' });
-    expect(tracker.accept(delta(2, 1, 'fresh'))).toEqual({ kind: 'text', text: 'fresh' });
+    expect(tracker.accept(delta(2, 1, 'fresh'))).toEqual(passed('fresh'));
   });
 
   it('fails when a new attempt starts after text was already passed on', () => {
@@ -54,10 +62,28 @@ describe('EventSequenceTracker', () => {
   it('turns a worker error into an OpenAI error', () => {
     const tracker = new EventSequenceTracker();
     tracker.accept(started(1));
-    const result = tracker.accept({ type: 'error', attempt: 1, seq: 1, code: 'context_length_exceeded', message: 'too long' });
+    const result = tracker.accept({ type: 'error', completionId, attempt: 1, seq: 1, code: 'context_length_exceeded', message: 'too long' });
     expect(result.kind === 'failed' && result.error.toBody()).toEqual({
       error: { message: 'too long', type: 'invalid_request_error', param: 'messages', code: 'context_length_exceeded' },
     });
+  });
+
+  it("passes an upstream server's refusal on with its status, type, param and code", () => {
+    const tracker = new EventSequenceTracker();
+    tracker.accept(started(1));
+    const upstream = { status: 422, type: 'invalid_request_error', param: 'response_format', code: 'invalid_schema' };
+    const result = tracker.accept({ type: 'error', completionId, attempt: 1, seq: 1, code: 'upstream_rejected', message: 'bad schema', upstream });
+    expect(result.kind === 'failed' && result.error.status).toBe(422);
+    expect(result.kind === 'failed' && result.error.toBody()).toEqual({
+      error: { message: 'bad schema', type: 'invalid_request_error', param: 'response_format', code: 'invalid_schema' },
+    });
+  });
+
+  it('answers 503 with Retry-After when the upstream server never answered', () => {
+    const tracker = new EventSequenceTracker();
+    tracker.accept(started(1));
+    const result = tracker.accept({ type: 'error', completionId, attempt: 1, seq: 1, code: 'upstream_unavailable', message: 'down' });
+    expect(result.kind === 'failed' && [result.error.status, result.error.code, result.error.headers['retry-after']]).toEqual([503, 'upstream_unavailable', '5']);
   });
 
   it('restarts instead of failing when the consumer can take its text back (a non-stream answer)', () => {
@@ -66,6 +92,6 @@ describe('EventSequenceTracker', () => {
     tracker.accept(delta(1, 1, 'partial'));
     expect(tracker.accept(started(2))).toEqual({ kind: 'restarted' });
     expect(tracker.accept(delta(1, 2, 'stale'))).toEqual({ kind: 'none' });
-    expect(tracker.accept(delta(2, 1, 'whole'))).toEqual({ kind: 'text', text: 'whole' });
+    expect(tracker.accept(delta(2, 1, 'whole'))).toEqual(passed('whole'));
   });
 });

@@ -1,12 +1,12 @@
-import type { CompletionUsage, ErrorEvent, FinishReason, TokenEvent } from '@app/contracts';
+import type { CompletionUsage, ErrorEvent, FinishReason, OutputPart, TokenEvent } from '@app/contracts';
 import { OpenAiError } from '../errors/openai-error';
 
 /** What a request does with one event from its channel. */
 export type TrackedEvent =
   | { kind: 'started' }
-  /** A new attempt began after text was passed on: the consumer must drop that text. */
+  /** A new attempt began after output was passed on: the consumer must drop that output. */
   | { kind: 'restarted' }
-  | { kind: 'text'; text: string }
+  | { kind: 'output'; parts: OutputPart[] }
   | { kind: 'end'; finishReason: FinishReason; usage: CompletionUsage }
   | { kind: 'failed'; error: OpenAiError }
   | { kind: 'none' };
@@ -32,23 +32,28 @@ function workerError(event: ErrorEvent): OpenAiError {
       return noCapacityError();
     case 'engine_error':
       return OpenAiError.internal(event.message);
+    case 'upstream_rejected':
+      // The upstream server's own refusal, as it gave it: the client sees what it would see there.
+      return new OpenAiError(event.upstream.status, event.upstream.type, event.message, event.upstream.param, event.upstream.code);
+    case 'upstream_unavailable':
+      return OpenAiError.unavailable(event.message, 'upstream_unavailable', 5);
   }
 }
 
 /**
  * Checks a completion's events against the attempt and sequence contract: events of an older
- * attempt are ignored; a new attempt is welcome only while no text has been passed on (a retry
+ * attempt are ignored; a new attempt is welcome only while no output has been passed on (a retry
  * the client never notices); a missing or repeated sequence number fails the request rather
- * than deliver a text with a hole in it or a piece twice.
+ * than deliver an answer with a hole in it or a piece twice.
  */
 export class EventSequenceTracker {
   private attempt = 0;
   private nextSeq = 0;
-  private textPassedOn = false;
+  private outputPassedOn = false;
 
   /**
-   * @param canRestart when the consumer can still take back the text it was given (a
-   *   non-stream answer not yet sent), a new attempt after text restarts it instead of failing.
+   * @param canRestart when the consumer can still take back the output it was given (a
+   *   non-stream answer not yet sent), a new attempt after output restarts it instead of failing.
    */
   constructor(private readonly canRestart = false) {}
 
@@ -58,9 +63,9 @@ export class EventSequenceTracker {
     if (event.seq !== this.nextSeq) return { kind: 'failed', error: streamBrokenError() };
     this.nextSeq += 1;
     switch (event.type) {
-      case 'delta':
-        this.textPassedOn = true;
-        return { kind: 'text', text: event.text };
+      case 'output':
+        this.outputPassedOn = true;
+        return { kind: 'output', parts: event.parts };
       case 'end':
         return { kind: 'end', finishReason: event.finishReason, usage: event.usage };
       case 'error':
@@ -73,16 +78,16 @@ export class EventSequenceTracker {
 
   /** Whether a lost worker's job can still be retried without the client noticing. */
   get canRetryUnnoticed(): boolean {
-    return !this.textPassedOn || this.canRestart;
+    return !this.outputPassedOn || this.canRestart;
   }
 
   private startAttempt(event: TokenEvent): TrackedEvent {
-    if (this.textPassedOn && !this.canRestart) return { kind: 'failed', error: workerLostError() };
+    if (this.outputPassedOn && !this.canRestart) return { kind: 'failed', error: workerLostError() };
     if (event.type !== 'started' || event.seq !== 0) return { kind: 'failed', error: streamBrokenError() };
-    const restarted = this.textPassedOn;
+    const restarted = this.outputPassedOn;
     this.attempt = event.attempt;
     this.nextSeq = 1;
-    this.textPassedOn = false;
+    this.outputPassedOn = false;
     return restarted ? { kind: 'restarted' } : { kind: 'started' };
   }
 }

@@ -27,22 +27,64 @@ const usage: SchemaObject = {
 
 const finishReason: SchemaObject = {
   type: 'string',
-  enum: ['stop', 'length'],
-  description: '`stop`: the answer ended or hit a stop sequence (never sent). `length`: max_tokens or the context ran out.',
+  enum: ['stop', 'length', 'tool_calls'],
+  description: '`stop`: the answer ended or hit a stop sequence (never sent). `length`: max_tokens or the context ran out. `tool_calls`: the model called tools.',
 };
+
+const toolCall: SchemaObject = {
+  type: 'object',
+  required: ['id', 'type', 'function'],
+  properties: {
+    id: { type: 'string', example: 'call_9fX…' },
+    type: { type: 'string', enum: ['function'] },
+    function: {
+      type: 'object',
+      required: ['name', 'arguments'],
+      properties: { name: { type: 'string' }, arguments: { type: 'string', description: 'JSON text that satisfies the tool\'s parameters schema.' } },
+    },
+  },
+};
+
+/** The JSON Schema subset a grammar enforces exactly (README, "Structured output"). */
+const SCHEMA_SUBSET =
+  'A JSON Schema reduced to what a grammar enforces exactly: type, properties, required, additionalProperties, items, prefixItems, min/maxItems, min/maxLength, min/maxProperties, enum, const, anyOf, $ref/$defs, format date-time/date/time; annotations are ignored; any other keyword is a 400 naming it.';
 
 export const OPENAPI_SCHEMAS: Record<string, SchemaObject> = {
   ChatMessage: {
     type: 'object',
-    required: ['role', 'content'],
+    required: ['role'],
     additionalProperties: false,
     properties: {
       role: {
         type: 'string',
-        enum: ['system', 'developer', 'user', 'assistant'],
+        enum: ['system', 'developer', 'user', 'assistant', 'tool'],
         description: '`system` or `developer` only as the first message.',
       },
-      content: { oneOf: [{ type: 'string' }, { type: 'array', items: textPart }] },
+      content: {
+        nullable: true,
+        oneOf: [{ type: 'string' }, { type: 'array', items: textPart }],
+        description: 'Required but for an assistant message with tool_calls.',
+      },
+      name: { type: 'string', maxLength: 256, description: 'Accepted and ignored.' },
+      tool_calls: { type: 'array', items: toolCall, description: 'Assistant messages only: the calls it made.' },
+      tool_call_id: { type: 'string', description: 'Tool messages only: the id of an earlier call this answers.' },
+    },
+  },
+  Tool: {
+    type: 'object',
+    required: ['type', 'function'],
+    properties: {
+      type: { type: 'string', enum: ['function'] },
+      function: {
+        type: 'object',
+        required: ['name'],
+        properties: {
+          name: { type: 'string', pattern: '^[a-zA-Z0-9_-]{1,64}$' },
+          description: { type: 'string' },
+          parameters: { type: 'object', description: `Of type object. ${SCHEMA_SUBSET}` },
+          strict: { type: 'boolean', description: 'Accepted: arguments always satisfy the schema here.' },
+        },
+      },
     },
   },
   ChatCompletionRequest: {
@@ -71,8 +113,47 @@ export const OPENAPI_SCHEMAS: Record<string, SchemaObject> = {
       frequency_penalty: { type: 'number', minimum: -2, maximum: 2, default: 0, nullable: true },
       presence_penalty: { type: 'number', minimum: -2, maximum: 2, default: 0, nullable: true },
       seed: { type: 'integer', nullable: true, description: 'Same seed, same request: same answer.' },
-      n: { type: 'integer', enum: [1], nullable: true, description: 'Only one choice per request.' },
-      user: { type: 'string', maxLength: 256, nullable: true },
+      logit_bias: {
+        type: 'object',
+        nullable: true,
+        maxProperties: 300,
+        additionalProperties: { type: 'number', minimum: -100, maximum: 100 },
+        description: "Token ids of the model's vocabulary to a bias added to their logits; -100 bans the token.",
+      },
+      n: { type: 'integer', minimum: 1, maximum: 8, default: 1, nullable: true, description: 'Choices, generated one after another, each with its own seed.' },
+      tools: { type: 'array', maxItems: 128, items: ref('Tool'), nullable: true },
+      tool_choice: {
+        nullable: true,
+        oneOf: [
+          { type: 'string', enum: ['none', 'auto', 'required'] },
+          { type: 'object', properties: { type: { type: 'string', enum: ['function'] }, function: { type: 'object', properties: { name: { type: 'string' } } } } },
+        ],
+        description: 'Default `auto`; `required` and a named function force a call from the first token.',
+      },
+      parallel_tool_calls: { type: 'boolean', default: true, nullable: true },
+      response_format: {
+        nullable: true,
+        description: `text, json_object (any JSON object) or json_schema {name, schema, strict}: enforced by a grammar. ${SCHEMA_SUBSET}`,
+        oneOf: [
+          { type: 'object', properties: { type: { type: 'string', enum: ['text', 'json_object'] } } },
+          {
+            type: 'object',
+            properties: {
+              type: { type: 'string', enum: ['json_schema'] },
+              json_schema: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, schema: { type: 'object' }, strict: { type: 'boolean' } } },
+            },
+          },
+        ],
+      },
+      user: { type: 'string', maxLength: 256, nullable: true, description: 'Accepted and ignored.' },
+      metadata: { type: 'object', additionalProperties: { type: 'string', maxLength: 512 }, maxProperties: 16, description: 'Accepted and ignored.' },
+      store: { type: 'boolean', description: 'Accepted and ignored: nothing is stored yet.' },
+      service_tier: { type: 'string', description: 'Accepted and ignored.' },
+      prompt_cache_key: { type: 'string', description: 'Accepted and ignored.' },
+      safety_identifier: { type: 'string', description: 'Accepted and ignored.' },
+      verbosity: { type: 'string', enum: ['low', 'medium', 'high'], description: 'Accepted and ignored.' },
+      reasoning_effort: { type: 'string', description: 'Accepted and ignored.' },
+      modalities: { type: 'array', items: { type: 'string', enum: ['text'] }, description: 'Text only.' },
     },
   },
   ChatCompletion: {
@@ -89,11 +170,15 @@ export const OPENAPI_SCHEMAS: Record<string, SchemaObject> = {
           type: 'object',
           required: ['index', 'message', 'finish_reason'],
           properties: {
-            index: { type: 'integer', enum: [0] },
+            index: { type: 'integer', minimum: 0, maximum: 7 },
             message: {
               type: 'object',
               required: ['role', 'content'],
-              properties: { role: { type: 'string', enum: ['assistant'] }, content: { type: 'string' } },
+              properties: {
+                role: { type: 'string', enum: ['assistant'] },
+                content: { type: 'string', nullable: true, description: 'null when the model only called tools.' },
+                tool_calls: { type: 'array', items: toolCall },
+              },
             },
             finish_reason: finishReason,
           },
@@ -117,8 +202,19 @@ export const OPENAPI_SCHEMAS: Record<string, SchemaObject> = {
         items: {
           type: 'object',
           properties: {
-            index: { type: 'integer', enum: [0] },
-            delta: { type: 'object', properties: { role: { type: 'string', enum: ['assistant'] }, content: { type: 'string' } } },
+            index: { type: 'integer', minimum: 0, maximum: 7 },
+            delta: {
+              type: 'object',
+              properties: {
+                role: { type: 'string', enum: ['assistant'] },
+                content: { type: 'string' },
+                tool_calls: {
+                  type: 'array',
+                  description: 'A call\'s first fragment has index, id, type and function.name; later ones index and more function.arguments.',
+                  items: { type: 'object', properties: { index: { type: 'integer' }, id: { type: 'string' }, type: { type: 'string' }, function: { type: 'object' } } },
+                },
+              },
+            },
             finish_reason: { ...finishReason, nullable: true },
           },
         },

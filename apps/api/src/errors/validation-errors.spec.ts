@@ -23,8 +23,8 @@ describe('validationErrorToOpenAi', () => {
   });
 
   it('refuses fields it does not implement by name', () => {
-    const error = errorFor({ model: 'm', messages, tools: [] });
-    expect(error).toMatchObject({ param: 'tools', type: 'invalid_request_error' });
-    expect(error.message).toMatch(/Unrecognized request argument supplied: tools/);
+    const error = errorFor({ model: 'm', messages, logprobs: true });
+    expect(error).toMatchObject({ param: 'logprobs', type: 'invalid_request_error' });
+    expect(error.message).toMatch(/Unrecognized request argument supplied: logprobs/);
   });
 });

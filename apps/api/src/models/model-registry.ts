@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
-import { WORKER_REGISTRY_KEYS } from '@app/contracts';
+import { WORKER_REGISTRY_KEYS, parseWorkerAnnouncement } from '@app/contracts';
 import type { WorkerAnnouncement } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import { COMMANDS_REDIS } from '../completions/api-redis.providers';
@@ -33,7 +33,7 @@ export class ModelRegistry implements OnApplicationBootstrap, OnApplicationShutd
   async onApplicationBootstrap(): Promise<void> {
     await this.refresh().catch((error: Error) => this.logger.warn(`registry not read: ${error.message}`));
     this.timer = setInterval(() => {
-      this.refresh().catch(() => undefined); // RedisClient away: keep the last view, health reports the outage
+      this.refresh().catch(() => undefined); // Redis away: keep the last view, health reports the outage
     }, REFRESH_MS);
     this.timer.unref();
   }
@@ -44,6 +44,11 @@ export class ModelRegistry implements OnApplicationBootstrap, OnApplicationShutd
 
   serves(model: string): boolean {
     return this.env.MODELS.includes(model) || this.live.has(model);
+  }
+
+  /** The workers announcing `model` now; empty while it waits for its first one. */
+  liveWorkers(model: string): WorkerAnnouncement[] {
+    return this.live.get(model) ?? [];
   }
 
   list(): ServedModel[] {
@@ -63,8 +68,9 @@ export class ModelRegistry implements OnApplicationBootstrap, OnApplicationShutd
     const entries = alive.length > 0 ? await this.redis.hmget(announcements, ...alive) : [];
     const live = new Map<string, WorkerAnnouncement[]>();
     for (const entry of entries) {
-      if (!entry) continue;
-      const announcement = JSON.parse(entry) as WorkerAnnouncement;
+      // Another version's entry, or a corrupt one, is skipped: it must not hide the others.
+      const announcement = entry ? parseWorkerAnnouncement(entry) : undefined;
+      if (!announcement) continue;
       live.set(announcement.model, [...(live.get(announcement.model) ?? []), announcement]);
     }
     this.live = live;

@@ -50,6 +50,13 @@ export class ApiMetrics {
     registers: [this.registry],
   });
 
+  readonly completionErrors = new Counter({
+    name: 'llm_api_completion_errors_total',
+    help: "Chat completions admitted to a queue that ended in an error, by model and error code (the worker's, e.g. generation_timeout, or the API's, e.g. no_capacity, worker_lost).",
+    labelNames: ['model', 'code'] as const,
+    registers: [this.registry],
+  });
+
   readonly activeStreams = new Gauge({
     name: 'llm_api_active_streams',
     help: 'Streaming chat completions (stream: true) open on this API instance, by model.',

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { completionEventsChannel } from '@app/contracts';
 import type { CompletionJobData, TokenEvent } from '@app/contracts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CompletionEventBus } from '../completions/completion-event-bus';
@@ -51,14 +50,14 @@ function bodyModel(body: unknown): string | undefined {
 @Injectable()
 export class RequestTelemetry {
   private readonly requests = new WeakMap<FastifyRequest, RequestRecord>();
-  /** Completions open on this instance, by event channel. */
+  /** Completions open on this instance, by completion id. */
   private readonly open = new Map<string, { request: RequestRecord; completion: CompletionRecord }>();
 
   constructor(
     private readonly metrics: ApiMetrics,
     events: CompletionEventBus,
   ) {
-    events.observe((channel, event) => this.onEvent(channel, event));
+    events.observe((event) => this.onEvent(event));
   }
 
   /**
@@ -79,8 +78,14 @@ export class RequestTelemetry {
     if (!request || request.completion) return;
     const completion: CompletionRecord = { completionId: job.completionId, model: job.model, stream };
     request.completion = completion;
-    this.open.set(completionEventsChannel(job.completionId), { request, completion });
+    this.open.set(job.completionId, { request, completion });
     if (stream) this.metrics.activeStreams.inc({ model: job.model });
+  }
+
+  /** A completion that ended in an error, by its OpenAI code; a worker's own code, seen first, wins. */
+  completionFailed(reply: FastifyReply, code: string | null): void {
+    const completion = this.requests.get(reply.request)?.completion;
+    if (completion) completion.error ??= code ?? 'server_error';
   }
 
   private begin(request: FastifyRequest, reply: FastifyReply): void {
@@ -91,8 +96,8 @@ export class RequestTelemetry {
     reply.raw.once('close', () => this.end(request, reply, record));
   }
 
-  private onEvent(channel: string, event: TokenEvent): void {
-    const entry = this.open.get(channel);
+  private onEvent(event: TokenEvent): void {
+    const entry = this.open.get(event.completionId);
     if (!entry) return;
     const { request, completion } = entry;
     const elapsedMs = performance.now() - request.arrivedAt;
@@ -100,7 +105,7 @@ export class RequestTelemetry {
       case 'started':
         completion.queueMs ??= elapsedMs;
         break;
-      case 'delta':
+      case 'output':
         if (completion.ttftMs === undefined) {
           completion.ttftMs = elapsedMs;
           this.metrics.timeToFirstToken.observe({ model: completion.model, stream: String(completion.stream) }, elapsedMs / 1000);
@@ -129,9 +134,10 @@ export class RequestTelemetry {
 
     const { completion } = record;
     if (completion) {
-      this.open.delete(completionEventsChannel(completion.completionId));
+      this.open.delete(completion.completionId);
       if (completion.stream) this.metrics.activeStreams.dec({ model: completion.model });
       this.metrics.completionDuration.observe({ model: completion.model, stream: String(completion.stream), status: labels.status }, durationMs / 1000);
+      if (completion.error !== undefined) this.metrics.completionErrors.inc({ model: completion.model, code: completion.error });
     }
 
     const line = {

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
-import type { CompletionJobData, CompletionUsage } from '@app/contracts';
+import type { CompletionJobInput, CompletionUsage } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { COMMANDS_REDIS } from '../completions/api-redis.providers';
@@ -10,21 +10,21 @@ import { OpenAiError } from '../errors/openai-error';
 const ASSUMED_ANSWER_TOKENS = 512;
 
 /** A rough count before the worker's tokenizer has seen the prompt: about four characters a token. */
-function estimateTokens(job: CompletionJobData): number {
+function estimateTokens(job: CompletionJobInput): number {
   const promptChars = job.messages.reduce((sum, message) => sum + message.content.length, 0);
-  return Math.ceil(promptChars / 4) + (job.sampling.maxTokens ?? ASSUMED_ANSWER_TOKENS);
+  return Math.ceil(promptChars / 4) + (job.sampling.maxTokens ?? ASSUMED_ANSWER_TOKENS) * (job.choices ?? 1);
 }
 
 /** What an admitted request holds against its key's token budget until its usage is known. */
 export interface TokenReservation {
   /** Replaces the estimate with the real usage. */
   settle(usage: CompletionUsage): void;
+  /** Gives back what admission took: the request was refused or never queued after all. */
+  refund(): void;
 }
 
-const NO_RESERVATION: TokenReservation = { settle: () => undefined };
-
 /**
- * Requests and tokens per window for each API key, counted in RedisClient so every API instance
+ * Requests and tokens per window for each API key, counted in Redis so every API instance
  * shares one budget. Tokens are reserved from an estimate when the request is admitted and
  * corrected with the model's own count when it ends. A limit of 0 turns that limit off.
  */
@@ -44,23 +44,28 @@ export class ApiKeyRateLimits {
     this.tokens = limiter('ratelimit:tokens', env.RATE_LIMIT_TPM);
   }
 
-  /** Counts the request against its key, or refuses it with 429 (503 while RedisClient is away). */
-  async admit(apiKeyId: string, job: CompletionJobData): Promise<TokenReservation> {
-    if (this.requests) await this.consume(this.requests, apiKeyId, 1, 'requests');
-    if (!this.tokens) return NO_RESERVATION;
+  /** Counts the request against its key, or refuses it with 429 (503 while Redis is away). */
+  async admit(apiKeyId: string, job: CompletionJobInput): Promise<TokenReservation> {
+    const { requests, tokens } = this;
+    const giveBackRequest = (): void => void requests?.reward(apiKeyId, 1).catch(() => undefined);
+    if (requests) await this.consume(requests, apiKeyId, 1, 'requests');
+    if (!tokens) return { settle: () => undefined, refund: giveBackRequest };
     const estimate = estimateTokens(job);
     try {
-      await this.consume(this.tokens, apiKeyId, estimate, 'tokens');
+      await this.consume(tokens, apiKeyId, estimate, 'tokens');
     } catch (error) {
-      await this.requests?.reward(apiKeyId, 1).catch(() => undefined);
+      giveBackRequest();
       throw error;
     }
-    const tokens = this.tokens;
     return {
       settle: (usage) => {
         const difference = usage.total_tokens - estimate;
         const correction = difference > 0 ? tokens.penalty(apiKeyId, difference) : tokens.reward(apiKeyId, -difference);
         correction.catch(() => undefined);
+      },
+      refund: () => {
+        giveBackRequest();
+        tokens.reward(apiKeyId, estimate).catch(() => undefined);
       },
     };
   }

@@ -1,22 +1,31 @@
-import type { ChatMessage, CompletionUsage, FinishReason, SamplingParams } from '@app/contracts';
+import type { ChatMessage, CompletionUsage, EngineCapabilities, FinishReason, OutputSink, ResponseFormat, SamplingParams, ToolCall, ToolOptions, UpstreamRejection } from '@app/contracts';
 
 export interface GenerationRequest {
   messages: ChatMessage[];
   sampling: SamplingParams;
+  /** Functions the model may call, and whether it must; absent when none are offered. */
+  tools?: ToolOptions;
+  /** JSON enforced by a grammar; free text when absent. */
+  responseFormat?: ResponseFormat;
   /** Aborted when nobody wants the answer any more; the engine stops and frees its slot. */
   signal: AbortSignal;
-  /** Receives text as it is generated; never a partial stop sequence. */
-  onText: (text: string) => void;
+  /** Receives the output parts as they are generated; text never holds a partial stop sequence. */
+  output: OutputSink;
 }
 
 export interface GenerationOutcome {
   text: string;
+  toolCalls?: ToolCall[];
   finishReason: FinishReason;
   usage: CompletionUsage;
 }
 
 /** One loaded model that generates chat completions; the worker holds exactly one. */
 export interface InferenceEngine {
+  /** What the worker announces it runs, e.g. `llama.cpp`. */
+  readonly name: string;
+  /** What it can honour beyond plain sampling; the API refuses requests that need more. */
+  readonly capabilities: EngineCapabilities;
   /** Completions it can generate at once (its parallel sequences). */
   readonly slots: number;
   /** Tokens of prompt plus answer that fit in one sequence. */
@@ -39,10 +48,41 @@ export class ContextLengthExceededError extends Error {
   }
 }
 
+/** The job asks for something this engine cannot honour exactly (the API refuses such jobs first). */
+export class UnsupportedOptionError extends Error {
+  constructor(engine: string, option: string) {
+    super(`The ${engine} engine cannot honour ${option}.`);
+    this.name = 'UnsupportedOptionError';
+  }
+}
+
 /** Generation stopped because its signal was aborted. */
 export class GenerationAbortedError extends Error {
   constructor() {
     super('generation aborted');
     this.name = 'GenerationAbortedError';
+  }
+}
+
+/**
+ * The engine could not begin this generation and wrote no output: its upstream server refused the
+ * connection, failed (5xx), was overloaded (429) or kept silent too long. Nothing reached the
+ * client, so another worker may run the job as if this one had crashed.
+ */
+export class EngineUnavailableError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'EngineUnavailableError';
+  }
+}
+
+/** The upstream server refused the request itself (a 4xx): the client gets its answer as the upstream gave it. */
+export class UpstreamRejectedError extends Error {
+  constructor(
+    message: string,
+    readonly rejection: UpstreamRejection,
+  ) {
+    super(message);
+    this.name = 'UpstreamRejectedError';
   }
 }

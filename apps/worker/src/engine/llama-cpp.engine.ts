@@ -1,15 +1,24 @@
-import type { ChatMessage, FinishReason, SamplingParams } from '@app/contracts';
+import { MAX_CHOICES } from '@app/contracts';
+import type { EngineCapabilities, FinishReason, OutputSink, SamplingParams, ToolCall, ToolOptions } from '@app/contracts';
 import type {
   ChatHistoryItem,
+  ChatModelFunctions,
   ChatWrapper,
   LLamaChatGenerateResponseOptions,
   Llama,
   LlamaChat,
+  LlamaChatResponseFunctionCallParamsChunk,
   LlamaContext,
   LlamaModel,
+  LlamaText,
+  Token,
+  TokenBias,
 } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
-import { ContextLengthExceededError, GenerationAbortedError } from './inference-engine';
+import { randomBytes } from 'node:crypto';
+import { ContextLengthExceededError, GenerationAbortedError, UnsupportedOptionError } from './inference-engine';
 import type { GenerationOutcome, GenerationRequest, InferenceEngine } from './inference-engine';
+import { toChatHistory } from './llama-chat-history';
+import { LlamaGrammars, asGbnfSchema } from './llama-grammars';
 
 export interface LlamaCppEngineOptions {
   modelPath: string;
@@ -17,18 +26,72 @@ export interface LlamaCppEngineOptions {
   threads: number;
   contextSize: number;
   gpu: 'auto' | 'cuda' | 'vulkan' | 'metal' | false;
+  /** Where the engine says which backend and device it got. */
+  log?: (message: string) => void;
 }
 
 type GenerateOptions = LLamaChatGenerateResponseOptions;
 
-function toChatHistory(messages: ChatMessage[]): ChatHistoryItem[] {
-  const history: ChatHistoryItem[] = messages.map((message): ChatHistoryItem => {
-    if (message.role === 'assistant') return { type: 'model', response: [message.content] };
-    return { type: message.role, text: message.content };
-  });
-  // An empty model turn at the end is the answer the engine fills in.
-  history.push({ type: 'model', response: [] });
-  return history;
+/** Tokens in the model's vocabulary, as its GGUF lists them: the ids logit_bias may name. */
+function vocabularySize(model: LlamaModel): number {
+  const tokens: unknown = model.fileInfo.metadata.tokenizer?.ggml?.tokens;
+  return Array.isArray(tokens) ? tokens.length : 0;
+}
+
+/** Most calls one answer may make when parallel tool calls are allowed. */
+const MAX_PARALLEL_CALLS = 8;
+
+/** Two chats on one context sequence: one as the template wants, one that must begin with a call. */
+interface SequenceChats {
+  free: LlamaChat;
+  mustCall: LlamaChat;
+}
+
+/**
+ * node-llama-cpp has no "must call" option (tool_choice `required` or one named function): the
+ * same template, with the context state saying "enter function calling" before the first token.
+ */
+function mustCallWrapper(inner: ChatWrapper, callPrefix: LlamaText): ChatWrapper {
+  const wrapper = Object.create(inner) as ChatWrapper;
+  wrapper.generateContextState = (options) => {
+    const { contextText, stopGenerationTriggers } = inner.generateContextState(options);
+    return { contextText, stopGenerationTriggers, noPrefixTrigger: { type: 'functionCall', inject: callPrefix } };
+  };
+  return wrapper;
+}
+
+/** The functions the model may call now: none, all, or the one `tool_choice` names. */
+function callableFunctions(tools: ToolOptions | undefined): ChatModelFunctions | undefined {
+  if (!tools || tools.choice.type === 'none') return undefined;
+  const { choice } = tools;
+  const offered = choice.type === 'function' ? tools.definitions.filter((tool) => tool.name === choice.name) : tools.definitions;
+  return Object.fromEntries(offered.map((tool) => [tool.name, { description: tool.description, params: asGbnfSchema(tool.parameters) }]));
+}
+
+/**
+ * Turns node-llama-cpp's parameter chunks into tool-call parts as they are generated: the first
+ * chunk of each call gets an id and the function's name, every chunk the next piece of the
+ * arguments. It also keeps the whole calls for the job's result.
+ */
+class ToolCallStream {
+  readonly calls: ToolCall[] = [];
+
+  constructor(private readonly output: OutputSink) {}
+
+  onParamsChunk = ({ callIndex, functionName, paramsChunk }: LlamaChatResponseFunctionCallParamsChunk): void => {
+    let call = this.calls[callIndex];
+    const opening = call === undefined;
+    call ??= this.calls[callIndex] = { id: `call_${randomBytes(12).toString('base64url')}`, name: functionName, arguments: '' };
+    call.arguments += paramsChunk;
+    if (!opening && paramsChunk === '') return;
+    this.output.write({
+      type: 'tool_call',
+      choice: 0,
+      index: callIndex,
+      ...(opening ? { id: call.id, name: call.name } : {}),
+      arguments: paramsChunk,
+    });
+  };
 }
 
 /** OpenAI applies no repetition penalty unless asked; node-llama-cpp applies one by default. */
@@ -49,17 +112,25 @@ function repeatPenalty(sampling: SamplingParams, maxTokens: number): GenerateOpt
  * for the next job that shares it.
  */
 export class LlamaCppEngine implements InferenceEngine {
-  private readonly idleChats: LlamaChat[];
+  readonly name = 'llama.cpp';
+  /** Calls and JSON are enforced by node-llama-cpp's grammars, whatever the model. */
+  readonly capabilities: EngineCapabilities;
+  private readonly idleChats: SequenceChats[];
+  private readonly grammars: LlamaGrammars;
 
   private constructor(
     private readonly llama: Llama,
     private readonly model: LlamaModel,
     private readonly context: LlamaContext,
     private readonly chatWrapper: ChatWrapper,
-    chats: LlamaChat[],
+    chats: SequenceChats[],
+    private readonly tokenBias: (biases: Array<{ token: number; bias: number }>) => TokenBias,
   ) {
     this.idleChats = [...chats];
     this.slots = chats.length;
+    this.grammars = new LlamaGrammars(llama);
+    // Calls and JSON are enforced by node-llama-cpp's grammars, whatever the model.
+    this.capabilities = { tools: true, grammar: true, logprobs: false, maxChoices: MAX_CHOICES, logitBiasTokens: vocabularySize(model) };
   }
 
   readonly slots: number;
@@ -70,14 +141,25 @@ export class LlamaCppEngine implements InferenceEngine {
 
   static async load(options: LlamaCppEngineOptions): Promise<LlamaCppEngine> {
     // node-llama-cpp is ESM-only with top-level await, so it cannot be require()d from CommonJS.
-    const { getLlama, LlamaChat: LlamaChatClass, LlamaLogLevel, resolveChatWrapper } = await import('node-llama-cpp');
+    const { getLlama, LlamaChat: LlamaChatClass, LlamaLogLevel, LlamaText: toLlamaText, TokenBias: TokenBiasClass, resolveChatWrapper } = await import('node-llama-cpp');
     const llama = await getLlama({
       gpu: options.gpu,
       build: 'never',
       logLevel: LlamaLogLevel.warn,
       maxThreads: options.threads,
+    }).catch((error: unknown) => {
+      // An explicit backend that cannot be had is an error at boot, never a silent CPU fallback.
+      const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      throw new Error(`GPU=${String(options.gpu)}: no usable llama.cpp build for that backend on this machine (${reason})`);
     });
     const model = await llama.loadModel({ modelPath: options.modelPath });
+    const vram = await llama.getVramState();
+    const devices = await llama.getGpuDeviceNames();
+    options.log?.(
+      `llama.cpp backend ${llama.gpu === false ? 'cpu' : llama.gpu} (GPU=${String(options.gpu)})` +
+        (devices.length > 0 ? `, devices ${devices.join(', ')}, VRAM ${(vram.total / 2 ** 30).toFixed(1)} GiB (${(vram.free / 2 ** 30).toFixed(1)} free)` : '') +
+        `, ${model.gpuLayers} layers offloaded, ${options.threads} CPU threads`,
+    );
     const context = await model.createContext({
       sequences: options.parallelSequences,
       contextSize: Math.min(options.contextSize, model.trainContextSize),
@@ -85,16 +167,27 @@ export class LlamaCppEngine implements InferenceEngine {
     });
     // Resolving the chat template costs ~0.5 s: do it once per model, not once per job.
     const chatWrapper = resolveChatWrapper(model);
-    const chats = Array.from(
-      { length: options.parallelSequences },
-      () => new LlamaChatClass({ contextSequence: context.getSequence(), chatWrapper }),
-    );
-    return new LlamaCppEngine(llama, model, context, chatWrapper, chats);
+    const forcedWrapper = mustCallWrapper(chatWrapper, toLlamaText(chatWrapper.settings.functions.call.prefix));
+    const chats = Array.from({ length: options.parallelSequences }, (): SequenceChats => {
+      const contextSequence = context.getSequence();
+      return {
+        free: new LlamaChatClass({ contextSequence, chatWrapper, autoDisposeSequence: false }),
+        mustCall: new LlamaChatClass({ contextSequence, chatWrapper: forcedWrapper, autoDisposeSequence: false }),
+      };
+    });
+    // OpenAI adds logit_bias to the logits, and -100 bans the token.
+    const tokenBias = (biases: Array<{ token: number; bias: number }>): TokenBias => {
+      const bias = new TokenBiasClass(model.tokenizer);
+      for (const { token, bias: logit } of biases) bias.set(token as Token, logit <= -100 ? 'never' : { logit });
+      return bias;
+    };
+    return new LlamaCppEngine(llama, model, context, chatWrapper, chats, tokenBias);
   }
 
-  async generate({ messages, sampling, signal, onText }: GenerationRequest): Promise<GenerationOutcome> {
+  async generate({ messages, sampling, tools, responseFormat, signal, output }: GenerationRequest): Promise<GenerationOutcome> {
     const history = toChatHistory(messages);
-    const promptTokens = this.countPromptTokens(history);
+    const functions = callableFunctions(tools);
+    const promptTokens = this.countPromptTokens(history, functions);
     const room = this.contextSize - promptTokens;
     if (room <= 0 || (sampling.maxTokens ?? 0) > room) {
       throw new ContextLengthExceededError(this.contextSize, promptTokens, sampling.maxTokens);
@@ -102,11 +195,25 @@ export class LlamaCppEngine implements InferenceEngine {
     // Without max_tokens the answer may use the rest of the context (finish_reason "length").
     const maxTokens = sampling.maxTokens ?? room;
 
-    const chat = this.idleChats.pop();
-    if (!chat) throw new Error('no free sequence: more jobs running than the engine has slots');
+    // Admission checks token ids against live workers; a job queued while none was live is checked here.
+    const unknownToken = sampling.logitBias?.find(({ token }) => token >= this.capabilities.logitBiasTokens);
+    if (unknownToken) throw new UnsupportedOptionError(this.name, `logit_bias for token ${unknownToken.token}, which is not in its vocabulary`);
+    const grammar = await this.grammars.forFormat(responseFormat);
+    const mustCall = functions !== undefined && tools?.choice.type !== 'auto';
+    const toolCalls = new ToolCallStream(output);
+    const constraint: Partial<GenerateOptions> = grammar
+      ? { grammar }
+      : functions
+        ? { functions, maxParallelFunctionCalls: tools?.parallel ? MAX_PARALLEL_CALLS : 1, onFunctionCallParamsChunk: toolCalls.onParamsChunk }
+        : {};
+
+    const chats = this.idleChats.pop();
+    if (!chats) throw new Error('no free sequence: more jobs running than the engine has slots');
+    const chat = mustCall ? chats.mustCall : chats.free;
     const meterBefore = chat.sequence.tokenMeter.getState();
     try {
       const response = await chat.generateResponse(history, {
+        ...(constraint as object),
         signal,
         maxTokens,
         temperature: sampling.temperature,
@@ -115,14 +222,17 @@ export class LlamaCppEngine implements InferenceEngine {
         topK: 0,
         seed: sampling.seed,
         repeatPenalty: repeatPenalty(sampling, maxTokens),
+        ...(sampling.logitBias?.length ? { tokenBias: this.tokenBias(sampling.logitBias) } : {}),
         customStopTriggers: sampling.stop,
         trimWhitespaceSuffix: false,
-        onTextChunk: onText,
+        onTextChunk: (text) => output.write({ type: 'text', choice: 0, text }),
       });
       const completionTokens = chat.sequence.tokenMeter.diff(meterBefore).usedOutputTokens;
-      const finishReason: FinishReason = response.metadata.stopReason === 'maxTokens' ? 'length' : 'stop';
+      const called = toolCalls.calls.length > 0;
+      const finishReason: FinishReason = response.metadata.stopReason === 'maxTokens' ? 'length' : called ? 'tool_calls' : 'stop';
       return {
         text: response.response,
+        ...(called ? { toolCalls: toolCalls.calls } : {}),
         finishReason,
         usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
       };
@@ -134,13 +244,13 @@ export class LlamaCppEngine implements InferenceEngine {
       // arrives later (from the queue, not in this same turn of the event loop) would otherwise
       // wait tens of milliseconds for node-llama-cpp to let it erase the old state itself.
       await chat.sequence.clearHistory().catch(() => undefined);
-      this.idleChats.push(chat);
+      this.idleChats.push(chats);
     }
   }
 
   /** Tokens of the prompt exactly as the chat template renders it, counted by the model's tokenizer. */
-  private countPromptTokens(history: ChatHistoryItem[]): number {
-    const { contextText } = this.chatWrapper.generateContextState({ chatHistory: history });
+  private countPromptTokens(history: ChatHistoryItem[], availableFunctions: ChatModelFunctions | undefined): number {
+    const { contextText } = this.chatWrapper.generateContextState({ chatHistory: history, availableFunctions });
     return contextText.tokenize(this.model.tokenizer).length;
   }
 

@@ -1,4 +1,4 @@
-import type { SamplingParams } from '@app/contracts';
+import type { OutputPart, SamplingParams } from '@app/contracts';
 import { GenerationAbortedError } from './inference-engine';
 import { SyntheticEngine, syntheticToken } from './synthetic.engine';
 import type { SyntheticEngineOptions } from './synthetic.engine';
@@ -24,7 +24,8 @@ async function collect(
   signal = new AbortController().signal,
 ): Promise<{ pieces: string[]; outcome: Awaited<ReturnType<SyntheticEngine['generate']>> }> {
   const pieces: string[] = [];
-  const outcome = await subject.generate({ messages, sampling: params, signal, onText: (text) => pieces.push(text) });
+  const output = { write: (part: OutputPart) => pieces.push(part.type === 'text' ? part.text : '') };
+  const outcome = await subject.generate({ messages, sampling: params, signal, output });
   return { pieces, outcome };
 }
 
@@ -50,7 +51,7 @@ describe('SyntheticEngine', () => {
       messages,
       sampling: sampling(),
       signal: new AbortController().signal,
-      onText: () => times.push(performance.now() - start),
+      output: { write: () => times.push(performance.now() - start) },
     });
     await jest.advanceTimersByTimeAsync(1000);
     await generation;
@@ -86,7 +87,7 @@ describe('SyntheticEngine', () => {
       messages,
       sampling: sampling(),
       signal: controller.signal,
-      onText: (text) => pieces.push(text),
+      output: { write: (part) => pieces.push(part.type === 'text' ? part.text : '') },
     });
     const settled = expect(generation).rejects.toBeInstanceOf(GenerationAbortedError);
     await jest.advanceTimersByTimeAsync(25);
@@ -100,10 +101,10 @@ describe('SyntheticEngine', () => {
   it('refuses a prompt or a max_tokens that leaves no room in its context', async () => {
     const long = [{ role: 'user' as const, content: 'word '.repeat(300) }];
     await expect(
-      engine({ contextSize: 256 }).generate({ messages: long, sampling: sampling(), signal: new AbortController().signal, onText: () => undefined }),
+      engine({ contextSize: 256 }).generate({ messages: long, sampling: sampling(), signal: new AbortController().signal, output: { write: () => undefined } }),
     ).rejects.toThrow(/maximum context length/);
     await expect(
-      engine({ contextSize: 256 }).generate({ messages, sampling: sampling({ maxTokens: 300 }), signal: new AbortController().signal, onText: () => undefined }),
+      engine({ contextSize: 256 }).generate({ messages, sampling: sampling({ maxTokens: 300 }), signal: new AbortController().signal, output: { write: () => undefined } }),
     ).rejects.toThrow(/maximum context length/);
   });
 });

@@ -1,5 +1,6 @@
-import type { ChatMessage, FinishReason } from '@app/contracts';
-import { ContextLengthExceededError, GenerationAbortedError } from './inference-engine';
+import { MAX_CHOICES } from '@app/contracts';
+import type { ChatMessage, EngineCapabilities, FinishReason } from '@app/contracts';
+import { ContextLengthExceededError, GenerationAbortedError, UnsupportedOptionError } from './inference-engine';
 import type { GenerationOutcome, GenerationRequest, InferenceEngine } from './inference-engine';
 
 /**
@@ -47,6 +48,9 @@ function heldBackLength(text: string, stop: string[]): number {
 }
 
 export class SyntheticEngine implements InferenceEngine {
+  readonly name = 'synthetic';
+  /** It samples nothing, so it can honour no option beyond max_tokens and stop. */
+  readonly capabilities: EngineCapabilities = { tools: false, grammar: false, logprobs: false, maxChoices: MAX_CHOICES, logitBiasTokens: 0 };
   readonly slots: number;
   readonly contextSize: number;
 
@@ -55,7 +59,10 @@ export class SyntheticEngine implements InferenceEngine {
     this.contextSize = options.contextSize;
   }
 
-  async generate({ messages, sampling, signal, onText }: GenerationRequest): Promise<GenerationOutcome> {
+  async generate({ messages, sampling, tools, responseFormat, signal, output }: GenerationRequest): Promise<GenerationOutcome> {
+    if (tools && tools.choice.type !== 'none') throw new UnsupportedOptionError(this.name, 'tools');
+    if (responseFormat && responseFormat.type !== 'text') throw new UnsupportedOptionError(this.name, 'response_format');
+    if (sampling.logitBias && sampling.logitBias.length > 0) throw new UnsupportedOptionError(this.name, 'logit_bias');
     const promptTokens = countPromptTokens(messages);
     const room = this.contextSize - promptTokens;
     // As the llama.cpp engine: a max_tokens that does not fit is refused, not shortened.
@@ -64,6 +71,7 @@ export class SyntheticEngine implements InferenceEngine {
     const limit = Math.min(this.options.tokens, maxTokens);
     const stop = sampling.stop.filter((sequence) => sequence.length > 0);
 
+    const emit = (text: string): void => output.write({ type: 'text', choice: 0, text });
     let text = '';
     let sent = 0;
     let generated = 0;
@@ -85,11 +93,11 @@ export class SyntheticEngine implements InferenceEngine {
       }
       const ready = text.length - heldBackLength(text, stop);
       if (ready > sent) {
-        onText(text.slice(sent, ready));
+        emit(text.slice(sent, ready));
         sent = ready;
       }
     }
-    if (text.length > sent) onText(text.slice(sent));
+    if (text.length > sent) emit(text.slice(sent));
     return {
       text,
       finishReason,

@@ -9,6 +9,8 @@ import { WorkerMetrics } from './worker-metrics';
 
 /** An engine whose generations end when the test says so. */
 class ManualEngine implements InferenceEngine {
+  readonly name = 'manual';
+  readonly capabilities = { tools: false, grammar: false, logprobs: false, maxChoices: 1, logitBiasTokens: 0 };
   readonly slots = 2;
   readonly contextSize = 256;
   readonly pending: Array<{ request: GenerationRequest; finish: (outcome: GenerationOutcome) => void; fail: (error: Error) => void }> = [];
@@ -26,7 +28,7 @@ const request = (onText: (text: string) => void = () => undefined): GenerationRe
   messages: [{ role: 'user', content: 'Hi' }],
   sampling: { temperature: 1, topP: 1, stop: [], frequencyPenalty: 0, presencePenalty: 0, seed: 1 },
   signal: new AbortController().signal,
-  onText,
+  output: { write: (part) => onText(part.type === 'text' ? part.text : '') },
 });
 
 /** Sum of the samples called `name` (a histogram's `_count` included) whose labels include `labels`. */
@@ -54,7 +56,7 @@ describe('ObservedEngine', () => {
     expect(await value(metrics, 'llm_worker_free_slots')).toBe(1);
 
     const [{ request: passed, finish }] = inner.pending;
-    for (const text of ['Once', ' upon', ' a']) passed.onText(text);
+    for (const text of ['Once', ' upon', ' a']) passed.output.write({ type: 'text', choice: 0, text });
     finish({ text: 'Once upon a', finishReason: 'length', usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 } });
     await running;
 

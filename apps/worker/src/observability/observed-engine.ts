@@ -1,10 +1,11 @@
+import type { EngineCapabilities, OutputSink } from '@app/contracts';
 import { GenerationAbortedError } from '../engine/inference-engine';
 import type { GenerationOutcome, GenerationRequest, InferenceEngine } from '../engine/inference-engine';
 import type { WorkerMetrics } from './worker-metrics';
 
 /**
  * Wraps the worker's engine to measure it from the outside: busy and free slots, time to first
- * text, time between texts, tokens and outcomes. The engine and the use case that calls it stay
+ * output, time between outputs, tokens and outcomes. The engine and the use case that calls it stay
  * unaware of metrics.
  */
 export class ObservedEngine implements InferenceEngine {
@@ -17,6 +18,14 @@ export class ObservedEngine implements InferenceEngine {
   ) {
     this.labels = { model: metrics.model };
     this.setBusy(0);
+  }
+
+  get name(): string {
+    return this.engine.name;
+  }
+
+  get capabilities(): EngineCapabilities {
+    return this.engine.capabilities;
   }
 
   get slots(): number {
@@ -34,18 +43,20 @@ export class ObservedEngine implements InferenceEngine {
 
   async generate(request: GenerationRequest): Promise<GenerationOutcome> {
     const startedAt = performance.now();
-    let lastTextAt: number | undefined;
-    const onText = (text: string): void => {
-      const now = performance.now();
-      if (lastTextAt === undefined) this.metrics.timeToFirstToken.observe(this.labels, (now - startedAt) / 1000);
-      else this.metrics.interTokenLatency.observe(this.labels, (now - lastTextAt) / 1000);
-      lastTextAt = now;
-      request.onText(text);
+    let lastOutputAt: number | undefined;
+    const output: OutputSink = {
+      write: (part) => {
+        const now = performance.now();
+        if (lastOutputAt === undefined) this.metrics.timeToFirstToken.observe(this.labels, (now - startedAt) / 1000);
+        else this.metrics.interTokenLatency.observe(this.labels, (now - lastOutputAt) / 1000);
+        lastOutputAt = now;
+        request.output.write(part);
+      },
     };
     this.setBusy(this.busy + 1);
     let outcome = 'error';
     try {
-      const result = await this.engine.generate({ ...request, onText });
+      const result = await this.engine.generate({ ...request, output });
       outcome = result.finishReason;
       this.metrics.generatedTokens.inc(this.labels, result.usage.completion_tokens);
       this.metrics.promptTokens.inc(this.labels, result.usage.prompt_tokens);

@@ -1,7 +1,7 @@
 import { Logger, ServiceUnavailableException } from '@nestjs/common';
 import type { OnApplicationBootstrap, OnApplicationShutdown, Provider } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { WorkerEnv } from '@app/config';
+import { MetricsToken, WorkerEnv } from '@app/config';
 import type { HealthCheckResult } from '@nestjs/terminus';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -17,7 +17,8 @@ const LOADING: HealthCheckResult = {
 };
 
 /**
- * The worker's only HTTP surface, on HEALTH_PORT: GET /health/live, /health/ready and /metrics.
+ * The worker's only HTTP surface, on HEALTH_PORT: GET /health/live, /health/ready and /metrics
+ * (behind METRICS_TOKEN when one is set; the probes stay open).
  * A plain node:http server, not a Nest HTTP app: the worker stays an application context. It
  * listens from the start, so probes get answers while the model loads (live 200, ready 503).
  */
@@ -25,12 +26,15 @@ export class WorkerHttpServer implements OnApplicationBootstrap, OnApplicationSh
   private readonly logger = new Logger('WorkerHealth');
   private server: Server | undefined;
   private health: WorkerHealth | undefined;
+  private readonly metricsToken: MetricsToken;
 
   constructor(
     private readonly env: WorkerEnv,
     private readonly metrics: WorkerMetrics,
     private readonly moduleRef: ModuleRef,
-  ) {}
+  ) {
+    this.metricsToken = new MetricsToken(env.METRICS_TOKEN);
+  }
 
   async listen(): Promise<void> {
     const server = createServer((request, response) => {
@@ -73,6 +77,10 @@ export class WorkerHttpServer implements OnApplicationBootstrap, OnApplicationSh
     }
     switch (path) {
       case '/metrics':
+        if (!this.metricsToken.accepts(request.headers.authorization)) {
+          response.setHeader('www-authenticate', 'Bearer realm="metrics"');
+          return send(response, 401, 'text/plain; charset=utf-8', 'metrics need Authorization: Bearer METRICS_TOKEN\n');
+        }
         return send(response, 200, this.metrics.registry.contentType, await this.metrics.registry.metrics());
       case '/health/live':
         return report(response, this.health ? this.health.live() : Promise.resolve({ ...LOADING, status: 'ok', error: {} }));

@@ -1,0 +1,96 @@
+import { appendPart } from '@app/contracts';
+import type { OutputPart } from '@app/contracts';
+import type { FastifyReply } from 'fastify';
+import type { CompletionEnding } from '../completions/completion-runner';
+import type { CompletionSink } from '../completions/completion-sink';
+import { toOpenAiError } from '../errors/http-error-mapping';
+import type { ChatCompletionFormatter } from './chat-completion-formatter';
+import { SseResponse } from './sse-response';
+
+/** The client's side of one chat completion: where its output goes and how it ends. */
+export interface ChatCompletionResponse extends CompletionSink {
+  /** Sends the rest of the answer once the completion has ended. */
+  finish(ending: CompletionEnding): Promise<void>;
+  /**
+   * Reports a failure: rethrown while nothing is on the wire (the exception filter answers with
+   * a plain HTTP error), else sent as a final `data: {"error": ...}` event before `[DONE]`.
+   */
+  fail(error: unknown): void;
+}
+
+/** `stream: false`: the whole answer in one JSON body, so a lost worker can be retried unnoticed. */
+export class BufferedChatCompletion implements ChatCompletionResponse {
+  readonly canRestart = true;
+  private parts: OutputPart[] = [];
+
+  constructor(
+    private readonly reply: FastifyReply,
+    private readonly formatter: ChatCompletionFormatter,
+    private readonly choiceCount = 1,
+  ) {}
+
+  write(parts: OutputPart[]): void {
+    for (const part of parts) appendPart(this.parts, part);
+  }
+
+  restart(): void {
+    this.parts = [];
+  }
+
+  async finish(ending: CompletionEnding): Promise<void> {
+    await this.reply.send(this.formatter.completion(this.parts, ending, this.choiceCount));
+  }
+
+  fail(error: unknown): void {
+    throw error;
+  }
+}
+
+/** `stream: true`: server-sent events as the output arrives; headers go out with the first of it. */
+export class StreamedChatCompletion implements ChatCompletionResponse {
+  /** What went out cannot be taken back; the tracker still retries a worker lost before any output. */
+  readonly canRestart = false;
+  private readonly sse: SseResponse;
+  /** Choices whose role chunk went out, and those whose finish chunk did. */
+  private readonly opened = new Set<number>([0]);
+  private readonly ended = new Set<number>();
+
+  constructor(
+    reply: FastifyReply,
+    private readonly formatter: ChatCompletionFormatter,
+  ) {
+    this.sse = new SseResponse(reply.raw, () => {
+      reply.hijack();
+      return formatter.roleChunk();
+    });
+  }
+
+  write(parts: OutputPart[]): void {
+    for (const part of parts) {
+      if (!this.opened.has(part.choice)) {
+        this.opened.add(part.choice);
+        this.sse.send(this.formatter.roleChunk(part.choice));
+      }
+      if (part.type === 'choice_end') this.ended.add(part.choice);
+      this.sse.send(this.formatter.partChunk(part));
+    }
+  }
+
+  restart(): void {
+    throw new Error('a streamed completion cannot restart');
+  }
+
+  finish(ending: CompletionEnding): Promise<void> {
+    // One choice (n = 1) ends with the answer: its finish reason is the end event's.
+    if (!this.ended.has(0)) this.sse.send(this.formatter.finishChunk(ending.finishReason));
+    if (this.formatter.includeUsage) this.sse.send(this.formatter.usageChunk(ending.usage));
+    this.sse.end();
+    return Promise.resolve();
+  }
+
+  fail(error: unknown): void {
+    if (!this.sse.isOpen) throw error;
+    this.sse.send(JSON.stringify(toOpenAiError(error).toBody()));
+    this.sse.end();
+  }
+}

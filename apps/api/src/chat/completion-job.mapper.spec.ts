@@ -1,0 +1,80 @@
+import { plainToInstance } from 'class-transformer';
+import { ChatCompletionRequestDto } from './chat-completion-request.dto';
+import { toCompletionJob } from './completion-job.mapper';
+
+const job = (body: object) => toCompletionJob(plainToInstance(ChatCompletionRequestDto, { model: 'm', ...body }), 'chatcmpl-1', 1_000, 30_000);
+const refusal = (body: object): unknown => {
+  try {
+    job(body);
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a refusal');
+};
+
+const weather = { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } };
+const call = { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } };
+
+describe('toCompletionJob', () => {
+  it("fills in OpenAI's defaults and a seed", () => {
+    const built = job({ messages: [{ role: 'developer', content: [{ type: 'text', text: 'Be brief.' }] }, { role: 'user', content: 'Hi' }] });
+    expect(built.messages).toEqual([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'Hi' },
+    ]);
+    expect(built.sampling).toMatchObject({ temperature: 1, topP: 1, stop: [], frequencyPenalty: 0, presencePenalty: 0 });
+    expect(Number.isInteger(built.sampling.seed)).toBe(true);
+    expect(built.responseFormat).toEqual({ type: 'text' });
+    expect(built.tools).toBeUndefined();
+    expect(built.startDeadline).toBe(31_000);
+  });
+
+  it('carries a conversation with a call and its result, and the tools with their choice', () => {
+    const built = job({
+      messages: [
+        { role: 'user', content: 'Weather?' },
+        { role: 'assistant', content: null, tool_calls: [call] },
+        { role: 'tool', tool_call_id: 'call_1', content: '{"sunny":true}' },
+      ],
+      tools: [weather],
+      tool_choice: { type: 'function', function: { name: 'get_weather' } },
+      parallel_tool_calls: false,
+    });
+    expect(built.messages[1]).toEqual({ role: 'assistant', content: '', toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }] });
+    expect(built.messages[2]).toEqual({ role: 'tool', content: '{"sunny":true}', toolCallId: 'call_1' });
+    expect(built.tools).toEqual({
+      definitions: [{ name: 'get_weather', description: undefined, parameters: { type: 'object', properties: { city: { type: 'string' } } } }],
+      choice: { type: 'function', name: 'get_weather' },
+      parallel: false,
+    });
+  });
+
+  it('maps response_format and logit_bias, and n above one', () => {
+    const built = job({
+      messages: [{ role: 'user', content: 'Hi' }],
+      response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object', title: 'X', properties: { a: { type: 'integer' } } } } },
+      logit_bias: { '42': -100, '7': 3.5 },
+      n: 3,
+    });
+    expect(built.responseFormat).toEqual({ type: 'json_schema', name: 'x', schema: { type: 'object', properties: { a: { type: 'integer' } } } });
+    expect(built.sampling.logitBias).toEqual([
+      { token: 7, bias: 3.5 },
+      { token: 42, bias: -100 },
+    ]);
+    expect(built.choices).toBe(3);
+  });
+
+  it.each([
+    ['a tool message answering no earlier call', { messages: [{ role: 'user', content: 'a' }, { role: 'tool', tool_call_id: 'call_9', content: 'x' }] }, 'messages[1].tool_call_id'],
+    ['a tool message before the call it answers', { messages: [{ role: 'tool', tool_call_id: 'call_1', content: 'x' }, { role: 'assistant', tool_calls: [call] }] }, 'messages[0].tool_call_id'],
+    ['tool_calls on a user message', { messages: [{ role: 'user', content: 'a', tool_calls: [call] }] }, 'messages[0].tool_calls'],
+    ['a user message without content', { messages: [{ role: 'user' }] }, 'messages[0].content'],
+    ['two tools of one name', { messages: [{ role: 'user', content: 'a' }], tools: [weather, weather] }, 'tools[1].function.name'],
+    ['parameters that are not an object schema', { messages: [{ role: 'user', content: 'a' }], tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'array' } } }] }, 'tools[0].function.parameters'],
+    ['a keyword no grammar enforces', { messages: [{ role: 'user', content: 'a' }], tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object', properties: { s: { type: 'string', pattern: 'x' } } } } }] }, 'tools[0].function.parameters'],
+    ['a tool_choice naming no tool', { messages: [{ role: 'user', content: 'a' }], tools: [weather], tool_choice: { type: 'function', function: { name: 'other' } } }, 'tool_choice'],
+    ['tools with a JSON response_format', { messages: [{ role: 'user', content: 'a' }], tools: [weather], response_format: { type: 'json_object' } }, 'response_format'],
+  ])('refuses %s', (_what, body, param) => {
+    expect(refusal(body)).toMatchObject({ status: 400, param });
+  });
+});

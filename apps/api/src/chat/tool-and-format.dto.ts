@@ -1,0 +1,126 @@
+import { Type } from 'class-transformer';
+import { IsBoolean, IsIn, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateBy, ValidateNested, buildMessage } from 'class-validator';
+import type { ValidationOptions } from 'class-validator';
+
+/** OpenAI's pattern for function names. */
+export const FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+export class FunctionDefinitionDto {
+  @Matches(FUNCTION_NAME, { message: 'name must be 1-64 characters of a-z, A-Z, 0-9, underscores and dashes' })
+  name!: string;
+
+  @IsOptional()
+  @IsString()
+  description?: string;
+
+  /** A JSON Schema object; checked against what a grammar can enforce when the job is built. */
+  @IsOptional()
+  @IsObject()
+  parameters?: Record<string, unknown>;
+
+  /** Arguments always satisfy the schema here, strict or not: accepted as given. */
+  @IsOptional()
+  @IsBoolean()
+  strict?: boolean;
+}
+
+export class ToolDto {
+  @IsIn(['function'], { message: "type must be 'function'" })
+  type!: 'function';
+
+  @IsObject()
+  @ValidateNested()
+  @Type(() => FunctionDefinitionDto)
+  function!: FunctionDefinitionDto;
+}
+
+export class FunctionCallDto {
+  @Matches(FUNCTION_NAME, { message: 'name must be 1-64 characters of a-z, A-Z, 0-9, underscores and dashes' })
+  name!: string;
+
+  @IsString()
+  arguments!: string;
+}
+
+/** A call an earlier assistant message made (`messages[].tool_calls[]`). */
+export class ToolCallDto {
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(256)
+  id!: string;
+
+  @IsIn(['function'], { message: "type must be 'function'" })
+  type!: 'function';
+
+  @IsObject()
+  @ValidateNested()
+  @Type(() => FunctionCallDto)
+  function!: FunctionCallDto;
+}
+
+export type ToolChoiceValue = 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const hasOnlyKeys = (value: Record<string, unknown>, keys: string[]): boolean => Object.keys(value).every((key) => keys.includes(key));
+
+/** A property decorator that accepts what `validate` accepts, explaining any other value with `message`. */
+function shapeValidator(name: string, validate: (value: unknown) => boolean, message: string) {
+  return (options?: ValidationOptions): PropertyDecorator =>
+    ValidateBy({ name, validator: { validate, defaultMessage: buildMessage(() => message, options) } }, options);
+}
+
+
+function isToolChoice(value: unknown): value is ToolChoiceValue {
+  if (value === 'none' || value === 'auto' || value === 'required') return true;
+  if (!isRecord(value) || value.type !== 'function' || !hasOnlyKeys(value, ['type', 'function'])) return false;
+  const fn = value.function;
+  return isRecord(fn) && hasOnlyKeys(fn, ['name']) && typeof fn.name === 'string' && FUNCTION_NAME.test(fn.name);
+}
+
+/** `none`, `auto`, `required`, or `{"type": "function", "function": {"name": ...}}`. */
+export const IsToolChoice = shapeValidator('isToolChoice', isToolChoice, `tool_choice must be 'none', 'auto', 'required' or {"type": "function", "function": {"name": ...}}`);
+
+export type ResponseFormatValue =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; json_schema: { name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean | null } };
+
+function isResponseFormat(value: unknown): value is ResponseFormatValue {
+  if (!isRecord(value)) return false;
+  if (value.type === 'text' || value.type === 'json_object') return hasOnlyKeys(value, ['type']);
+  if (value.type !== 'json_schema' || !hasOnlyKeys(value, ['type', 'json_schema'])) return false;
+  const spec = value.json_schema;
+  return (
+    isRecord(spec) &&
+    hasOnlyKeys(spec, ['name', 'description', 'schema', 'strict']) &&
+    typeof spec.name === 'string' &&
+    FUNCTION_NAME.test(spec.name) &&
+    (spec.description === undefined || typeof spec.description === 'string') &&
+    (spec.schema === undefined || isRecord(spec.schema)) &&
+    (spec.strict === undefined || spec.strict === null || typeof spec.strict === 'boolean')
+  );
+}
+
+/** `{"type": "text"}`, `{"type": "json_object"}` or `{"type": "json_schema", "json_schema": {name, schema, strict}}`. */
+export const IsResponseFormat = shapeValidator('isResponseFormat', isResponseFormat, "response_format must be {type: 'text'}, {type: 'json_object'} or {type: 'json_schema', json_schema: {name, schema, strict}}");
+
+/** OpenAI's metadata: at most 16 pairs of strings, keys up to 64 characters, values up to 512. */
+function isMetadata(value: unknown): boolean {
+  if (!isRecord(value)) return false;
+  const entries = Object.entries(value);
+  return entries.length <= 16 && entries.every(([key, item]) => key.length <= 64 && typeof item === 'string' && item.length <= 512);
+}
+
+export const IsMetadata = shapeValidator('isMetadata', isMetadata, 'metadata must be at most 16 string pairs (keys up to 64 characters, values up to 512)');
+
+/** OpenAI's logit_bias: token ids (as keys) to a bias from -100 to 100, at most 300 of them. */
+function isLogitBias(value: unknown): boolean {
+  if (!isRecord(value)) return false;
+  const entries = Object.entries(value);
+  return (
+    entries.length <= 300 &&
+    entries.every(([token, bias]) => /^(0|[1-9]\d{0,9})$/.test(token) && typeof bias === 'number' && Number.isFinite(bias) && bias >= -100 && bias <= 100)
+  );
+}
+
+export const IsLogitBias = shapeValidator('isLogitBias', isLogitBias, 'logit_bias must map token ids to numbers from -100 to 100 (at most 300 tokens)');

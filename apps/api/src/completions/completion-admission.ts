@@ -1,0 +1,130 @@
+import { Injectable } from '@nestjs/common';
+import type { BeforeApplicationShutdown } from '@nestjs/common';
+import { ApiEnv } from '@app/config';
+import type { CompletionJobInput, RequiredCapability, WorkerAnnouncement } from '@app/contracts';
+import { OpenAiError } from '../errors/openai-error';
+import { ModelRegistry } from '../models/model-registry';
+import { ApiKeyRateLimits } from '../rate-limits/api-key-rate-limits';
+import type { TokenReservation } from '../rate-limits/api-key-rate-limits';
+import { CompletionQueues } from './completion-queues';
+import type { CompletionQueue } from './completion-queues';
+import { WaitingSlots } from './waiting-slots';
+
+export const redisUnavailable = (): OpenAiError =>
+  OpenAiError.unavailable('The service cannot reach its queue right now. Please retry shortly.', 'service_unavailable', 2);
+export const shuttingDown = (): OpenAiError => OpenAiError.unavailable('This server is shutting down. Please retry.', 'shutting_down', 1);
+const queueFull = (model: string): OpenAiError =>
+  OpenAiError.unavailable(`Too many requests are waiting for ${model}. Please retry shortly.`, 'queue_full', 2);
+
+/** What a job needs of the engine that runs it, each named by the request field that asks for it. */
+export function requiredCapabilities(job: CompletionJobInput): RequiredCapability[] {
+  const needs: RequiredCapability[] = [];
+  if (job.tools && job.tools.choice.type !== 'none') needs.push({ capability: 'tools', param: 'tools' });
+  if (job.responseFormat.type !== 'text') needs.push({ capability: 'grammar', param: 'response_format' });
+  return needs;
+}
+
+/** An admitted request: its queue, a place held in it, and what it took from its key's budget. */
+export interface Admission {
+  readonly queue: CompletionQueue;
+  readonly tokens: TokenReservation;
+  /** The job is in the queue now: the held place is no longer needed (the job counts itself). */
+  enqueued(): void;
+  /** The job will never be queued: give back the held place and the rate-limit reservation. */
+  abandon(): void;
+}
+
+/**
+ * The one admission step before anything is queued, in this order: the model is served (404),
+ * this instance is not shutting down (503), the serving engines can honour every option (400),
+ * then, together in one round trip, a place in the model's queue (503 queue_full, exact under any
+ * concurrency) and the key's rate limits (429). Whatever one step took is given back when a later
+ * one refuses.
+ */
+@Injectable()
+export class CompletionAdmission implements BeforeApplicationShutdown {
+  private draining = false;
+
+  constructor(
+    private readonly env: ApiEnv,
+    private readonly models: ModelRegistry,
+    private readonly queues: CompletionQueues,
+    private readonly waiting: WaitingSlots,
+    private readonly rateLimits: ApiKeyRateLimits,
+  ) {}
+
+  async admit(job: CompletionJobInput, apiKeyId: string): Promise<Admission> {
+    if (!this.models.serves(job.model)) throw OpenAiError.modelNotFound(job.model);
+    if (this.draining) throw shuttingDown();
+    this.checkCapabilities(job);
+    const queue = this.queues.forModel(job.model);
+
+    const [place, tokens] = await Promise.allSettled([
+      this.waiting.hold(queue, job.completionId, this.env.MAX_WAITING_JOBS),
+      this.rateLimits.admit(apiKeyId, job),
+    ]);
+    const held = place.status === 'fulfilled' && place.value;
+    const release = (): void => {
+      if (held) this.waiting.release(queue, job.completionId);
+    };
+    if (place.status === 'rejected' || !held) {
+      if (tokens.status === 'fulfilled') tokens.value.refund();
+      throw place.status === 'rejected' ? redisUnavailable() : queueFull(job.model);
+    }
+    if (tokens.status === 'rejected') {
+      release();
+      throw tokens.reason;
+    }
+    return {
+      queue,
+      tokens: tokens.value,
+      enqueued: release,
+      abandon: () => {
+        release();
+        tokens.value.refund();
+      },
+    };
+  }
+
+  /** SIGTERM: refuse new requests at once; the runner drains the open ones. */
+  beforeApplicationShutdown(): void {
+    this.draining = true;
+  }
+
+  /** Every live worker of the model may take the job, so each must be able to honour it. */
+  private checkCapabilities(job: CompletionJobInput): void {
+    const workers = this.models.liveWorkers(job.model);
+    if (workers.length === 0) return; // none live yet (scaling from zero): the worker refuses it if it must
+    for (const need of requiredCapabilities(job)) {
+      const lacking = workers.find((worker) => !worker.capabilities[need.capability]);
+      if (lacking) throw unsupportedBy(lacking.engine, need);
+    }
+    this.checkLogitBias(job, workers);
+    const choices = job.choices ?? 1;
+    const fewest = workers.find((worker) => worker.capabilities.maxChoices < choices);
+    if (fewest) throw OpenAiError.invalidRequest(`The engine serving this model (${fewest.engine}) generates at most ${fewest.capabilities.maxChoices} choices.`, 'n', 'invalid_value');
+  }
+
+  /** Every token id must exist in the vocabulary of every engine that may take the job. */
+  private checkLogitBias(job: CompletionJobInput, workers: WorkerAnnouncement[]): void {
+    const biased = job.sampling.logitBias;
+    if (!biased || biased.length === 0) return;
+    const highest = Math.max(...biased.map(({ token }) => token));
+    for (const worker of workers) {
+      const { logitBiasTokens } = worker.capabilities;
+      if (logitBiasTokens === 0) throw OpenAiError.invalidRequest(`The engine serving this model (${worker.engine}) does not support logit_bias.`, 'logit_bias', 'unsupported_parameter');
+      if (highest >= logitBiasTokens) {
+        throw OpenAiError.invalidRequest(`Invalid key in 'logit_bias': ${highest} is not a token of this model (its vocabulary has ${logitBiasTokens}).`, 'logit_bias', 'invalid_value');
+      }
+    }
+  }
+}
+
+function unsupportedBy(engine: string, need: RequiredCapability): OpenAiError {
+  const what: Record<RequiredCapability['capability'], string> = {
+    tools: 'tool calling',
+    grammar: 'structured output',
+    logprobs: 'log probabilities',
+  } satisfies Record<RequiredCapability['capability'], string>;
+  return OpenAiError.invalidRequest(`The engine serving this model (${engine}) does not support ${what[need.capability]}.`, need.param, 'unsupported_parameter');
+}

@@ -1,0 +1,184 @@
+import { Logger } from '@nestjs/common';
+import { MAX_CHOICES } from '@app/contracts';
+import type { EngineCapabilities } from '@app/contracts';
+import OpenAI, { APIConnectionTimeoutError, APIError } from 'openai';
+import { ContextLengthExceededError, EngineUnavailableError, GenerationAbortedError, UnsupportedOptionError, UpstreamRejectedError } from './inference-engine';
+import type { GenerationOutcome, GenerationRequest, InferenceEngine } from './inference-engine';
+import { UpstreamAnswer, UpstreamProtocolError, UpstreamStreamError, upstreamErrorDetail } from './upstream/upstream-answer';
+import type { UpstreamErrorDetail } from './upstream/upstream-answer';
+import { readServerSentEvents } from './upstream/server-sent-events';
+import { toUpstreamRequest } from './upstream/upstream-request';
+
+export interface OpenAiUpstreamEngineOptions {
+  /** The upstream's OpenAI base URL, ending in /v1. */
+  baseUrl: string;
+  /** Its bearer key; empty sends no Authorization header. */
+  apiKey: string;
+  /** The model name it serves. */
+  model: string;
+  /** Requests in flight at once: the worker's job concurrency. */
+  maxConcurrency: number;
+  /** Longest silence allowed: for the response headers, then between two reads of the stream. */
+  timeoutMs: number;
+  /** What the API bounds max_tokens by; the upstream still enforces its own. */
+  contextSize: number;
+}
+
+/** The upstream's own "prompt too long", worded with its numbers. */
+class UpstreamContextLengthError extends ContextLengthExceededError {
+  constructor(message: string) {
+    super(0, 0, undefined);
+    this.message = message;
+  }
+}
+
+/** Statuses that say the worker is misconfigured (key, permissions, model name), not that the request is wrong. */
+const MISCONFIGURED = new Set([401, 403, 404]);
+/** 4xx statuses that say "not now" rather than "not this": try again elsewhere. */
+const TRANSIENT_4XX = new Set([408, 429]);
+
+/**
+ * An OpenAI-compatible server (vLLM, SGLang, TGI, llama.cpp's server, Ollama) as this worker's
+ * engine: each job is one streamed upstream request, read as it arrives and written to the output
+ * as the project's parts, so clients, limits, cancellation, Bull Board and metrics are the same as
+ * with llama.cpp. The official `openai` client sends the request and reads HTTP errors; the body
+ * is read here as server-sent events, because llama.cpp's server words a streamed error in a way
+ * the client's reader drops (an `error:` line) and an answer cut short must be noticed.
+ *
+ * Failures are told apart by what the client has seen: a refusal of the request (4xx) is the
+ * client's answer; anything else before the first part (5xx, 429, timeout, refused connection,
+ * a stream cut short) is EngineUnavailableError, which puts the job back for another worker;
+ * after the first part it ends the answer with an error.
+ */
+export class OpenAiUpstreamEngine implements InferenceEngine {
+  readonly name = 'openai-upstream';
+  /**
+   * The upstream enforces tools and JSON itself. Choices are asked for one at a time (the use
+   * case generates `n` of them); its vocabulary is unknown here, so logit_bias is refused.
+   */
+  readonly capabilities: EngineCapabilities = { tools: true, grammar: true, logprobs: false, maxChoices: MAX_CHOICES, logitBiasTokens: 0 };
+  readonly slots: number;
+  readonly contextSize: number;
+  private readonly client: OpenAI;
+  private readonly logger = new Logger(OpenAiUpstreamEngine.name);
+
+  constructor(private readonly options: OpenAiUpstreamEngineOptions) {
+    this.slots = options.maxConcurrency;
+    this.contextSize = options.contextSize;
+    this.client = new OpenAI({
+      baseURL: options.baseUrl,
+      // The client insists on a key; with none configured, no Authorization header is sent.
+      apiKey: options.apiKey || 'none',
+      ...(options.apiKey ? {} : { defaultHeaders: { Authorization: null } }),
+      organization: null,
+      project: null,
+      timeout: options.timeoutMs,
+      // A failed attempt goes back to the queue, where another worker may take it: no retries here.
+      maxRetries: 0,
+    });
+  }
+
+  async generate(request: GenerationRequest): Promise<GenerationOutcome> {
+    const { signal, output } = request;
+    if (request.sampling.logitBias?.length) throw new UnsupportedOptionError(this.name, 'logit_bias');
+    const answer = new UpstreamAnswer(output);
+    const silence = new SilenceTimer(this.options.timeoutMs);
+    const requestSignal = AbortSignal.any([signal, silence.signal]);
+    try {
+      const response = await this.client.chat.completions
+        .create(toUpstreamRequest(this.options.model, request), { signal: requestSignal })
+        .asResponse();
+      if (!response.body) throw new UpstreamProtocolError('The upstream server answered with an empty body.');
+      silence.start();
+      for await (const event of readServerSentEvents(silence.watch(response.body))) {
+        if (!answer.accept(event)) break;
+      }
+      return answer.outcome();
+    } catch (error) {
+      if (signal.aborted) throw new GenerationAbortedError();
+      throw this.classify(error, answer.wroteOutput, silence.signal.aborted);
+    } finally {
+      silence.stop();
+    }
+  }
+
+  /** What a failure means for the job: the client's answer, a retry elsewhere, or a broken answer. */
+  private classify(error: unknown, wroteOutput: boolean, silent: boolean): Error {
+    const failure = describeUpstreamFailure(error, silent, this.options.timeoutMs);
+    this.logger.warn(`upstream request failed${wroteOutput ? ' mid-answer' : ''}: ${failure.status ?? 'no status'} ${failure.message}`);
+    if (wroteOutput) return new Error(`The upstream server failed mid-answer: ${failure.message}`, { cause: error });
+    const { status } = failure;
+    if (status !== undefined && status >= 400 && status <= 499 && !TRANSIENT_4XX.has(status)) {
+      if (MISCONFIGURED.has(status)) return new Error(`The upstream server refused this worker (${status}): ${failure.message}`, { cause: error });
+      if (failure.code === 'context_length_exceeded' || failure.type === 'exceed_context_size_error') return new UpstreamContextLengthError(failure.message);
+      return new UpstreamRejectedError(failure.message, {
+        status,
+        type: failure.type ?? 'invalid_request_error',
+        param: failure.param,
+        code: failure.code,
+      });
+    }
+    return new EngineUnavailableError(`The upstream server did not answer: ${failure.message}`, { cause: error });
+  }
+
+  close(): Promise<void> {
+    // Keep-alive sockets belong to the process-wide fetch dispatcher and close with it.
+    return Promise.resolve();
+  }
+}
+
+/** Status, message and fields of any failure: an HTTP error, an error in the stream, or a lost connection. */
+function describeUpstreamFailure(error: unknown, silent: boolean, timeoutMs: number): UpstreamErrorDetail {
+  if (silent || error instanceof APIConnectionTimeoutError) {
+    return { message: `no answer within ${timeoutMs} ms`, status: undefined, type: undefined, param: null, code: null };
+  }
+  if (error instanceof UpstreamStreamError) return error.detail;
+  if (error instanceof APIError) {
+    const status: unknown = error.status;
+    if (typeof status === 'number') return upstreamErrorDetail(error.error, status);
+  }
+  const message = error instanceof Error ? (error.cause instanceof Error ? `${error.message} (${error.cause.message})` : error.message) : String(error);
+  return { message, status: undefined, type: undefined, param: null, code: null };
+}
+
+/**
+ * Aborts when the upstream keeps silent longer than the limit: for its response headers (the
+ * client's own timeout covers those too), then between two reads of the body. Each read only
+ * notes the time; the one timer checks on firing whether anything came since.
+ */
+class SilenceTimer {
+  private readonly controller = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  private lastActivity = performance.now();
+
+  constructor(private readonly limitMs: number) {}
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  start(): void {
+    this.lastActivity = performance.now();
+    this.arm(this.limitMs);
+  }
+
+  async *watch(body: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+    for await (const chunk of body) {
+      this.lastActivity = performance.now();
+      yield chunk;
+    }
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+
+  private arm(ms: number): void {
+    this.timer = setTimeout(() => {
+      const silentFor = performance.now() - this.lastActivity;
+      if (silentFor >= this.limitMs) this.controller.abort(new Error('upstream silent'));
+      else this.arm(this.limitMs - silentFor);
+    }, ms);
+    this.timer.unref();
+  }
+}

@@ -1,0 +1,87 @@
+import type { CompletionJobData, CompletionResult } from '@app/contracts';
+import { UnrecoverableError } from 'bullmq';
+import { JobRetention, resultWithoutContent, withoutContent } from './job-retention';
+import type { RetainedJob } from './job-retention';
+
+const data: CompletionJobData = {
+  completionId: 'chatcmpl-retention',
+  model: 'tiny-chat',
+  replyTo: { channel: 'completion-events:chatcmpl-retention', stopWhenUnheard: true },
+  responseFormat: { type: 'text' },
+  messages: [
+    { role: 'system', content: 'Be brief.' },
+    { role: 'user', content: 'What did Alice see?' },
+  ],
+  sampling: { temperature: 0, topP: 1, maxTokens: 8, stop: [], frequencyPenalty: 0, presencePenalty: 0, seed: 7 },
+  acceptedAt: 1_000,
+  startDeadline: 31_000,
+};
+const result: CompletionResult = { text: 'a white rabbit', finishReason: 'length', usage: { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12 } };
+
+/** A job as BullMQ hands it over: its data, rewritten in place by updateData. */
+function job(): RetainedJob & { writes: CompletionJobData[] } {
+  const writes: CompletionJobData[] = [];
+  return {
+    data,
+    writes,
+    updateData(next) {
+      writes.push(next);
+      this.data = next;
+      return Promise.resolve();
+    },
+  };
+}
+
+describe('job retention', () => {
+  it('keeps ids, sampling, timings and sizes of the messages, not their text', () => {
+    const kept = withoutContent(data);
+    expect(kept).toEqual({
+      ...data,
+      messages: [],
+      contentRemoved: { messages: [{ role: 'system', characters: 9 }, { role: 'user', characters: 19 }], characters: 28 },
+    });
+    expect(JSON.stringify(kept)).not.toMatch(/Alice|brief/);
+    expect(withoutContent(kept)).toBe(kept);
+  });
+
+  it('keeps finish reason and usage of the answer, not its text', () => {
+    expect(resultWithoutContent(result)).toEqual({ ...result, text: '', contentRemoved: { characters: 14 } });
+  });
+
+  it('rewrites a job that ends, answered or failed for good, when contents are not retained', async () => {
+    const retention = new JobRetention(false);
+    const answered = job();
+    await expect(retention.around(() => Promise.resolve(result))(answered)).resolves.toEqual(resultWithoutContent(result));
+    expect(answered.writes).toEqual([withoutContent(data)]);
+
+    const failed = job();
+    const error = new UnrecoverableError('engine failed');
+    await expect(retention.around(() => Promise.reject(error))(failed)).rejects.toBe(error);
+    expect(failed.writes).toEqual([withoutContent(data)]);
+  });
+
+  it('leaves the messages to a job whose failure BullMQ may retry', async () => {
+    const retriable = job();
+    const error = new Error('Redis went away');
+    await expect(new JobRetention(false).around(() => Promise.reject(error))(retriable)).rejects.toBe(error);
+    expect(retriable.writes).toEqual([]);
+  });
+
+  it('gives the processor the whole job while it runs, and ends it as it would have when the rewrite fails', async () => {
+    const retention = new JobRetention(false);
+    const unwritable = { data, updateData: () => Promise.reject(new Error('Connection is closed.')) };
+    let seen: CompletionJobData | undefined;
+    const answer = await retention.around((running: RetainedJob) => {
+      seen = running.data;
+      return Promise.resolve(result);
+    })(unwritable);
+    expect(seen).toBe(data);
+    expect(answer.text).toBe('');
+  });
+
+  it('leaves everything as it is when contents are retained', async () => {
+    const retained = job();
+    await expect(new JobRetention(true).around(() => Promise.resolve(result))(retained)).resolves.toBe(result);
+    expect(retained.writes).toEqual([]);
+  });
+});

@@ -1,0 +1,90 @@
+import { Logger } from '@nestjs/common';
+import type { CompletionJobData, CompletionResult } from '@app/contracts';
+import { UnrecoverableError } from 'bullmq';
+import type { Worker } from 'bullmq';
+
+/** What the retention needs of a BullMQ job: its data, and a way to rewrite it. */
+export interface RetainedJob {
+  data: CompletionJobData;
+  updateData(data: CompletionJobData): Promise<void>;
+}
+
+type Process<J extends RetainedJob> = (job: J, token?: string, signal?: AbortSignal) => Promise<CompletionResult>;
+
+/** The job's data without the words: each message's role and length stay, its text goes. */
+export function withoutContent(data: CompletionJobData): CompletionJobData {
+  if (data.contentRemoved) return data;
+  const messages = data.messages.map(({ role, content }) => ({ role, characters: content.length }));
+  const characters = messages.reduce((sum, message) => sum + message.characters, 0);
+  return { ...data, messages: [], contentRemoved: { messages, characters } };
+}
+
+/** The job's return value without the answer's text or call arguments; names, finish reason and usage stay. */
+export function resultWithoutContent(result: CompletionResult): CompletionResult {
+  if (result.contentRemoved) return result;
+  const argumentCharacters = (result.toolCalls ?? []).reduce((sum, call) => sum + call.arguments.length, 0);
+  const toolCalls = result.toolCalls?.map((call) => ({ ...call, arguments: '' }));
+  const choices = result.choices?.map((choice) => resultWithoutContent({ ...choice, usage: result.usage }));
+  const choiceCharacters = (choices ?? []).slice(1).reduce((sum, choice) => sum + (choice.contentRemoved?.characters ?? 0), 0);
+  return {
+    ...result,
+    text: '',
+    ...(toolCalls ? { toolCalls } : {}),
+    ...(choices ? { choices: choices.map(({ text, toolCalls: calls, finishReason }) => ({ text, ...(calls ? { toolCalls: calls } : {}), finishReason })) } : {}),
+    contentRemoved: { characters: result.text.length + argumentCharacters + choiceCharacters },
+  };
+}
+
+/**
+ * RETAIN_CONTENT for the jobs a worker ends. Finished jobs stay in Redis for operators (Bull
+ * Board shows their data and return value); unless contents are to be kept, a job that ends,
+ * answered or failed, keeps ids, sizes, timings, finish reason, usage and error, and no
+ * message text or answer text. A job is rewritten only once it has ended for good: until then
+ * a retry still needs its messages.
+ */
+export class JobRetention {
+  private readonly logger = new Logger('JobRetention');
+
+  constructor(private readonly retainContent: boolean) {}
+
+  /**
+   * Wraps the queue worker's processor. The answer's text never reaches Redis: the return value
+   * BullMQ stores (on the job and in its event stream) is already without it.
+   */
+  around<J extends RetainedJob>(process: Process<J>): Process<J> {
+    if (this.retainContent) return process;
+    return async (job, token, signal) => {
+      try {
+        const result = await process(job, token, signal);
+        await this.removeContent(job);
+        return resultWithoutContent(result);
+      } catch (error) {
+        // Final (every failure is, today): rewritten before BullMQ stores the failure. Any other
+        // error may be retried, and a retry needs the messages; `watch` sees its final failure.
+        if (error instanceof UnrecoverableError) await this.removeContent(job);
+        throw error;
+      }
+    };
+  }
+
+  /**
+   * Jobs that fail for good with their messages still in them: those BullMQ fails without
+   * running them (stalled more often than allowed, their workers having died), and any whose
+   * last retry failed. `finishedOn` is set only on a failure that is not retried.
+   */
+  watch(worker: Worker<CompletionJobData, CompletionResult>): void {
+    if (this.retainContent) return;
+    worker.on('failed', (job) => {
+      if (job?.finishedOn && !job.data.contentRemoved) void this.removeContent(job);
+    });
+  }
+
+  /** A job whose data cannot be rewritten (Redis gone) still ends as it would have: logged, not failed. */
+  private async removeContent(job: RetainedJob): Promise<void> {
+    try {
+      await job.updateData(withoutContent(job.data));
+    } catch (error) {
+      this.logger.warn(`could not remove the contents of job ${job.data.completionId}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+}

@@ -1,0 +1,30 @@
+/** Any JSON value; schemas travel in the job as plain JSON. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: JsonValue };
+
+/**
+ * A JSON Schema already reduced to what a grammar can enforce exactly (json-schema-subset.ts):
+ * the shape node-llama-cpp's JSON-schema grammar reads.
+ */
+export type GrammarSchema = JsonObject;
+
+/** A function the model may call (OpenAI's `tools[].function`). */
+export interface ToolDefinition {
+  name: string;
+  description?: string;
+  /** Its parameters' schema, an object schema reduced to the grammar subset. */
+  parameters: GrammarSchema;
+}
+
+/** OpenAI's `tool_choice`: never, the model's choice, at least one call, or this one function. */
+export type ToolChoice = { type: 'none' } | { type: 'auto' } | { type: 'required' } | { type: 'function'; name: string };
+
+export interface ToolOptions {
+  definitions: ToolDefinition[];
+  choice: ToolChoice;
+  /** Whether the model may make more than one call in one answer (`parallel_tool_calls`). */
+  parallel: boolean;
+}
+
+/** OpenAI's `response_format`: free text, any JSON object, or JSON that satisfies a schema. */
+export type ResponseFormat = { type: 'text' } | { type: 'json_object' } | { type: 'json_schema'; name: string; schema: GrammarSchema };

@@ -1,0 +1,82 @@
+import type { FinishReason } from './completion-job';
+
+/**
+ * What an engine produces for a completion, in order: one kind per variant. New capabilities
+ * (tool-call deltas, logprobs, one end per `n` choice) are new variants here, and the places
+ * that switch on `type` (the event decoder, the publisher's merge, the API's formatter) are
+ * where each one is handled: the compiler names them.
+ */
+export interface TextPart {
+  type: 'text';
+  /** Which of the request's choices it belongs to (0 while `n` is 1). */
+  choice: number;
+  text: string;
+}
+
+/**
+ * A fragment of a tool call, in the order generated. The first fragment of a call carries its
+ * `id` and `name`; every fragment carries the next piece of its JSON arguments.
+ */
+export interface ToolCallPart {
+  type: 'tool_call';
+  choice: number;
+  /** Which call of this choice it belongs to (OpenAI's `tool_calls[].index`). */
+  index: number;
+  id?: string;
+  name?: string;
+  arguments: string;
+}
+
+/** One choice of several (`n` > 1) is complete; the others may go on. */
+export interface ChoiceEndPart {
+  type: 'choice_end';
+  choice: number;
+  finishReason: FinishReason;
+}
+
+export type OutputPart = TextPart | ToolCallPart | ChoiceEndPart;
+
+/** Where an engine writes its output; the worker's publisher batches what it receives. */
+export interface OutputSink {
+  write(part: OutputPart): void;
+}
+
+/**
+ * Appends `part` to `parts`, merging it into the last part when both continue the same thing:
+ * text of one choice, or argument fragments of one call (a fragment that starts a call, with its
+ * id, is never merged into the one before).
+ */
+export function appendPart(parts: OutputPart[], part: OutputPart): void {
+  const last = parts.at(-1);
+  if (last?.type === 'text' && part.type === 'text' && last.choice === part.choice) {
+    parts[parts.length - 1] = { ...last, text: last.text + part.text };
+  } else if (last?.type === 'tool_call' && part.type === 'tool_call' && last.choice === part.choice && last.index === part.index && part.id === undefined) {
+    parts[parts.length - 1] = { ...last, arguments: last.arguments + part.arguments };
+  } else {
+    parts.push(part);
+  }
+}
+
+const FINISH_REASONS = new Set<string>(['stop', 'length', 'tool_calls']);
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
+const isChoiceIndex = (value: unknown): value is number => Number.isInteger(value) && (value as number) >= 0;
+
+/** Checks one part's fields by kind; anything else is rejected rather than guessed at. */
+export function isOutputPart(value: unknown): value is OutputPart {
+  if (!isRecord(value) || !isChoiceIndex(value.choice)) return false;
+  switch (value.type) {
+    case 'text':
+      return typeof value.text === 'string';
+    case 'choice_end':
+      return FINISH_REASONS.has(value.finishReason as string);
+    case 'tool_call':
+      return (
+        isChoiceIndex(value.index) &&
+        typeof value.arguments === 'string' &&
+        (value.id === undefined || typeof value.id === 'string') &&
+        (value.name === undefined || typeof value.name === 'string')
+      );
+    default:
+      return false;
+  }
+}

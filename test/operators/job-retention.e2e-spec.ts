@@ -1,0 +1,97 @@
+import { completionEventsChannel, completionQueueName, completionQueuePrefix } from '@app/contracts';
+import type { CompletionJobData, CompletionResult } from '@app/contracts';
+import { Queue } from 'bullmq';
+import OpenAI from 'openai';
+import { basicAuth, boardJob } from '../support/bull-board-api';
+import { waitFor } from '../support/service-stack';
+import { e2eStack } from '../support/stack-env';
+import { serverRoot } from './prometheus-text';
+
+/**
+ * Privacy by default: the shared stack's workers run with RETAIN_CONTENT unset (false), so a
+ * job that has ended keeps sizes, timings, finish reason, usage and error, and neither the
+ * prompt nor the answer: not in Bull Board, not in Redis.
+ */
+describe('finished jobs without contents (RETAIN_CONTENT=false)', () => {
+  const stack = e2eStack();
+  const board = `${serverRoot(stack.apiUrls[0])}/admin/queues`;
+  const admin = basicAuth(stack.admin.user, stack.admin.password);
+  const queueName = completionQueueName(stack.model);
+  const queue = new Queue<CompletionJobData, CompletionResult>(queueName, { connection: { url: stack.redisUrl }, prefix: completionQueuePrefix(stack.model) });
+  afterAll(() => queue.close());
+
+  it('an answered job keeps the sizes of its messages and answer, its usage and finish reason, and no text', async () => {
+    const prompt = 'Where did the purple walrus hide the brass key?';
+    const client = new OpenAI({ baseURL: stack.apiUrls[0], apiKey: stack.apiKey, maxRetries: 0 });
+    const completion = await client.chat.completions.create({
+      model: stack.model,
+      messages: [
+        { role: 'system', content: 'Answer like the Cheshire Cat.' },
+        { role: 'user', content: prompt },
+      ],
+      max_tokens: 16,
+      temperature: 0,
+    });
+    const answer = completion.choices[0].message.content ?? '';
+    expect(answer.length).toBeGreaterThan(10);
+
+    const shown = await waitFor('the job to be finished in Bull Board', async () => {
+      const found = await boardJob(board, admin, queueName, completion.id);
+      return found?.status === 'completed' ? found : undefined;
+    });
+    expect(shown.job.data).toMatchObject({
+      completionId: completion.id,
+      model: stack.model,
+      messages: [],
+      contentRemoved: { messages: [{ role: 'system', characters: 29 }, { role: 'user', characters: prompt.length }], characters: 29 + prompt.length },
+    });
+    expect(shown.job.data.acceptedAt).toBeGreaterThan(0);
+    expect(shown.job.returnValue).toEqual({
+      text: '',
+      finishReason: completion.choices[0].finish_reason,
+      usage: completion.usage,
+      contentRemoved: { characters: answer.length },
+    });
+    expect(shown.job.processedBy).toMatch(new RegExp(stack.workerIds.join('|')));
+    // Nowhere in what the board serves, nor in the job as Redis holds it.
+    const stored = await queue.getJob(completion.id);
+    for (const text of [JSON.stringify(shown), JSON.stringify(stored?.toJSON())]) {
+      expect(text).not.toContain('walrus');
+      expect(text).not.toContain('Cheshire');
+      expect(text).not.toContain(answer);
+    }
+  });
+
+  it('a failed job keeps its error and the sizes of its messages, and no text', async () => {
+    // A job that waited past its deadline: its client was answered 503 long ago, and the worker
+    // that takes it now fails it unrun. Enqueued as the API enqueues, so nobody removes it after.
+    const completionId = `chatcmpl-retention-${Date.now()}`;
+    const messages: CompletionJobData['messages'] = [
+      { role: 'system', content: 'Speak only of the mock turtle and his sorrow.' },
+      { role: 'user', content: 'Recite every verse the lobster quadrille ever had.' },
+    ];
+    const sampling = { temperature: 1, topP: 1, maxTokens: 16, stop: [], frequencyPenalty: 0, presencePenalty: 0, seed: 11 };
+    const replyTo = { channel: completionEventsChannel(completionId), stopWhenUnheard: false };
+    const data: CompletionJobData = { completionId, model: stack.model, replyTo, messages, sampling, responseFormat: { type: 'text' }, acceptedAt: Date.now() - 60_000, startDeadline: Date.now() - 30_000 };
+    await queue.add('chat-completion', data, { jobId: completionId });
+
+    const job = await waitFor('the job to fail', async () => {
+      const found = await queue.getJob(completionId);
+      return found?.finishedOn ? found : undefined;
+    });
+    expect(job.failedReason).toMatch(/waited too long/);
+    expect(job.data.messages).toEqual([]);
+    expect(job.data.contentRemoved).toEqual({
+      messages: messages.map(({ role, content }) => ({ role, characters: content.length })),
+      characters: messages[0].content.length + messages[1].content.length,
+    });
+    expect(job.data.sampling).toEqual(sampling);
+    expect(job.returnvalue).toBeFalsy();
+    const shown = await boardJob(board, admin, queueName, completionId);
+    expect(shown?.status).toBe('failed');
+    expect(shown?.job.failedReason).toBe(job.failedReason);
+    for (const text of [JSON.stringify(shown), JSON.stringify(job.toJSON())]) {
+      expect(text).not.toMatch(/turtle|quadrille/);
+    }
+  });
+});
