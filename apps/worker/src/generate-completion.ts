@@ -102,6 +102,7 @@ export async function generateCompletion(
           sampling: { ...job.sampling, seed: (job.sampling.seed + choice) >>> 0 },
           tools: job.tools,
           responseFormat: job.responseFormat,
+          logprobs: job.logprobs,
           signal,
           output: choice === 0 ? events : { write: (part) => events.write({ ...part, choice }) },
         }),

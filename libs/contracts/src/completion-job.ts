@@ -1,5 +1,5 @@
 import type { ChatMessage, ChatRole, ToolCall } from './chat-message';
-import type { ResponseFormat, ToolOptions } from './generation-options';
+import type { LogprobsOptions, ResponseFormat, ToolOptions } from './generation-options';
 
 /** Sampling settings as the engine applies them, already defaulted and validated by the API. */
 export interface SamplingParams {
@@ -43,6 +43,8 @@ export interface CompletionJobData {
   /** Choices to generate (OpenAI's `n`); absent means one. */
   choices?: number;
   responseFormat: ResponseFormat;
+  /** Log probabilities of the generated tokens; absent when not asked for. */
+  logprobs?: LogprobsOptions;
   /** Unix milliseconds when the API accepted the request. */
   acceptedAt: number;
   /**

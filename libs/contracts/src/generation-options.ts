@@ -28,3 +28,12 @@ export interface ToolOptions {
 
 /** OpenAI's `response_format`: free text, any JSON object, or JSON that satisfies a schema. */
 export type ResponseFormat = { type: 'text' } | { type: 'json_object' } | { type: 'json_schema'; name: string; schema: GrammarSchema };
+
+/** Most alternatives per token that `top_logprobs` may ask for (OpenAI's bound). */
+export const MAX_TOP_LOGPROBS = 20;
+
+/** OpenAI's `logprobs` / `top_logprobs`: each generated token's log probability and its top alternatives. */
+export interface LogprobsOptions {
+  /** Alternatives per position, 0 to MAX_TOP_LOGPROBS. */
+  top: number;
+}

@@ -27,6 +27,28 @@ export interface ToolCallPart {
   arguments: string;
 }
 
+/** One candidate token with its log probability, in OpenAI's shape (`bytes` are its UTF-8 bytes). */
+export interface TopLogprob {
+  token: string;
+  logprob: number;
+  bytes: number[];
+}
+
+/** A generated token's log probability and the most likely alternatives at its position. */
+export interface TokenLogprob extends TopLogprob {
+  top_logprobs: TopLogprob[];
+}
+
+/**
+ * Log probabilities of a choice's generated tokens (when the request asks for `logprobs`), in
+ * order: their tokens concatenate to the text parts of that choice.
+ */
+export interface LogprobsPart {
+  type: 'logprobs';
+  choice: number;
+  content: TokenLogprob[];
+}
+
 /** One choice of several (`n` > 1) is complete; the others may go on. */
 export interface ChoiceEndPart {
   type: 'choice_end';
@@ -34,7 +56,7 @@ export interface ChoiceEndPart {
   finishReason: FinishReason;
 }
 
-export type OutputPart = TextPart | ToolCallPart | ChoiceEndPart;
+export type OutputPart = TextPart | ToolCallPart | LogprobsPart | ChoiceEndPart;
 
 /** Where an engine writes its output; the worker's publisher batches what it receives. */
 export interface OutputSink {
@@ -43,13 +65,15 @@ export interface OutputSink {
 
 /**
  * Appends `part` to `parts`, merging it into the last part when both continue the same thing:
- * text of one choice, or argument fragments of one call (a fragment that starts a call, with its
- * id, is never merged into the one before).
+ * text of one choice, log probabilities of one choice, or argument fragments of one call (a
+ * fragment that starts a call, with its id, is never merged into the one before).
  */
 export function appendPart(parts: OutputPart[], part: OutputPart): void {
   const last = parts.at(-1);
   if (last?.type === 'text' && part.type === 'text' && last.choice === part.choice) {
     parts[parts.length - 1] = { ...last, text: last.text + part.text };
+  } else if (last?.type === 'logprobs' && part.type === 'logprobs' && last.choice === part.choice) {
+    parts[parts.length - 1] = { ...last, content: [...last.content, ...part.content] };
   } else if (last?.type === 'tool_call' && part.type === 'tool_call' && last.choice === part.choice && last.index === part.index && part.id === undefined) {
     parts[parts.length - 1] = { ...last, arguments: last.arguments + part.arguments };
   } else {
@@ -61,6 +85,23 @@ const FINISH_REASONS = new Set<string>(['stop', 'length', 'tool_calls']);
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
 const isChoiceIndex = (value: unknown): value is number => Number.isInteger(value) && (value as number) >= 0;
 
+function isTopLogprob(value: unknown): value is TopLogprob {
+  return (
+    isRecord(value) &&
+    typeof value.token === 'string' &&
+    typeof value.logprob === 'number' &&
+    value.logprob <= 0 &&
+    Array.isArray(value.bytes) &&
+    value.bytes.every((byte) => Number.isInteger(byte) && (byte as number) >= 0 && (byte as number) <= 255)
+  );
+}
+
+function isTokenLogprob(value: unknown): value is TokenLogprob {
+  if (!isTopLogprob(value)) return false;
+  const top: unknown = (value as { top_logprobs?: unknown }).top_logprobs;
+  return Array.isArray(top) && top.every(isTopLogprob);
+}
+
 /** Checks one part's fields by kind; anything else is rejected rather than guessed at. */
 export function isOutputPart(value: unknown): value is OutputPart {
   if (!isRecord(value) || !isChoiceIndex(value.choice)) return false;
@@ -69,6 +110,8 @@ export function isOutputPart(value: unknown): value is OutputPart {
       return typeof value.text === 'string';
     case 'choice_end':
       return FINISH_REASONS.has(value.finishReason as string);
+    case 'logprobs':
+      return Array.isArray(value.content) && value.content.every(isTokenLogprob);
     case 'tool_call':
       return (
         isChoiceIndex(value.index) &&

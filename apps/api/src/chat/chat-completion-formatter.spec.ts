@@ -1,3 +1,4 @@
+import type { OutputPart } from '@app/contracts';
 import { ChatCompletionFormatter } from './chat-completion-formatter';
 
 describe('ChatCompletionFormatter', () => {
@@ -38,5 +39,27 @@ describe('ChatCompletionFormatter', () => {
     expect((JSON.parse(withUsage.roleChunk()) as { usage: unknown }).usage).toBeNull();
     const usage = { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 };
     expect(JSON.parse(withUsage.usageChunk(usage))).toMatchObject({ choices: [], usage });
+  });
+
+  describe('log probabilities', () => {
+    const token = { token: 'Hi', logprob: -0.5, bytes: [72, 105], top_logprobs: [{ token: 'Hi', logprob: -0.5, bytes: [72, 105] }] };
+    const ending = { finishReason: 'stop' as const, usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } };
+
+    it('streams them in a chunk of their own, for the choice they belong to', () => {
+      expect((JSON.parse(formatter.partChunk({ type: 'logprobs', choice: 1, content: [token] })) as { choices: unknown }).choices).toEqual([
+        { index: 1, delta: {}, logprobs: { content: [token], refusal: null }, finish_reason: null },
+      ]);
+    });
+
+    it('gathers them per choice in a whole answer, and answers null where they were not asked for', () => {
+      const parts: OutputPart[] = [
+        { type: 'text', choice: 0, text: 'Hi' },
+        { type: 'logprobs', choice: 0, content: [token] },
+      ];
+      const withLogprobs = new ChatCompletionFormatter('chatcmpl-1', 'tiny-chat', 1700000000, false, true);
+      expect(withLogprobs.completion(parts, ending)).toMatchObject({ choices: [{ logprobs: { content: [token], refusal: null } }] });
+      expect(withLogprobs.completion([], ending)).toMatchObject({ choices: [{ logprobs: { content: [], refusal: null } }] });
+      expect(formatter.completion(parts, ending)).toMatchObject({ choices: [{ logprobs: null }] });
+    });
   });
 });

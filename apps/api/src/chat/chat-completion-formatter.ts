@@ -1,4 +1,4 @@
-import type { CompletionUsage, FinishReason, OutputPart } from '@app/contracts';
+import type { CompletionUsage, FinishReason, OutputPart, TokenLogprob } from '@app/contracts';
 import type { CompletionEnding } from '../completions/completion-runner';
 
 interface ToolCallMessage {
@@ -24,6 +24,8 @@ export class ChatCompletionFormatter {
     readonly created: number,
     /** With `stream_options.include_usage`, every chunk carries `usage: null` until the last one. */
     readonly includeUsage = false,
+    /** With `logprobs: true`, every choice of a whole answer carries `logprobs.content`. */
+    readonly withLogprobs = false,
   ) {
     const head = JSON.stringify({ id, object: 'chat.completion.chunk', created, model });
     this.chunkHead = head.slice(0, -1);
@@ -36,7 +38,12 @@ export class ChatCompletionFormatter {
    * choice per index, each ending with its own finish reason or, when none came, the answer's.
    */
   completion(parts: OutputPart[], ending: CompletionEnding, choiceCount = 1): object {
-    const choices = Array.from({ length: choiceCount }, () => ({ content: '', toolCalls: [] as ToolCallMessage[], finishReason: ending.finishReason }));
+    const choices = Array.from({ length: choiceCount }, () => ({
+      content: '',
+      toolCalls: [] as ToolCallMessage[],
+      logprobs: [] as TokenLogprob[],
+      finishReason: ending.finishReason,
+    }));
     for (const part of parts) {
       const choice = choices[part.choice];
       switch (part.type) {
@@ -50,6 +57,9 @@ export class ChatCompletionFormatter {
           call.function.arguments += part.arguments;
           break;
         }
+        case 'logprobs':
+          choice.logprobs.push(...part.content);
+          break;
         case 'choice_end':
           choice.finishReason = part.finishReason;
           break;
@@ -60,13 +70,13 @@ export class ChatCompletionFormatter {
       object: 'chat.completion',
       created: this.created,
       model: this.model,
-      choices: choices.map(({ content, toolCalls, finishReason }, index) => ({
+      choices: choices.map(({ content, toolCalls, logprobs, finishReason }, index) => ({
         index,
         message:
           toolCalls.length > 0
             ? { role: 'assistant', content: content === '' ? null : content, refusal: null, tool_calls: toolCalls }
             : { role: 'assistant', content, refusal: null },
-        logprobs: null,
+        logprobs: this.withLogprobs ? { content: logprobs, refusal: null } : null,
         finish_reason: finishReason,
       })),
       usage: ending.usage,
@@ -89,6 +99,9 @@ export class ChatCompletionFormatter {
         const fn = part.name === undefined ? { arguments: part.arguments } : { name: part.name, arguments: part.arguments };
         return this.chunk({ tool_calls: [{ index: part.index, ...opening, function: fn }] }, null, part.choice);
       }
+      case 'logprobs':
+        // The log probabilities of text already sent, in a chunk of their own (OpenAI's clients append them).
+        return this.chunk({}, null, part.choice, { content: part.content, refusal: null });
       case 'choice_end':
         return this.finishChunk(part.finishReason, part.choice);
     }
@@ -107,8 +120,8 @@ export class ChatCompletionFormatter {
     return `${this.chunkHead},"choices":[],"usage":${JSON.stringify(usage)}}`;
   }
 
-  private chunk(delta: object, finishReason: FinishReason | null, index = 0): string {
-    const choice = JSON.stringify({ index, delta, logprobs: null, finish_reason: finishReason });
+  private chunk(delta: object, finishReason: FinishReason | null, index = 0, logprobs: object | null = null): string {
+    const choice = JSON.stringify({ index, delta, logprobs, finish_reason: finishReason });
     return `${this.chunkHead},"choices":[${choice}]${this.includeUsage ? ',"usage":null' : ''}}`;
   }
 }

@@ -1,4 +1,4 @@
-import { MAX_CHOICES } from '@app/contracts';
+import { MAX_CHOICES, MAX_TOP_LOGPROBS } from '@app/contracts';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -146,6 +146,18 @@ export class ChatCompletionRequestDto {
   @IsOptional()
   @IsLogitBias()
   logit_bias?: Record<string, number>;
+
+  /** Each generated token's log probability, in `choices[].logprobs.content`. */
+  @IsOptional()
+  @IsBoolean()
+  logprobs?: boolean;
+
+  /** Alternatives per token, with their log probabilities; needs `logprobs: true`. */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(MAX_TOP_LOGPROBS)
+  top_logprobs?: number;
 
   /** Choices to generate, one after another on the worker, each with its own seed. */
   @IsOptional()

@@ -47,6 +47,7 @@ export class ChatCompletionsController {
       job.model,
       Math.floor(acceptedAt / 1000),
       request.stream_options?.include_usage === true,
+      job.logprobs !== undefined,
     );
     const response = request.stream ? new StreamedChatCompletion(reply, formatter) : new BufferedChatCompletion(reply, formatter, job.choices);
     let ending: CompletionEnding;

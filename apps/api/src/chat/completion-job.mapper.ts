@@ -1,5 +1,5 @@
 import { reduceJsonSchema } from '@app/contracts';
-import type { ChatMessage, CompletionJobInput, GrammarSchema, JsonValue, ResponseFormat, ToolCall, ToolChoice, ToolOptions } from '@app/contracts';
+import type { ChatMessage, CompletionJobInput, GrammarSchema, JsonValue, LogprobsOptions, ResponseFormat, ToolCall, ToolChoice, ToolOptions } from '@app/contracts';
 import { randomInt } from 'node:crypto';
 import { OpenAiError } from '../errors/openai-error';
 import type { ChatCompletionRequestDto, ChatMessageDto } from './chat-completion-request.dto';
@@ -117,6 +117,15 @@ function maxTokens(request: ChatCompletionRequestDto): number | undefined {
   return current ?? legacy;
 }
 
+/** `logprobs` and `top_logprobs` as OpenAI reads them: the count only together with `logprobs: true`. */
+function logprobsOptions(request: ChatCompletionRequestDto, tools: ToolOptions | undefined): LogprobsOptions | undefined {
+  if (request.top_logprobs !== undefined && request.logprobs !== true) throw invalid(`'top_logprobs' requires 'logprobs' to be true.`, 'top_logprobs');
+  if (request.logprobs !== true) return undefined;
+  // Log probabilities are given for text; a call's arguments are not content.
+  if (tools && tools.choice.type !== 'none') throw invalid(`'logprobs' cannot be combined with tool calls here; set 'tool_choice' to 'none' or drop one.`, 'logprobs');
+  return { top: request.top_logprobs ?? 0 };
+}
+
 /** A validated request becomes the job a worker runs, with OpenAI's defaults filled in. */
 export function toCompletionJob(
   request: ChatCompletionRequestDto,
@@ -129,6 +138,7 @@ export function toCompletionJob(
   if (tools && tools.choice.type !== 'none' && format.type !== 'text') {
     throw invalid(`'response_format' other than text cannot be combined with tool calls; set 'tool_choice' to 'none' or drop one.`, 'response_format');
   }
+  const logprobs = logprobsOptions(request, tools);
   return {
     completionId,
     model: request.model,
@@ -147,6 +157,7 @@ export function toCompletionJob(
     ...(tools ? { tools } : {}),
     ...(request.n !== undefined && request.n > 1 ? { choices: request.n } : {}),
     responseFormat: format,
+    ...(logprobs ? { logprobs } : {}),
     acceptedAt,
     startDeadline: acceptedAt + maxQueueWaitMs,
   };

@@ -21,6 +21,7 @@ export function requiredCapabilities(job: CompletionJobInput): RequiredCapabilit
   const needs: RequiredCapability[] = [];
   if (job.tools && job.tools.choice.type !== 'none') needs.push({ capability: 'tools', param: 'tools' });
   if (job.responseFormat.type !== 'text') needs.push({ capability: 'grammar', param: 'response_format' });
+  if (job.logprobs) needs.push({ capability: 'logprobs', param: 'logprobs' });
   return needs;
 }
 

@@ -120,6 +120,13 @@ export const OPENAPI_SCHEMAS: Record<string, SchemaObject> = {
         additionalProperties: { type: 'number', minimum: -100, maximum: 100 },
         description: "Token ids of the model's vocabulary to a bias added to their logits; -100 bans the token.",
       },
+      logprobs: {
+        type: 'boolean',
+        default: false,
+        nullable: true,
+        description: "Each generated token's log probability (the model's own, before temperature, top_p and logit_bias) in `choices[].logprobs.content`. Not with tool calls.",
+      },
+      top_logprobs: { type: 'integer', minimum: 0, maximum: 20, nullable: true, description: 'Most likely alternatives per token; needs `logprobs: true`.' },
       n: { type: 'integer', minimum: 1, maximum: 8, default: 1, nullable: true, description: 'Choices, generated one after another, each with its own seed.' },
       tools: { type: 'array', maxItems: 128, items: ref('Tool'), nullable: true },
       tool_choice: {

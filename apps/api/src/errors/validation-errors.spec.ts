@@ -23,8 +23,8 @@ describe('validationErrorToOpenAi', () => {
   });
 
   it('refuses fields it does not implement by name', () => {
-    const error = errorFor({ model: 'm', messages, logprobs: true });
-    expect(error).toMatchObject({ param: 'logprobs', type: 'invalid_request_error' });
-    expect(error.message).toMatch(/Unrecognized request argument supplied: logprobs/);
+    const error = errorFor({ model: 'm', messages, audio: { voice: 'alloy', format: 'mp3' } });
+    expect(error).toMatchObject({ param: 'audio', type: 'invalid_request_error' });
+    expect(error.message).toMatch(/Unrecognized request argument supplied: audio/);
   });
 });

@@ -1,4 +1,16 @@
-import type { ChatMessage, CompletionUsage, EngineCapabilities, FinishReason, OutputSink, ResponseFormat, SamplingParams, ToolCall, ToolOptions, UpstreamRejection } from '@app/contracts';
+import type {
+  ChatMessage,
+  CompletionUsage,
+  EngineCapabilities,
+  FinishReason,
+  LogprobsOptions,
+  OutputSink,
+  ResponseFormat,
+  SamplingParams,
+  ToolCall,
+  ToolOptions,
+  UpstreamRejection,
+} from '@app/contracts';
 
 export interface GenerationRequest {
   messages: ChatMessage[];
@@ -7,6 +19,8 @@ export interface GenerationRequest {
   tools?: ToolOptions;
   /** JSON enforced by a grammar; free text when absent. */
   responseFormat?: ResponseFormat;
+  /** Log probabilities of the generated tokens, written as a `logprobs` part after the text; absent when not asked for. */
+  logprobs?: LogprobsOptions;
   /** Aborted when nobody wants the answer any more; the engine stops and frees its slot. */
   signal: AbortSignal;
   /** Receives the output parts as they are generated; text never holds a partial stop sequence. */

@@ -18,6 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { ContextLengthExceededError, GenerationAbortedError, UnsupportedOptionError } from './inference-engine';
 import type { GenerationOutcome, GenerationRequest, InferenceEngine } from './inference-engine';
 import { toChatHistory } from './llama-chat-history';
+import { scoreAnswer } from './llama-logprobs';
 import { LlamaGrammars, asGbnfSchema } from './llama-grammars';
 
 export interface LlamaCppEngineOptions {
@@ -130,7 +131,7 @@ export class LlamaCppEngine implements InferenceEngine {
     this.slots = chats.length;
     this.grammars = new LlamaGrammars(llama);
     // Calls and JSON are enforced by node-llama-cpp's grammars, whatever the model.
-    this.capabilities = { tools: true, grammar: true, logprobs: false, maxChoices: MAX_CHOICES, logitBiasTokens: vocabularySize(model) };
+    this.capabilities = { tools: true, grammar: true, logprobs: true, maxChoices: MAX_CHOICES, logitBiasTokens: vocabularySize(model) };
   }
 
   readonly slots: number;
@@ -184,10 +185,11 @@ export class LlamaCppEngine implements InferenceEngine {
     return new LlamaCppEngine(llama, model, context, chatWrapper, chats, tokenBias);
   }
 
-  async generate({ messages, sampling, tools, responseFormat, signal, output }: GenerationRequest): Promise<GenerationOutcome> {
+  async generate({ messages, sampling, tools, responseFormat, logprobs, signal, output }: GenerationRequest): Promise<GenerationOutcome> {
     const history = toChatHistory(messages);
     const functions = callableFunctions(tools);
-    const promptTokens = this.countPromptTokens(history, functions);
+    const prompt = this.renderPrompt(history, functions);
+    const promptTokens = prompt.length;
     const room = this.contextSize - promptTokens;
     if (room <= 0 || (sampling.maxTokens ?? 0) > room) {
       throw new ContextLengthExceededError(this.contextSize, promptTokens, sampling.maxTokens);
@@ -211,6 +213,7 @@ export class LlamaCppEngine implements InferenceEngine {
     if (!chats) throw new Error('no free sequence: more jobs running than the engine has slots');
     const chat = mustCall ? chats.mustCall : chats.free;
     const meterBefore = chat.sequence.tokenMeter.getState();
+    const answerTokens: Token[] = [];
     try {
       const response = await chat.generateResponse(history, {
         ...(constraint as object),
@@ -226,7 +229,9 @@ export class LlamaCppEngine implements InferenceEngine {
         customStopTriggers: sampling.stop,
         trimWhitespaceSuffix: false,
         onTextChunk: (text) => output.write({ type: 'text', choice: 0, text }),
+        ...(logprobs ? { onToken: (tokens: Token[]) => answerTokens.push(...tokens) } : {}),
       });
+      if (logprobs) output.write({ type: 'logprobs', choice: 0, content: await scoreAnswer(chat.sequence, this.model, prompt, answerTokens, logprobs.top) });
       const completionTokens = chat.sequence.tokenMeter.diff(meterBefore).usedOutputTokens;
       const called = toolCalls.calls.length > 0;
       const finishReason: FinishReason = response.metadata.stopReason === 'maxTokens' ? 'length' : called ? 'tool_calls' : 'stop';
@@ -248,10 +253,10 @@ export class LlamaCppEngine implements InferenceEngine {
     }
   }
 
-  /** Tokens of the prompt exactly as the chat template renders it, counted by the model's tokenizer. */
-  private countPromptTokens(history: ChatHistoryItem[], availableFunctions: ChatModelFunctions | undefined): number {
+  /** The prompt exactly as the chat template renders it, in the model's tokens. */
+  private renderPrompt(history: ChatHistoryItem[], availableFunctions: ChatModelFunctions | undefined): Token[] {
     const { contextText } = this.chatWrapper.generateContextState({ chatHistory: history, availableFunctions });
-    return contextText.tokenize(this.model.tokenizer).length;
+    return contextText.tokenize(this.model.tokenizer);
   }
 
   async close(): Promise<void> {

@@ -126,6 +126,34 @@ describe('OpenAiUpstreamEngine', () => {
       });
     });
 
+    it('log probabilities beside the text, `bytes: null` read as the UTF-8 of the token, and forwards the request for them', async () => {
+      handler = serveFixture('vllm-logprobs.sse');
+      const { parts, outcome } = await generate(engine(), { logprobs: { top: 2 } });
+      expect(received[0].body).toMatchObject({ logprobs: true, top_logprobs: 2 });
+      const alice = { token: 'Alice', logprob: -0.25, bytes: [65, 108, 105, 99, 101] };
+      expect(parts).toEqual([
+        { type: 'text', choice: 0, text: 'Alice' },
+        { type: 'logprobs', choice: 0, content: [{ ...alice, top_logprobs: [alice, { token: 'The', logprob: -1.75, bytes: [84, 104, 101] }] }] },
+        { type: 'text', choice: 0, text: ' was' },
+        {
+          type: 'logprobs',
+          choice: 0,
+          content: [
+            {
+              token: ' was',
+              logprob: -0.5,
+              bytes: [32, 119, 97, 115],
+              top_logprobs: [
+                { token: ' was', logprob: -0.5, bytes: [32, 119, 97, 115] },
+                { token: ' is', logprob: -9999, bytes: [32, 105, 115] },
+              ],
+            },
+          ],
+        },
+      ]);
+      expect(outcome?.text).toBe('Alice was');
+    });
+
     it("llama.cpp server's: usage on the finish chunk itself", async () => {
       handler = serveFixture('llamacpp-text.sse');
       const { parts, outcome } = await generate(engine());
@@ -325,6 +353,7 @@ describe('OpenAiUpstreamEngine', () => {
     expect(first.headers.authorization).toBeUndefined();
     expect(second.body.response_format).toEqual({ type: 'json_object' });
     expect(second.body).not.toHaveProperty('stop');
+    expect(second.body).not.toHaveProperty('logprobs');
     expect(second.headers.authorization).toBe('Bearer sk-upstream-secret');
   });
 });

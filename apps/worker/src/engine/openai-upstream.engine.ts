@@ -56,7 +56,7 @@ export class OpenAiUpstreamEngine implements InferenceEngine {
    * The upstream enforces tools and JSON itself. Choices are asked for one at a time (the use
    * case generates `n` of them); its vocabulary is unknown here, so logit_bias is refused.
    */
-  readonly capabilities: EngineCapabilities = { tools: true, grammar: true, logprobs: false, maxChoices: MAX_CHOICES, logitBiasTokens: 0 };
+  readonly capabilities: EngineCapabilities = { tools: true, grammar: true, logprobs: true, maxChoices: MAX_CHOICES, logitBiasTokens: 0 };
   readonly slots: number;
   readonly contextSize: number;
   private readonly client: OpenAI;

@@ -59,8 +59,9 @@ export class SyntheticEngine implements InferenceEngine {
     this.contextSize = options.contextSize;
   }
 
-  async generate({ messages, sampling, tools, responseFormat, signal, output }: GenerationRequest): Promise<GenerationOutcome> {
+  async generate({ messages, sampling, tools, responseFormat, logprobs, signal, output }: GenerationRequest): Promise<GenerationOutcome> {
     if (tools && tools.choice.type !== 'none') throw new UnsupportedOptionError(this.name, 'tools');
+    if (logprobs) throw new UnsupportedOptionError(this.name, 'logprobs');
     if (responseFormat && responseFormat.type !== 'text') throw new UnsupportedOptionError(this.name, 'response_format');
     if (sampling.logitBias && sampling.logitBias.length > 0) throw new UnsupportedOptionError(this.name, 'logit_bias');
     const promptTokens = countPromptTokens(messages);

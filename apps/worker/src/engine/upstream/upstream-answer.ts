@@ -1,4 +1,4 @@
-import type { CompletionUsage, FinishReason, OutputSink, ToolCall } from '@app/contracts';
+import type { CompletionUsage, FinishReason, OutputSink, TokenLogprob, ToolCall, TopLogprob } from '@app/contracts';
 import { randomBytes } from 'node:crypto';
 import type { GenerationOutcome } from '../inference-engine';
 import type { ServerSentEvent } from './server-sent-events';
@@ -124,6 +124,8 @@ export class UpstreamAnswer {
       this.write({ type: 'text', choice: 0, text: content });
     }
     for (const fragment of toolCalls) this.takeToolCallFragment(fragment);
+    const logprobs = readLogprobs(choice.logprobs);
+    if (logprobs.length > 0) this.write({ type: 'logprobs', choice: 0, content: logprobs });
     const finishReason = text(choice.finish_reason);
     if (finishReason !== undefined) this.finishReason ??= finishReason;
   }
@@ -161,6 +163,24 @@ export class UpstreamAnswer {
     this.wrote = true;
     this.output.write(part);
   }
+}
+
+function readTopLogprob(value: unknown): TopLogprob | undefined {
+  if (!isFields(value) || typeof value.token !== 'string' || typeof value.logprob !== 'number') return undefined;
+  // Servers send `bytes: null` (or nothing) for plain text, and -Infinity as a very large negative number.
+  const bytes = Array.isArray(value.bytes) && value.bytes.every((byte) => Number.isInteger(byte)) ? (value.bytes as number[]) : [...Buffer.from(value.token, 'utf8')];
+  return { token: value.token, logprob: Math.max(-9999, Math.min(0, value.logprob)), bytes };
+}
+
+/** `choice.logprobs.content` of an upstream chunk; entries that are not OpenAI's shape are dropped. */
+function readLogprobs(value: unknown): TokenLogprob[] {
+  if (!isFields(value) || !Array.isArray(value.content)) return [];
+  return value.content.flatMap((entry: unknown): TokenLogprob[] => {
+    const token = readTopLogprob(entry);
+    if (!token || !isFields(entry)) return [];
+    const top = Array.isArray(entry.top_logprobs) ? entry.top_logprobs.map(readTopLogprob).filter((item) => item !== undefined) : [];
+    return [{ ...token, top_logprobs: top }];
+  });
 }
 
 function readUsage(value: unknown): CompletionUsage | undefined {

@@ -43,7 +43,10 @@ function toUpstreamResponseFormat(format: ResponseFormat): ChatCompletionParams[
  * llama.cpp servers ignore. Options the job leaves at OpenAI's defaults are still sent, so the
  * upstream cannot apply defaults of its own (vLLM reads a model's generation_config otherwise).
  */
-export function toUpstreamRequest(model: string, { messages, sampling, tools, responseFormat }: Omit<GenerationRequest, 'signal' | 'output'>): ChatCompletionParams {
+export function toUpstreamRequest(
+  model: string,
+  { messages, sampling, tools, responseFormat, logprobs }: Omit<GenerationRequest, 'signal' | 'output'>,
+): ChatCompletionParams {
   const responseFormatParam = responseFormat && toUpstreamResponseFormat(responseFormat);
   return {
     model,
@@ -68,5 +71,6 @@ export function toUpstreamRequest(model: string, { messages, sampling, tools, re
         }
       : {}),
     ...(responseFormatParam ? { response_format: responseFormatParam } : {}),
+    ...(logprobs ? { logprobs: true, top_logprobs: logprobs.top } : {}),
   };
 }

@@ -1,0 +1,59 @@
+import type { TokenLogprob, TopLogprob } from '@app/contracts';
+import type { ControlledEvaluateInputItem, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
+
+function commonPrefixLength(a: readonly Token[], b: readonly Token[]): number {
+  let length = 0;
+  while (length < a.length && length < b.length && a[length] === b[length]) length++;
+  return length;
+}
+
+/**
+ * Log probabilities of an answer that was just generated on `sequence`, from the model's raw
+ * logits: `log softmax(logits)`, before temperature, top_p and logit_bias (as vLLM reports them
+ * by default). LlamaChat does not expose probabilities while it samples, so the answer is scored
+ * afterwards in one batched pass: the prompt stays in the sequence's cache and only the answer
+ * (plus the prompt's last token, whose logits predict the first answer token) is evaluated again.
+ */
+export async function scoreAnswer(
+  sequence: LlamaContextSequence,
+  model: LlamaModel,
+  promptTokens: readonly Token[],
+  answer: readonly Token[],
+  top: number,
+): Promise<TokenLogprob[]> {
+  if (answer.length === 0 || promptTokens.length === 0) return [];
+  // Position i of `input` predicts answer[i - firstScored].
+  const input = [...promptTokens, ...answer.slice(0, -1)];
+  const firstScored = promptTokens.length - 1;
+  const start = Math.min(commonPrefixLength(sequence.contextTokens, input), firstScored);
+  await sequence.eraseContextTokenRanges([{ start, end: sequence.nextTokenIndex }]);
+  const items = input.slice(start).map((token, offset): ControlledEvaluateInputItem => {
+    const index = start + offset;
+    if (index < firstScored) return token;
+    const selected = answer[index - firstScored];
+    return [token, { generateNext: { totalLogitWeight: true, logits: { filter: { tokens: [selected], includeTop: top, includeMax: true } } } }];
+  });
+  const outputs = await sequence.controlledEvaluate(items);
+
+  const scored: TokenLogprob[] = [];
+  for (let offset = 0; offset < items.length; offset++) {
+    const index = start + offset;
+    if (index < firstScored) continue;
+    const position = index - firstScored;
+    const next = outputs[offset]?.next;
+    if (next?.logits === undefined || next.totalLogitWeight === undefined) throw new Error(`no logits for answer token ${position}`);
+    const logits = next.logits;
+    // totalLogitWeight is Σ exp(logit − max), so log p(t) = logit(t) − max − ln(totalLogitWeight).
+    const normaliser = Math.max(...logits.values()) + Math.log(next.totalLogitWeight);
+    const earlier = answer.slice(0, position);
+    const describe = (token: Token): TopLogprob => {
+      const text = model.detokenize([token], false, earlier);
+      const logprob = (logits.get(token) ?? -Infinity) - normaliser;
+      // OpenAI reports -9999 for a token the model all but rules out; JSON has no -Infinity.
+      return { token: text, logprob: Number.isFinite(logprob) ? Math.min(0, logprob) : -9999, bytes: [...Buffer.from(text, 'utf8')] };
+    };
+    const ranked = [...logits.keys()].sort((a, b) => (logits.get(b) ?? 0) - (logits.get(a) ?? 0)).slice(0, top);
+    scored.push({ ...describe(answer[position]), top_logprobs: ranked.map(describe) });
+  }
+  return scored;
+}
