@@ -231,8 +231,9 @@ export class LlamaCppEngine implements InferenceEngine {
         onTextChunk: (text) => output.write({ type: 'text', choice: 0, text }),
         ...(logprobs ? { onToken: (tokens: Token[]) => answerTokens.push(...tokens) } : {}),
       });
-      if (logprobs) output.write({ type: 'logprobs', choice: 0, content: await scoreAnswer(chat.sequence, this.model, prompt, answerTokens, logprobs.top) });
+      // Read before scoring: the scoring pass evaluates the answer again on the same sequence.
       const completionTokens = chat.sequence.tokenMeter.diff(meterBefore).usedOutputTokens;
+      if (logprobs) output.write({ type: 'logprobs', choice: 0, content: await scoreAnswer(chat.sequence, this.model, prompt, answerTokens, logprobs.top) });
       const called = toolCalls.calls.length > 0;
       const finishReason: FinishReason = response.metadata.stopReason === 'maxTokens' ? 'length' : called ? 'tool_calls' : 'stop';
       return {
