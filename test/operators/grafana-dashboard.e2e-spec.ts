@@ -5,7 +5,7 @@ import { postChat, readStream } from '../support/chat-requests';
 import { e2eStack } from '../support/stack-env';
 import { REPO_ROOT, asArray, at, filesUnder, readYaml } from './deploy-files';
 import type { Json } from './deploy-files';
-import { scrape, serverRoot } from './prometheus-text';
+import { scrape, scrapeUntil, serverRoot, total } from './prometheus-text';
 import type { Sample } from './prometheus-text';
 
 const compose = readYaml(resolve(REPO_ROOT, 'docker-compose.yml')) as Json;
@@ -179,6 +179,11 @@ describe('Grafana dashboard and Prometheus configuration (deploy/, Compose profi
       await postChat(stack.apiUrls[0], stack.apiKey, { model: stack.model, messages: [{ role: 'user', content: 'Where did the rabbit go?' }], max_tokens: 8, stream: true }),
     );
     expect(streamed.sawDone).toBe(true);
+    // And one that ends in an error (prompt plus max_tokens beyond the context), so the per-code
+    // error series exists too; the API counts it once the response has ended.
+    const refused = await postChat(stack.apiUrls[0], stack.apiKey, { model: stack.model, messages: [{ role: 'user', content: 'Tell me everything.' }], max_tokens: 5000 });
+    expect([refused.status, ((await refused.json()) as { error: { code: string } }).error.code]).toEqual([400, 'context_length_exceeded']);
+    await scrapeUntil(`${serverRoot(stack.apiUrls[0])}/metrics`, (found) => total(found, 'llm_api_completion_errors_total', { model: stack.model, code: 'context_length_exceeded' }) >= 1);
     const scrapes = await Promise.all([`${serverRoot(stack.apiUrls[0])}/metrics`, ...stack.workerHealthUrls.map((url) => `${url}/metrics`)].map(scrape));
     for (const { status } of scrapes) expect(status).toBe(200);
     const samples: Sample[] = scrapes.flatMap((result) => result.samples);
@@ -223,6 +228,8 @@ describe('Grafana dashboard and Prometheus configuration (deploy/, Compose profi
       }
     }
     expect(problems).toEqual([]);
+    // Errors by OpenAI code, per model, not only by HTTP status (several codes share a status).
+    expect(targets.some(({ expr }) => analyse(expandVariables(expr, variables)).selectors.some(({ metric }) => metric === 'llm_api_completion_errors_total') && /by \(model, code\)/.test(expr))).toBe(true);
   });
 
   it('the PromQL check is not vacuous: a misspelt metric, a syntax error and an unknown variable are caught', () => {

@@ -10,7 +10,8 @@ import { serverRoot } from './prometheus-text';
 /**
  * Privacy by default: the shared stack's workers run with RETAIN_CONTENT unset (false), so a
  * job that has ended keeps sizes, timings, finish reason, usage and error, and neither the
- * prompt nor the answer: not in Bull Board, not in Redis.
+ * prompt, the tools' descriptions and schemas, the response format's schema, the stop strings
+ * nor the answer: not in Bull Board, not in Redis.
  */
 describe('finished jobs without contents (RETAIN_CONTENT=false)', () => {
   const stack = e2eStack();
@@ -62,6 +63,46 @@ describe('finished jobs without contents (RETAIN_CONTENT=false)', () => {
     }
   });
 
+  it("an answered job keeps its tools' names and the response format's name, and not their descriptions, schemas or the stop strings", async () => {
+    const client = new OpenAI({ baseURL: stack.apiUrls[0], apiKey: stack.apiKey, maxRetries: 0 });
+    const burrowParameters = {
+      type: 'object',
+      properties: { burrow: { type: 'string', description: 'Which hole beneath the hedge' } },
+      required: ['burrow'],
+      additionalProperties: false,
+    };
+    const verseSchema = { type: 'object', properties: { gryphonVerse: { type: 'string' } }, required: ['gryphonVerse'], additionalProperties: false };
+    const stop = ['tulgey-wood-stop', 'bandersnatch-stop'];
+    const completion = await client.chat.completions.create({
+      model: stack.model,
+      messages: [{ role: 'user', content: 'Sing of the dormouse.' }],
+      tools: [{ type: 'function', function: { name: 'follow_rabbit', description: 'Follows the waistcoat-pocket watch', parameters: burrowParameters } }],
+      tool_choice: 'none',
+      response_format: { type: 'json_schema', json_schema: { name: 'mock_turtle_song', schema: verseSchema, strict: true } },
+      stop,
+      max_tokens: 16,
+      temperature: 0,
+    });
+
+    const shown = await waitFor('the job to be finished in Bull Board', async () => {
+      const found = await boardJob(board, admin, queueName, completion.id);
+      return found?.status === 'completed' ? found : undefined;
+    });
+    const { data } = shown.job;
+    expect(data.tools).toEqual({ definitions: [{ name: 'follow_rabbit', parameters: {} }], choice: { type: 'none' }, parallel: true });
+    expect(data.responseFormat).toEqual({ type: 'json_schema', name: 'mock_turtle_song', schema: {} });
+    expect(data.sampling.stop).toEqual([]);
+    expect(data.contentRemoved).toMatchObject({
+      tools: [{ name: 'follow_rabbit', descriptionCharacters: 'Follows the waistcoat-pocket watch'.length, parametersCharacters: expect.any(Number) as number }],
+      responseFormat: { schemaCharacters: expect.any(Number) as number },
+      stop: stop.map((text) => text.length),
+    });
+    const stored = await queue.getJob(completion.id);
+    for (const text of [JSON.stringify(shown), JSON.stringify(stored?.toJSON())]) {
+      expect(text).not.toMatch(/dormouse|waistcoat|hedge|burrow|gryphonVerse|tulgey|bandersnatch/);
+    }
+  });
+
   it('a failed job keeps its error and the sizes of its messages, and no text', async () => {
     // A job that waited past its deadline: its client was answered 503 long ago, and the worker
     // that takes it now fails it unrun. Enqueued as the API enqueues, so nobody removes it after.
@@ -84,6 +125,7 @@ describe('finished jobs without contents (RETAIN_CONTENT=false)', () => {
     expect(job.data.contentRemoved).toEqual({
       messages: messages.map(({ role, content }) => ({ role, characters: content.length })),
       characters: messages[0].content.length + messages[1].content.length,
+      stop: [],
     });
     expect(job.data.sampling).toEqual(sampling);
     expect(job.returnvalue).toBeFalsy();

@@ -1,4 +1,4 @@
-import type { CompletionJobData, CompletionResult } from '@app/contracts';
+import type { CompletionJobData, CompletionResult, GrammarSchema } from '@app/contracts';
 import { UnrecoverableError } from 'bullmq';
 import { JobRetention, resultWithoutContent, withoutContent } from './job-retention';
 import type { RetainedJob } from './job-retention';
@@ -38,10 +38,50 @@ describe('job retention', () => {
     expect(kept).toEqual({
       ...data,
       messages: [],
-      contentRemoved: { messages: [{ role: 'system', characters: 9 }, { role: 'user', characters: 19 }], characters: 28 },
+      contentRemoved: { messages: [{ role: 'system', characters: 9 }, { role: 'user', characters: 19 }], characters: 28, stop: [] },
     });
     expect(JSON.stringify(kept)).not.toMatch(/Alice|brief/);
     expect(withoutContent(kept)).toBe(kept);
+  });
+
+  it('keeps the names of tools and of the response format, and only the sizes of their descriptions, schemas and the stop strings', () => {
+    const parameters: GrammarSchema = { type: 'object', properties: { burrow: { type: 'string', description: 'Which rabbit hole' } }, required: ['burrow'] };
+    const schema: GrammarSchema = { type: 'object', properties: { teaTime: { type: 'string' } } };
+    const offered: CompletionJobData = {
+      ...data,
+      sampling: { ...data.sampling, stop: ['Off with', 'her head'] },
+      tools: {
+        definitions: [
+          { name: 'follow_rabbit', description: 'Follows the White Rabbit down', parameters },
+          { name: 'shrink', parameters: { type: 'object', properties: {} } },
+        ],
+        choice: { type: 'function', name: 'follow_rabbit' },
+        parallel: false,
+      },
+      responseFormat: { type: 'json_schema', name: 'mad_tea_party', schema },
+    };
+    const kept = withoutContent(offered);
+    expect(kept).toEqual({
+      ...offered,
+      messages: [],
+      sampling: { ...data.sampling, stop: [] },
+      tools: { definitions: [{ name: 'follow_rabbit', parameters: {} }, { name: 'shrink', parameters: {} }], choice: { type: 'function', name: 'follow_rabbit' }, parallel: false },
+      responseFormat: { type: 'json_schema', name: 'mad_tea_party', schema: {} },
+      contentRemoved: {
+        messages: [{ role: 'system', characters: 9 }, { role: 'user', characters: 19 }],
+        characters: 28,
+        tools: [
+          { name: 'follow_rabbit', descriptionCharacters: 29, parametersCharacters: JSON.stringify(parameters).length },
+          { name: 'shrink', descriptionCharacters: 0, parametersCharacters: 33 },
+        ],
+        responseFormat: { schemaCharacters: JSON.stringify(schema).length },
+        stop: [8, 8],
+      },
+    });
+    expect(JSON.stringify(kept)).not.toMatch(/White Rabbit|burrow|rabbit hole|teaTime|Off with|her head/);
+    expect(withoutContent(kept)).toBe(kept);
+    // The job as the worker ran it is left as it was: a retry would still need it.
+    expect(offered.sampling.stop).toEqual(['Off with', 'her head']);
   });
 
   it('keeps finish reason and usage of the answer, not its text', () => {

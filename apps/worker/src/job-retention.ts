@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import type { CompletionJobData, CompletionResult } from '@app/contracts';
+import type { CompletionJobData, CompletionResult, ResponseFormat, ToolDefinition } from '@app/contracts';
 import { UnrecoverableError } from 'bullmq';
 import type { Worker } from 'bullmq';
 
@@ -11,12 +11,51 @@ export interface RetainedJob {
 
 type Process<J extends RetainedJob> = (job: J, token?: string, signal?: AbortSignal) => Promise<CompletionResult>;
 
-/** The job's data without the words: each message's role and length stay, its text goes. */
+type ContentRemoved = NonNullable<CompletionJobData['contentRemoved']>;
+
+/** What a tool keeps: its name, and an empty schema in place of its parameters'. */
+function toolWithoutContent({ name }: ToolDefinition): ToolDefinition {
+  return { name, parameters: {} };
+}
+
+/** What a response format keeps: its type, and for `json_schema` its name and an empty schema. */
+function formatWithoutContent(format: ResponseFormat): ResponseFormat {
+  return format.type === 'json_schema' ? { type: 'json_schema', name: format.name, schema: {} } : format;
+}
+
+/**
+ * The job's data without the words: each message's role and length stay, its text goes; tools
+ * keep their names, the response format its name, the stop strings their count and lengths.
+ * Ids, model, timings and the numbers of the sampling settings stay as they were.
+ */
 export function withoutContent(data: CompletionJobData): CompletionJobData {
   if (data.contentRemoved) return data;
   const messages = data.messages.map(({ role, content }) => ({ role, characters: content.length }));
   const characters = messages.reduce((sum, message) => sum + message.characters, 0);
-  return { ...data, messages: [], contentRemoved: { messages, characters } };
+  const { tools, responseFormat, sampling } = data;
+  const contentRemoved: ContentRemoved = {
+    messages,
+    characters,
+    ...(tools
+      ? {
+          tools: tools.definitions.map(({ name, description, parameters }) => ({
+            name,
+            descriptionCharacters: description?.length ?? 0,
+            parametersCharacters: JSON.stringify(parameters).length,
+          })),
+        }
+      : {}),
+    ...(responseFormat.type === 'json_schema' ? { responseFormat: { schemaCharacters: JSON.stringify(responseFormat.schema).length } } : {}),
+    stop: sampling.stop.map((stop) => stop.length),
+  };
+  return {
+    ...data,
+    messages: [],
+    sampling: { ...sampling, stop: [] },
+    ...(tools ? { tools: { ...tools, definitions: tools.definitions.map(toolWithoutContent) } } : {}),
+    responseFormat: formatWithoutContent(responseFormat),
+    contentRemoved,
+  };
 }
 
 /** The job's return value without the answer's text or call arguments; names, finish reason and usage stay. */

@@ -60,6 +60,15 @@ export interface CompletionJobData {
     /** Each message's role and length in characters, in order. */
     messages: Array<{ role: ChatRole; characters: number }>;
     characters: number;
+    /**
+     * Each offered tool, in order: its name (kept in `tools` too), and the characters of its
+     * description and of its parameters' schema as JSON, which `tools` no longer holds.
+     */
+    tools?: Array<{ name: string; descriptionCharacters: number; parametersCharacters: number }>;
+    /** The characters of a `json_schema` response format's schema as JSON (its name stays in `responseFormat`). */
+    responseFormat?: { schemaCharacters: number };
+    /** Each stop string's length, in order (`sampling.stop` is then empty). */
+    stop?: number[];
   };
 }
 
