@@ -14,18 +14,31 @@
 # then aborts the process at the first decode ("the provided PTX was compiled with an unsupported
 # toolchain"). So a build stage on NVIDIA's CUDA *devel* image compiles llama.cpp from the source
 # node-llama-cpp ships with itself (its git bundle: no network beyond the npm registry), with real
-# code for every architecture in CUDA_ARCHITECTURES plus PTX for the newest, and the runtime stage
-# is the matching CUDA *runtime* image.
+# code for every architecture in CUDA_ARCHITECTURES plus PTX that later GPUs can JIT, and the
+# runtime stage is the matching CUDA *runtime* image.
 #
-# Driver needed on the hosts (with the NVIDIA Container Toolkit): CUDA 13.0 images need driver
-# >= 580; for older drivers build with CUDA_VERSION=12.8.1 (driver >= 570) or 12.4.1 (>= 550).
-#   docker build --target worker-cuda --build-arg CUDA_ARCHITECTURES="90-real;90-virtual" -t chat-worker-cuda .
+# Driver needed on the hosts (with the NVIDIA Container Toolkit), by CUDA_VERSION. An older CUDA
+# cannot compile for the newer architectures, so build it with the architecture list given here:
+#   CUDA_VERSION=13.0.1 (default): driver >= 580, the default CUDA_ARCHITECTURES
+#   CUDA_VERSION=12.9.1: driver >= 575, the default CUDA_ARCHITECTURES
+#   CUDA_VERSION=12.8.1: driver >= 570, CUDA_ARCHITECTURES="80-real;86-real;87-real;89-real;90-real;100-real;120-real;100-virtual"
+#   CUDA_VERSION=12.6.3: driver >= 560, CUDA_ARCHITECTURES="80-real;86-real;87-real;89-real;90-real;90-virtual"
+#
+#   docker build --target worker-cuda --build-arg CUDA_VERSION=12.8.1 \
+#     --build-arg CUDA_ARCHITECTURES="80-real;86-real;87-real;89-real;90-real;100-real;120-real;100-virtual" -t chat-worker-cuda .
+#
+# Each architecture adds compile time and image size: for one kind of GPU, list only its own,
+# e.g. CUDA_ARCHITECTURES="90-real;90-virtual" for H100/H200 hosts.
 
 ARG NODE_IMAGE=node:24-bookworm-slim
 ARG CUDA_VERSION=13.0.1
-# Ampere (80, 86), Ada (89), Hopper (90), Blackwell (100, 120): real code for each, PTX for the
-# newest so that a later GPU can still JIT it.
-ARG CUDA_ARCHITECTURES="80-real;86-real;89-real;90-real;100-real;120-real;120-virtual"
+# Real code for each Ampere-to-Blackwell architecture CUDA 13.0 compiles for: Ampere 80 (A100),
+# 86 (RTX 30, A10, A40) and 87 (Jetson Orin), Ada 89 (L4, L40S, RTX 40), Hopper 90 (H100, H200,
+# GH200), Blackwell 100 (B200), 103 (B300), 120 (RTX 50, RTX PRO 6000) and 121 (GB10). Plus PTX
+# that any later GPU can JIT: llama.cpp turns every 12X entry into 12Xa (Blackwell's FP4
+# instructions are not forward-compatible), whose PTX runs on that one architecture only, so the
+# PTX is that of the newest architecture it leaves portable, 103.
+ARG CUDA_ARCHITECTURES="80-real;86-real;87-real;89-real;90-real;100-real;103-real;120-real;121-real;103-virtual"
 
 # ---- build: both apps and the tiny model (dev dependencies live only here) ----
 FROM ${NODE_IMAGE} AS build
@@ -66,14 +79,28 @@ ARG CUDA_ARCHITECTURES
 RUN apt-get update \
  && apt-get install -y --no-install-recommends cmake g++ make python3 git ca-certificates \
  && rm -rf /var/lib/apt/lists/*
+# Node and npm both: node-llama-cpp compiles through `npm run cmake-js-llama`, and its CMake file
+# asks `node` where node-addon-api's headers are.
 COPY --from=build /usr/local/bin/node /usr/local/bin/node
+COPY --from=build /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/npm
+RUN ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm \
+ && ln -s ../lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx \
+ && node --version && npm --version
 WORKDIR /app
 COPY --from=build /app/package.json ./
 # The build stage's node-llama-cpp still holds its git bundle of the llama.cpp release it pins.
 COPY --from=build /app/node_modules ./node_modules
-ENV NODE_LLAMA_CPP_CMAKE_OPTION_CMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES}
+# node-llama-cpp passes NODE_LLAMA_CPP_CMAKE_OPTION_<NAME> to CMake as -D<NAME>, and names the build
+# folder after these options: the worker-cuda stage sets the very same ones to find it.
+# GGML_NATIVE=OFF: no -march=native, which would tie the image to CPUs like the build host's (a
+# host without one of its instructions would die of SIGILL).
+ENV NODE_LLAMA_CPP_CMAKE_OPTION_CMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES} \
+    NODE_LLAMA_CPP_CMAKE_OPTION_GGML_NATIVE=OFF
+# Then only the compiled result is kept: the CMake tree of a many-architecture build is gigabytes.
 RUN node node_modules/node-llama-cpp/dist/cli/cli.js source download --gpu cuda --noUsageExample \
- && test -d node_modules/node-llama-cpp/llama/localBuilds
+ && cd node_modules/node-llama-cpp/llama/localBuilds \
+ && test "$(ls -d ./*/Release/llama-addon.node | wc -l)" = 1 \
+ && find . -mindepth 2 -maxdepth 2 ! -name Release ! -name buildDone.status -exec rm -rf {} +
 
 # ---- api ----
 FROM ${NODE_IMAGE} AS api
@@ -107,10 +134,15 @@ CMD ["node", "dist/apps/worker/apps/worker/src/main.js"]
 # ---- worker-cuda: the same worker on NVIDIA's CUDA runtime, with Node and its llama.cpp build ----
 FROM nvidia/cuda:${CUDA_VERSION}-runtime-ubuntu24.04 AS worker-cuda
 ARG CUDA_ARCHITECTURES
+# llama.cpp's CPU backend (layers not offloaded, sampling) runs on OpenMP.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libgomp1 \
+ && rm -rf /var/lib/apt/lists/*
 COPY --from=build /usr/local/bin/node /usr/local/bin/node
-# node-llama-cpp names a local build by its CMake options, read from these variables: the same
-# value at run time finds the build compiled above.
-ENV NODE_LLAMA_CPP_CMAKE_OPTION_CMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES}
+# The same CMake options as the llama-cuda-build stage: node-llama-cpp derives the local build's
+# folder name from them (with platform, arch and backend), and finds the build compiled there.
+ENV NODE_LLAMA_CPP_CMAKE_OPTION_CMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES} \
+    NODE_LLAMA_CPP_CMAKE_OPTION_GGML_NATIVE=OFF
 ENV NODE_ENV=production GPU=cuda HEALTH_PORT=9464 MODEL_PATH=/models/model.gguf \
     NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=compute,utility
 WORKDIR /app
@@ -122,6 +154,7 @@ COPY --from=build /app/dist/apps/worker ./dist/apps/worker
 # The ubuntu base image's unprivileged user.
 USER ubuntu
 EXPOSE 9464
+# Loading a large model, then the boot self-test (a few tokens in a child process) take a while.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=300s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.HEALTH_PORT || 9464) + '/health/ready').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 CMD ["node", "dist/apps/worker/apps/worker/src/main.js"]

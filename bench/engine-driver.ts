@@ -8,8 +8,9 @@ import { LlamaCppEngine } from '../apps/worker/src/engine/llama-cpp.engine';
 import { SyntheticEngine } from '../apps/worker/src/engine/synthetic.engine';
 import type { InferenceEngine } from '../apps/worker/src/engine/inference-engine';
 import { runClosedLoop } from './closed-loop';
-import type { EngineSpec, LoadPlan, LoadResult } from './driver-protocol';
+import type { LoadPlan, LoadResult } from './driver-protocol';
 import { serveDriver } from './driver-host';
+import type { BenchEngineSpec } from './service-stack';
 import { messagesFor, samplingFor } from './workload';
 
 /** First come, first served slots. */
@@ -46,13 +47,15 @@ class Slots {
   }
 }
 
-function loadEngine(spec: EngineSpec): Promise<InferenceEngine> {
+/** The engine on the same backend the service's worker gets (its GPU variable, where `false` is the CPU). */
+function loadEngine(spec: BenchEngineSpec): Promise<InferenceEngine> {
   if (spec.kind === 'synthetic') return Promise.resolve(new SyntheticEngine(spec));
-  return LlamaCppEngine.load({ ...spec, gpu: false });
+  const gpu = spec.gpu ?? 'false';
+  return LlamaCppEngine.load({ ...spec, gpu: gpu === 'false' ? false : gpu, log: (message) => console.log(`engine alone: ${message}`) });
 }
 
 async function main(): Promise<void> {
-  const spec = JSON.parse(process.argv[2] ?? '') as EngineSpec;
+  const spec = JSON.parse(process.argv[2] ?? '') as BenchEngineSpec;
   const engine = await loadEngine(spec);
   const slots = new Slots(engine.slots);
 

@@ -5,18 +5,26 @@
  *   npm run bench -- --quick   # ~1 minute: fewer levels, shorter runs
  *   npm run bench -- --profile # also CPU-profile the API during the synthetic phases
  *   npm run bench -- --only=llama,open-streams
+ *   npm run bench -- --only=llama --model-path /models/x.gguf --gpu cuda   # your model, your GPU
+ *
+ * `--model-path` (or MODEL_PATH) is the GGUF the llama phase runs, the tiny model by default;
+ * `--gpu` (or GPU) the llama.cpp backend of both sides, as the worker's GPU variable takes it
+ * (auto, cuda, vulkan, metal, false), `false` (the CPU) by default.
  *
  * Needs `npm run build` and `npm run model` first. Writes bench/results/service-benchmark.json
- * and .svg (`-quick` / `-partial` suffixes for the other modes); raw logs and CPU profiles go to
- * test-artifacts/bench/, outside the repository.
+ * and .svg (`-quick` / `-partial` suffixes for the other modes, and the model's name and backend
+ * when they are not the defaults); raw logs and CPU profiles go to test-artifacts/bench/, outside
+ * the repository.
  */
 import { execSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, extname, join, resolve } from 'node:path';
 import { API_ENTRY, REPO_ROOT, WORKER_ENTRY } from '../tools/local-stack/services';
 import { hasRedisServerBinary, REDIS_INSTALL_HINT } from '../tools/local-stack/redis-server';
 import { parseOptions } from './bench-options';
+import { GPU_SETTINGS } from './service-stack';
+import type { BenchEngineSpec, GpuSetting } from './service-stack';
 import { stopEverythingOnSignals } from './cleanup';
 import type { BenchOptions, RelayPlan, SyntheticPlan } from './bench-options';
 import type { EngineSpec, LoadPlan } from './driver-protocol';
@@ -29,7 +37,7 @@ import { consoleReport } from './report/console-report';
 import { renderChart } from './report/svg-chart';
 import type { BenchResults, ComparisonLevel, ProfileSummary } from './results-model';
 
-const MODEL_PATH = resolve(REPO_ROOT, 'models/tiny-chat.gguf');
+const TINY_MODEL_PATH = resolve(REPO_ROOT, 'models/tiny-chat.gguf');
 const RESULTS_DIR = resolve(__dirname, 'results');
 /** More than any level opens: every synthetic job gets a slot at once, as with an engine that keeps up. */
 const SYNTHETIC_SLOTS = 20_000;
@@ -53,15 +61,51 @@ function staleSources(): string[] {
   return stale;
 }
 
-function preflight(): void {
+/** The model and backend the llama phase runs: `--model-path` and `--gpu` (or MODEL_PATH and GPU), the tiny model on the CPU by default. */
+interface LlamaTarget {
+  modelPath: string;
+  gpu: GpuSetting;
+}
+
+/** Takes `--model-path` and `--gpu` (`--name value` or `--name=value`) out of `argv`; the rest is for parseOptions. */
+function takeLlamaTarget(argv: string[]): { target: LlamaTarget; rest: string[] } {
+  const given = new Map<string, string>();
+  const rest: string[] = [];
+  for (let index = 0; index < argv.length; index += 1) {
+    const arg = argv[index] ?? '';
+    const [name = '', inline] = arg.split(/=(.*)/s);
+    if (name !== '--model-path' && name !== '--gpu') {
+      rest.push(arg);
+      continue;
+    }
+    const value = inline ?? argv[(index += 1)];
+    if (!value) throw new Error(`${name} needs a value`);
+    given.set(name, value);
+  }
+  const gpu = given.get('--gpu') ?? process.env.GPU ?? 'false';
+  if (!GPU_SETTINGS.includes(gpu as GpuSetting)) throw new Error(`--gpu ${gpu}: use one of ${GPU_SETTINGS.join(', ')}`);
+  const modelPath = resolve(given.get('--model-path') ?? process.env.MODEL_PATH ?? TINY_MODEL_PATH);
+  return { target: { modelPath, gpu: gpu as GpuSetting }, rest };
+}
+
+/** What the results files are called after, beyond the mode: the model and backend when they are not the defaults. */
+function targetSuffix({ modelPath, gpu }: LlamaTarget): string {
+  if (modelPath === TINY_MODEL_PATH && gpu === 'false') return '';
+  const model = basename(modelPath, extname(modelPath)).replace(/[^\w.-]+/g, '_');
+  return `-${model}-${gpu === 'false' ? 'cpu' : gpu}`;
+}
+
+function preflight(target: LlamaTarget): void {
   const synthetic = resolve(REPO_ROOT, 'dist/apps/worker/apps/worker/src/engine/synthetic.engine.js');
   for (const [path, fix] of [
     [API_ENTRY, 'npm run build'],
     [WORKER_ENTRY, 'npm run build'],
     [synthetic, 'npm run build'],
-    [MODEL_PATH, 'npm run model'],
   ]) {
     if (!existsSync(path)) throw new Error(`${path} is missing: run \`${fix}\` first`);
+  }
+  if (!existsSync(target.modelPath)) {
+    throw new Error(target.modelPath === TINY_MODEL_PATH ? `${target.modelPath} is missing: run \`npm run model\` first` : `--model-path ${target.modelPath}: no such file`);
   }
   if (!hasRedisServerBinary()) throw new Error(REDIS_INSTALL_HINT);
   if (typeof WebSocket === 'undefined') throw new Error('no global WebSocket: run through `npm run bench` (Node 20 needs --experimental-websocket)');
@@ -132,21 +176,21 @@ async function runRelay(plan: RelayPlan, fits: (streams: number) => boolean, pro
   return outcome;
 }
 
-async function runPhases(options: BenchOptions, limit: number): Promise<Omit<BenchResults, 'bars' | 'durationSeconds'>> {
+async function runPhases(options: BenchOptions, target: LlamaTarget, limit: number): Promise<Omit<BenchResults, 'bars' | 'durationSeconds'>> {
   const cpuList = cpus();
   const results: Omit<BenchResults, 'bars' | 'durationSeconds'> = {
     generatedAt: new Date().toISOString(),
     mode: options.mode,
     machine: { cpus: cpuList.length, cpuModel: cpuList[0]?.model.trim() ?? 'unknown', node: process.version, loadAverageAtStart: loadavg().map((value) => Math.round(value * 100) / 100), openFilesLimit: limit },
-    settings: { llama: options.llama, synthetic: options.synthetic, relay: options.relay, openStreams: options.openStreams, nonStream: options.nonStream, syntheticSlots: SYNTHETIC_SLOTS },
+    settings: { llamaEngine: target, llama: options.llama, synthetic: options.synthetic, relay: options.relay, openStreams: options.openStreams, nonStream: options.nonStream, syntheticSlots: SYNTHETIC_SLOTS },
     profiles: [],
   };
   const fitsFds = (concurrency: number): boolean => concurrency + 500 <= limit;
 
   if (options.phases.has('llama')) {
-    console.log('\n» llama.cpp: engine alone vs service');
+    console.log(`\n» llama.cpp: engine alone vs service (${target.modelPath}, GPU=${target.gpu})`);
     const { llama } = options;
-    const engine: EngineSpec = { kind: 'llama', modelPath: MODEL_PATH, parallelSequences: llama.parallelSequences, threads: llama.threads, contextSize: llama.contextSize };
+    const engine: BenchEngineSpec = { kind: 'llama', modelPath: target.modelPath, gpu: target.gpu, parallelSequences: llama.parallelSequences, threads: llama.threads, contextSize: llama.contextSize };
     const levels = llama.levels.filter((level) => fitsFds(level.concurrency)).map(({ concurrency, requests }): ComparisonLevelPlan => {
       const plan: LoadPlan = { ...streamPlan(concurrency, requests, 120_000, llama.maxTokens), hardStopMs: 180_000 };
       return { plan, repeats: concurrency <= llama.repeatUpTo ? llama.repeats : 1, profile: false };
@@ -181,17 +225,18 @@ async function runPhases(options: BenchOptions, limit: number): Promise<Omit<Ben
 }
 
 async function main(): Promise<void> {
-  const options = parseOptions(process.argv.slice(2));
-  preflight();
+  const { target, rest } = takeLlamaTarget(process.argv.slice(2));
+  const options = parseOptions(rest);
+  preflight(target);
   stopEverythingOnSignals();
   const limit = openFilesLimit();
   console.log(`bench: ${options.mode} run, phases ${[...options.phases].join(', ')}; ulimit -n ${limit}; ${cpus().length} CPUs, load ${loadavg().map((value) => value.toFixed(2)).join(' ')}`);
   const startedAt = performance.now();
-  const measured = await runPhases(options, limit);
+  const measured = await runPhases(options, target, limit);
   const results: BenchResults = { ...measured, bars: evaluateBars(measured), durationSeconds: Math.round((performance.now() - startedAt) / 1000) };
 
   const partial = options.phases.size < 5;
-  const name = `service-benchmark${options.mode === 'quick' ? '-quick' : ''}${partial ? '-partial' : ''}`;
+  const name = `service-benchmark${targetSuffix(target)}${options.mode === 'quick' ? '-quick' : ''}${partial ? '-partial' : ''}`;
   mkdirSync(RESULTS_DIR, { recursive: true });
   writeFileSync(resolve(RESULTS_DIR, `${name}.json`), `${JSON.stringify(results, null, 2)}\n`);
   writeFileSync(resolve(RESULTS_DIR, `${name}.svg`), renderChart(results));

@@ -1,13 +1,19 @@
 import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { WorkerEnv, loadEnv, logLevelsUpTo } from '@app/config';
 import { hostname } from 'node:os';
+import { selfTestInChildProcess } from './boot/isolated-self-test';
 import { WorkerModule } from './worker.module';
 
 /** A worker is an application context: a queue consumer with no HTTP API of its own. */
 async function bootstrap(): Promise<void> {
   const env = loadEnv(WorkerEnv);
   env.WORKER_ID ||= `${hostname()}-${process.pid}`;
+  Logger.overrideLogger(logLevelsUpTo(env.LOG_LEVEL));
+  // Before anything else: an engine that cannot generate (or aborts the process trying) stops
+  // the worker here, before it announces itself or takes a job.
+  await selfTestInChildProcess(env);
   const app = await NestFactory.createApplicationContext(WorkerModule.register(env), {
     logger: logLevelsUpTo(env.LOG_LEVEL),
   });
