@@ -1,3 +1,4 @@
+import type { WorkerEnv } from '@app/config';
 import type { Summary } from './stats';
 
 /**
@@ -81,9 +82,12 @@ export type DriverReply =
   | { type: 'released'; id: number }
   | { type: 'failed'; id: number; message: string };
 
+/** The worker's GPU setting, where `false` is the CPU. */
+export type GpuSetting = WorkerEnv['GPU'];
+
 /** How the engine driver builds its engine: the same options the worker's factory passes. */
 export type EngineSpec =
-  | { kind: 'llama'; modelPath: string; parallelSequences: number; threads: number; contextSize: number }
+  | { kind: 'llama'; modelPath: string; parallelSequences: number; threads: number; contextSize: number; gpu?: GpuSetting }
   | { kind: 'synthetic'; tokens: number; tokenIntervalMs: number; slots: number; contextSize: number };
 
 /** How the HTTP driver reaches the service. */

@@ -8,9 +8,8 @@ import { LlamaCppEngine } from '../apps/worker/src/engine/llama-cpp.engine';
 import { SyntheticEngine } from '../apps/worker/src/engine/synthetic.engine';
 import type { InferenceEngine } from '../apps/worker/src/engine/inference-engine';
 import { runClosedLoop } from './closed-loop';
-import type { LoadPlan, LoadResult } from './driver-protocol';
+import type { EngineSpec, LoadPlan, LoadResult } from './driver-protocol';
 import { serveDriver } from './driver-host';
-import type { BenchEngineSpec } from './service-stack';
 import { messagesFor, samplingFor } from './workload';
 
 /** First come, first served slots. */
@@ -48,14 +47,14 @@ class Slots {
 }
 
 /** The engine on the same backend the service's worker gets (its GPU variable, where `false` is the CPU). */
-function loadEngine(spec: BenchEngineSpec): Promise<InferenceEngine> {
+function loadEngine(spec: EngineSpec): Promise<InferenceEngine> {
   if (spec.kind === 'synthetic') return Promise.resolve(new SyntheticEngine(spec));
   const gpu = spec.gpu ?? 'false';
   return LlamaCppEngine.load({ ...spec, gpu: gpu === 'false' ? false : gpu, log: (message) => console.log(`engine alone: ${message}`) });
 }
 
 async function main(): Promise<void> {
-  const spec = JSON.parse(process.argv[2] ?? '') as BenchEngineSpec;
+  const spec = JSON.parse(process.argv[2] ?? '') as EngineSpec;
   const engine = await loadEngine(spec);
   const slots = new Slots(engine.slots);
 

@@ -24,10 +24,9 @@ import { API_ENTRY, REPO_ROOT, WORKER_ENTRY } from '../tools/local-stack/service
 import { hasRedisServerBinary, REDIS_INSTALL_HINT } from '../tools/local-stack/redis-server';
 import { parseOptions } from './bench-options';
 import { GPU_SETTINGS } from './service-stack';
-import type { BenchEngineSpec, GpuSetting } from './service-stack';
 import { stopEverythingOnSignals } from './cleanup';
 import type { BenchOptions, RelayPlan, SyntheticPlan } from './bench-options';
-import type { EngineSpec, LoadPlan } from './driver-protocol';
+import type { EngineSpec, GpuSetting, LoadPlan } from './driver-protocol';
 import { runComparison } from './phases/comparison';
 import type { ComparisonLevelPlan } from './phases/comparison';
 import { runNonStream } from './phases/non-stream';
@@ -190,7 +189,7 @@ async function runPhases(options: BenchOptions, target: LlamaTarget, limit: numb
   if (options.phases.has('llama')) {
     console.log(`\n» llama.cpp: engine alone vs service (${target.modelPath}, GPU=${target.gpu})`);
     const { llama } = options;
-    const engine: BenchEngineSpec = { kind: 'llama', modelPath: target.modelPath, gpu: target.gpu, parallelSequences: llama.parallelSequences, threads: llama.threads, contextSize: llama.contextSize };
+    const engine: EngineSpec = { kind: 'llama', modelPath: target.modelPath, gpu: target.gpu, parallelSequences: llama.parallelSequences, threads: llama.threads, contextSize: llama.contextSize };
     const levels = llama.levels.filter((level) => fitsFds(level.concurrency)).map(({ concurrency, requests }): ComparisonLevelPlan => {
       const plan: LoadPlan = { ...streamPlan(concurrency, requests, 120_000, llama.maxTokens), hardStopMs: 180_000 };
       return { plan, repeats: concurrency <= llama.repeatUpTo ? llama.repeats : 1, profile: false };

@@ -4,8 +4,7 @@ import type { ManagedProcess } from '../tools/local-stack/managed-process';
 import { startRedisServer } from '../tools/local-stack/redis-server';
 import type { LocalRedis } from '../tools/local-stack/redis-server';
 import { REPO_ROOT, startApi, startWorker } from '../tools/local-stack/services';
-import type { WorkerEnv } from '@app/config';
-import type { EngineSpec, HttpTarget } from './driver-protocol';
+import type { EngineSpec, GpuSetting, HttpTarget } from './driver-protocol';
 import { whenInterrupted } from './cleanup';
 import { InspectorClient } from './inspector-client';
 
@@ -27,16 +26,13 @@ export interface ServiceStack {
 }
 
 /** llama.cpp's backend, as the worker's GPU variable names it: `false` is the CPU. */
-export type GpuSetting = WorkerEnv['GPU'];
 export const GPU_SETTINGS: readonly GpuSetting[] = ['auto', 'cuda', 'vulkan', 'metal', 'false'];
 
 /**
  * An engine as the benchmark runs it, both alone and in the worker: the llama.cpp one on `gpu`
  * (the CPU when absent, as by default; `npm run bench -- --gpu cuda` sets it).
  */
-export type BenchEngineSpec = Extract<EngineSpec, { kind: 'synthetic' }> | (Extract<EngineSpec, { kind: 'llama' }> & { gpu?: GpuSetting });
-
-function workerEnv(engine: BenchEngineSpec): NodeJS.ProcessEnv {
+function workerEnv(engine: EngineSpec): NodeJS.ProcessEnv {
   if (engine.kind === 'llama') return { GPU: engine.gpu ?? 'false', CONTEXT_SIZE: String(engine.contextSize) };
   return {
     ENGINE: 'synthetic',
@@ -48,7 +44,7 @@ function workerEnv(engine: BenchEngineSpec): NodeJS.ProcessEnv {
 }
 
 /** Starts a fresh Redis, worker and API, so that nothing one phase left in Redis reaches the next. */
-export async function startServiceStack(label: string, engine: BenchEngineSpec): Promise<ServiceStack> {
+export async function startServiceStack(label: string, engine: EngineSpec): Promise<ServiceStack> {
   const logFile = (part: string): string => resolve(ARTIFACTS_DIR, 'logs', `${label}-${part}.log`);
   const started: Array<{ stop: () => Promise<unknown> }> = [];
   const forget = whenInterrupted(() => Promise.allSettled([...started].reverse().map((part) => part.stop())));
