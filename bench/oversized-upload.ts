@@ -1,5 +1,5 @@
 /**
- * `tsx bench/oversized-upload.ts [--tries=20] [--size=8388608] [--url=http://127.0.0.1:8080/v1 --key=sk-...]`
+ * `npm run bench:oversized -- [--tries=20] [--size=8388608] [--url=http://127.0.0.1:8080/v1 --key=sk-...]`
  *
  * Does a real client that sends a body over BODY_LIMIT_BYTES receive the 413? Each client
  * (plain fetch, the `openai` package, node:http with `Expect: 100-continue`) posts a chat

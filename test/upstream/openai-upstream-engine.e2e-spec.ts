@@ -91,6 +91,27 @@ describe('the openai upstream engine, with this service as its upstream', () => 
     expect(chunks.at(-1)?.usage).toEqual(upstreamAnswer.usage);
   });
 
+  it('passes logprobs and logit_bias through: the same tokens and log probabilities as the upstream gives', async () => {
+    const request = { model, messages: question, max_tokens: 6, temperature: 0, seed: 5, logprobs: true, top_logprobs: 2, logit_bias: { '300': 100 } };
+    const [through, upstreamAnswer] = await Promise.all([client.chat.completions.create(request), direct.chat.completions.create(request)]);
+    assertMatchesSchema('CreateChatCompletionResponse', through);
+    expect(through.choices[0].message.content).toBe(upstreamAnswer.choices[0].message.content);
+    expect(through.choices[0].logprobs?.content).toEqual(upstreamAnswer.choices[0].logprobs?.content);
+    expect(through.choices[0].logprobs?.content).toHaveLength(6);
+    // +100 on one token makes it the whole answer, as on the upstream itself.
+    const tokens = new Set(through.choices[0].logprobs?.content?.map((entry) => entry.token));
+    expect(tokens.size).toBe(1);
+  });
+
+  it("relays the upstream's refusal of a token id outside its vocabulary, naming logit_bias", async () => {
+    const error = await client.chat.completions.create({ model, messages: question, max_tokens: 4, logit_bias: { '10000000': 5 } }).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('logit_bias');
+  });
+
   describe('tools and structured output, enforced by the upstream', () => {
     const weatherParameters = {
       type: 'object',

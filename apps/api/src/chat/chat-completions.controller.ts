@@ -40,8 +40,6 @@ export class ChatCompletionsController {
   async create(@Body() request: ChatCompletionRequestDto, @Req() http: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const acceptedAt = Date.now();
     const job = toCompletionJob(request, newCompletionId(), acceptedAt, this.env.MAX_QUEUE_WAIT_MS);
-    const admission = await this.admission.admit(job, http.apiKeyId ?? '');
-    this.telemetry.trackCompletion(reply, job, request.stream === true);
     const formatter = new ChatCompletionFormatter(
       job.completionId,
       job.model,
@@ -50,6 +48,9 @@ export class ChatCompletionsController {
       job.logprobs !== undefined,
     );
     const response = request.stream ? new StreamedChatCompletion(reply, formatter) : new BufferedChatCompletion(reply, formatter, job.choices);
+    // From here the runner owns the admission (it gives back what was held on every path).
+    const admission = await this.admission.admit(job, http.apiKeyId ?? '');
+    this.telemetry.trackCompletion(reply, job, request.stream === true);
     let ending: CompletionEnding;
     try {
       ending = await this.runner.run(job, admission, response, clientGoneSignal(reply));

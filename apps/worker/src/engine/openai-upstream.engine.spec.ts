@@ -308,7 +308,19 @@ describe('OpenAiUpstreamEngine', () => {
         { role: 'assistant', content: '', toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }] },
         { role: 'tool', content: '{"temp":21}', toolCallId: 'call_1' },
       ],
-      sampling: { temperature: 0.7, topP: 0.9, maxTokens: 64, stop: ['\n\n'], frequencyPenalty: 0.5, presencePenalty: -0.5, seed: 42 },
+      sampling: {
+        temperature: 0.7,
+        topP: 0.9,
+        maxTokens: 64,
+        stop: ['\n\n'],
+        frequencyPenalty: 0.5,
+        presencePenalty: -0.5,
+        seed: 42,
+        logitBias: [
+          { token: 300, bias: 5 },
+          { token: 12, bias: -100 },
+        ],
+      },
       tools: {
         definitions: [{ name: 'get_weather', description: 'Current weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }],
         choice: { type: 'function', name: 'get_weather' },
@@ -337,6 +349,7 @@ describe('OpenAiUpstreamEngine', () => {
       frequency_penalty: 0.5,
       presence_penalty: -0.5,
       seed: 42,
+      logit_bias: { '300': 5, '12': -100 },
       tools: [
         {
           type: 'function',
@@ -354,6 +367,7 @@ describe('OpenAiUpstreamEngine', () => {
     expect(second.body.response_format).toEqual({ type: 'json_object' });
     expect(second.body).not.toHaveProperty('stop');
     expect(second.body).not.toHaveProperty('logprobs');
+    expect(second.body).not.toHaveProperty('logit_bias');
     expect(second.headers.authorization).toBe('Bearer sk-upstream-secret');
   });
 });

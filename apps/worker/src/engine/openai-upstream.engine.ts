@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { MAX_CHOICES } from '@app/contracts';
 import type { EngineCapabilities } from '@app/contracts';
 import OpenAI, { APIConnectionTimeoutError, APIError } from 'openai';
-import { ContextLengthExceededError, EngineUnavailableError, GenerationAbortedError, UnsupportedOptionError, UpstreamRejectedError } from './inference-engine';
+import { ContextLengthExceededError, EngineUnavailableError, GenerationAbortedError, UpstreamRejectedError } from './inference-engine';
 import type { GenerationOutcome, GenerationRequest, InferenceEngine } from './inference-engine';
 import { UpstreamAnswer, UpstreamProtocolError, UpstreamStreamError, upstreamErrorDetail } from './upstream/upstream-answer';
 import type { UpstreamErrorDetail } from './upstream/upstream-answer';
@@ -56,7 +56,8 @@ export class OpenAiUpstreamEngine implements InferenceEngine {
    * The upstream enforces tools and JSON itself. Choices are asked for one at a time (the use
    * case generates `n` of them); its vocabulary is unknown here, so logit_bias is refused.
    */
-  readonly capabilities: EngineCapabilities = { tools: true, grammar: true, logprobs: true, maxChoices: MAX_CHOICES, logitBiasTokens: 0 };
+  /** The upstream enforces tools, JSON and token ids itself (its vocabulary is not known here, so any id is passed on). */
+  readonly capabilities: EngineCapabilities = { tools: true, grammar: true, logprobs: true, maxChoices: MAX_CHOICES, logitBiasTokens: Number.MAX_SAFE_INTEGER };
   readonly slots: number;
   readonly contextSize: number;
   private readonly client: OpenAI;
@@ -80,7 +81,6 @@ export class OpenAiUpstreamEngine implements InferenceEngine {
 
   async generate(request: GenerationRequest): Promise<GenerationOutcome> {
     const { signal, output } = request;
-    if (request.sampling.logitBias?.length) throw new UnsupportedOptionError(this.name, 'logit_bias');
     const answer = new UpstreamAnswer(output);
     const silence = new SilenceTimer(this.options.timeoutMs);
     const requestSignal = AbortSignal.any([signal, silence.signal]);

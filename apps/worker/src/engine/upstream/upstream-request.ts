@@ -60,6 +60,7 @@ export function toUpstreamRequest(
     seed: sampling.seed,
     ...(sampling.maxTokens !== undefined ? { max_tokens: sampling.maxTokens } : {}),
     ...(sampling.stop.length > 0 ? { stop: sampling.stop } : {}),
+    ...(sampling.logitBias?.length ? { logit_bias: Object.fromEntries(sampling.logitBias.map(({ token, bias }) => [String(token), bias])) } : {}),
     ...(tools
       ? {
           tools: tools.definitions.map((tool) => ({
