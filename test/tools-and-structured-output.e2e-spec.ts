@@ -45,6 +45,8 @@ describe('tools and structured output', () => {
       expect(call.id).toMatch(/^call_/);
       expect(call.function.name).toBe('get_weather');
       expect(validWeather(JSON.parse(call.function.arguments))).toBe(true);
+      // JSON and nothing after it, as OpenAI's calls are (the grammar would allow padding).
+      expect(call.function.arguments).toMatch(/}$/);
     });
 
     it('streams a named call: id, type and name first, then the arguments in pieces, then finish_reason tool_calls', async () => {
@@ -68,6 +70,7 @@ describe('tools and structured output', () => {
       expect(fragments.length).toBeGreaterThan(2);
       const args = fragments.map((fragment) => fragment.function?.arguments ?? '').join('');
       expect(validWeather(JSON.parse(args))).toBe(true);
+      expect(args).toMatch(/}$/);
       expect(chunks.at(-1)?.choices[0].finish_reason).toBe('tool_calls');
     });
 

@@ -76,6 +76,12 @@ function callableFunctions(tools: ToolOptions | undefined): ChatModelFunctions |
  */
 class ToolCallStream {
   readonly calls: ToolCall[] = [];
+  /**
+   * Whitespace at the end of what each call has generated so far, not yet sent: the grammar lets
+   * the model pad after the arguments' closing brace, which OpenAI's calls never carry. It is sent
+   * when more arguments follow (whitespace inside a string stays), dropped when the call ends.
+   */
+  private readonly heldWhitespace: string[] = [];
 
   constructor(private readonly output: OutputSink) {}
 
@@ -83,14 +89,17 @@ class ToolCallStream {
     let call = this.calls[callIndex];
     const opening = call === undefined;
     call ??= this.calls[callIndex] = { id: `call_${randomBytes(12).toString('base64url')}`, name: functionName, arguments: '' };
-    call.arguments += paramsChunk;
-    if (!opening && paramsChunk === '') return;
+    const pending = (this.heldWhitespace[callIndex] ?? '') + paramsChunk;
+    const fragment = pending.trimEnd();
+    this.heldWhitespace[callIndex] = pending.slice(fragment.length);
+    call.arguments += fragment;
+    if (!opening && fragment === '') return;
     this.output.write({
       type: 'tool_call',
       choice: 0,
       index: callIndex,
       ...(opening ? { id: call.id, name: call.name } : {}),
-      arguments: paramsChunk,
+      arguments: fragment,
     });
   };
 }
