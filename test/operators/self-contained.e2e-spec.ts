@@ -10,8 +10,9 @@ import { REPO_ROOT } from './deploy-files';
  */
 const SCANNED = ['apps', 'libs', 'test', 'tools', 'bench'];
 const EXTENSIONS = ['.ts', '.js', '.mjs', '.json'];
-/** Built, so that this file does not hold what it looks for. */
-const SIBLING = ['..', 'shared'].join('/');
+/** The reading material beside every checkout; the path is built so that this file does not hold what it looks for. */
+const SIBLING_FOLDER = 'shared';
+const SIBLING = join('..', SIBLING_FOLDER);
 /** The machines' own checkout folders: where a path written into the code would have come from. */
 const MACHINE_PATH = new RegExp(`["'\`]/(?:${['work', 'home', 'Users', 'mnt'].join('|')})/`);
 /** A quoted relative path that climbs: './../x', '../../y', '..'. */
