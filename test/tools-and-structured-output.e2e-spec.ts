@@ -128,6 +128,8 @@ describe('tools and structured output', () => {
         model,
         messages: question,
         max_tokens: 5,
+        // Greedy, so the answer (and its finish reason) is the same on every run.
+        temperature: 0,
         metadata: { team: 'search' },
         store: false,
         service_tier: 'auto',
