@@ -77,9 +77,10 @@ export class TokenEventPublisher implements OutputSink {
   }
 
   /**
-   * The API subscribes before it enqueues and unsubscribes when its client is gone, so an
-   * interactive event that reaches no subscriber means nobody will ever read this answer (its
-   * API instance died, or gave up on it): stop generating it.
+   * An API instance subscribes its reply channel before it serves, so an interactive event that
+   * reaches no subscriber means that instance is gone (it died or shut down) and nobody will ever
+   * read this answer: stop generating it. A client that leaves a live instance is stopped through
+   * the cancellations channel instead (the instance's channel still has its subscriber).
    */
   private async sendAndWait(body: TokenEventBody): Promise<void> {
     const event: TokenEvent = { ...body, completionId: this.completionId, attempt: this.attempt, seq: this.seq++ };

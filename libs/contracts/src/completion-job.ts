@@ -18,15 +18,15 @@ export interface SamplingParams {
 
 /**
  * Where a job's events go and what it means when nobody hears them. The worker publishes to
- * whatever the job names, so the reply path (a channel per completion today; a channel per API
- * instance, batch results or stored completions later) changes without touching engines.
+ * whatever the job names, so the reply path (a channel per API instance today; batch results or
+ * stored completions later) changes without touching engines.
  */
 export interface ReplyTo {
   /** The sharded pub/sub channel (SPUBLISH) that carries the events. */
   channel: string;
   /**
-   * An interactive reply that reaches no subscriber means its client (or its API instance) is
-   * gone: the worker stops generating. Batch and background replies must set this false.
+   * An interactive reply that reaches no subscriber means its API instance is gone: the worker
+   * stops generating. Batch and background replies must set this false.
    */
   stopWhenUnheard: boolean;
 }

@@ -1,4 +1,3 @@
-import { appendPart } from '@app/contracts';
 import type { OutputPart } from '@app/contracts';
 import type { FastifyReply } from 'fastify';
 import type { CompletionEnding } from '../completions/completion-runner';
@@ -29,8 +28,9 @@ export class BufferedChatCompletion implements ChatCompletionResponse {
     private readonly choiceCount = 1,
   ) {}
 
+  /** Parts as they come (the publisher merged what it could); the formatter builds each choice from them. */
   write(parts: OutputPart[]): void {
-    for (const part of parts) appendPart(this.parts, part);
+    this.parts.push(...parts);
   }
 
   restart(): void {

@@ -139,7 +139,6 @@ export class LlamaCppEngine implements InferenceEngine {
     this.idleChats = [...chats];
     this.slots = chats.length;
     this.grammars = new LlamaGrammars(llama);
-    // Calls and JSON are enforced by node-llama-cpp's grammars, whatever the model.
     this.capabilities = { tools: true, grammar: true, logprobs: true, maxChoices: MAX_CHOICES, logitBiasTokens: vocabularySize(model) };
   }
 

@@ -45,7 +45,8 @@ export async function scoreAnswer(
     const logits = next.logits;
     // totalLogitWeight is Σ exp(logit − max), so log p(t) = logit(t) − max − ln(totalLogitWeight).
     const normaliser = Math.max(...logits.values()) + Math.log(next.totalLogitWeight);
-    const earlier = answer.slice(0, position);
+    // detokenize reads only the last few tokens before one (for a leading space and the like).
+    const earlier = answer.slice(Math.max(0, position - 8), position);
     const describe = (token: Token): TopLogprob => {
       const text = model.detokenize([token], false, earlier);
       const logprob = (logits.get(token) ?? -Infinity) - normaliser;

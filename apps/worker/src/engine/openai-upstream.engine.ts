@@ -53,10 +53,10 @@ const TRANSIENT_4XX = new Set([408, 429]);
 export class OpenAiUpstreamEngine implements InferenceEngine {
   readonly name = 'openai-upstream';
   /**
-   * The upstream enforces tools and JSON itself. Choices are asked for one at a time (the use
-   * case generates `n` of them); its vocabulary is unknown here, so logit_bias is refused.
+   * The upstream enforces tools, JSON and token ids itself (its vocabulary is not known here, so
+   * any logit_bias id is passed on). Choices are asked for one at a time (the use case generates
+   * `n` of them).
    */
-  /** The upstream enforces tools, JSON and token ids itself (its vocabulary is not known here, so any id is passed on). */
   readonly capabilities: EngineCapabilities = { tools: true, grammar: true, logprobs: true, maxChoices: MAX_CHOICES, logitBiasTokens: Number.MAX_SAFE_INTEGER };
   readonly slots: number;
   readonly contextSize: number;

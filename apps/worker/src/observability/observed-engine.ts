@@ -46,10 +46,13 @@ export class ObservedEngine implements InferenceEngine {
     let lastOutputAt: number | undefined;
     const output: OutputSink = {
       write: (part) => {
-        const now = performance.now();
-        if (lastOutputAt === undefined) this.metrics.timeToFirstToken.observe(this.labels, (now - startedAt) / 1000);
-        else this.metrics.interTokenLatency.observe(this.labels, (now - lastOutputAt) / 1000);
-        lastOutputAt = now;
+        // Generated output only: log probabilities come after the text they score, choice ends mark no token.
+        if (part.type === 'text' || part.type === 'tool_call') {
+          const now = performance.now();
+          if (lastOutputAt === undefined) this.metrics.timeToFirstToken.observe(this.labels, (now - startedAt) / 1000);
+          else this.metrics.interTokenLatency.observe(this.labels, (now - lastOutputAt) / 1000);
+          lastOutputAt = now;
+        }
         request.output.write(part);
       },
     };
