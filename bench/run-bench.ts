@@ -19,7 +19,7 @@
 import { execSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { basename, extname, join, resolve } from 'node:path';
+import { basename, extname, isAbsolute, join, relative, resolve } from 'node:path';
 import { API_ENTRY, REPO_ROOT, WORKER_ENTRY } from '../tools/local-stack/services';
 import { hasRedisServerBinary, REDIS_INSTALL_HINT } from '../tools/local-stack/redis-server';
 import { parseOptions } from './bench-options';
@@ -88,6 +88,12 @@ function takeLlamaTarget(argv: string[]): { target: LlamaTarget; rest: string[] 
 }
 
 /** What the results files are called after, beyond the mode: the model and backend when they are not the defaults. */
+/** `path` relative to the repository when it lies inside it, else as given (an operator's own model). */
+function displayPath(path: string): string {
+  const inside = relative(REPO_ROOT, path);
+  return inside.startsWith('..') || isAbsolute(inside) ? path : inside;
+}
+
 function targetSuffix({ modelPath, gpu }: LlamaTarget): string {
   if (modelPath === TINY_MODEL_PATH && gpu === 'false') return '';
   const model = basename(modelPath, extname(modelPath)).replace(/[^\w.-]+/g, '_');
@@ -181,7 +187,8 @@ async function runPhases(options: BenchOptions, target: LlamaTarget, limit: numb
     generatedAt: new Date().toISOString(),
     mode: options.mode,
     machine: { cpus: cpuList.length, cpuModel: cpuList[0]?.model.trim() ?? 'unknown', node: process.version, loadAverageAtStart: loadavg().map((value) => Math.round(value * 100) / 100), openFilesLimit: limit },
-    settings: { llamaEngine: target, llama: options.llama, synthetic: options.synthetic, relay: options.relay, openStreams: options.openStreams, nonStream: options.nonStream, syntheticSlots: SYNTHETIC_SLOTS },
+    // A model inside the repository is recorded by its relative path: results do not name the machine's folders.
+    settings: { llamaEngine: { ...target, modelPath: displayPath(target.modelPath) }, llama: options.llama, synthetic: options.synthetic, relay: options.relay, openStreams: options.openStreams, nonStream: options.nonStream, syntheticSlots: SYNTHETIC_SLOTS },
     profiles: [],
   };
   const fitsFds = (concurrency: number): boolean => concurrency + 500 <= limit;
