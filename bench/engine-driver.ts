@@ -49,8 +49,7 @@ class Slots {
 /** The engine on the same backend the service's worker gets (its GPU variable, where `false` is the CPU). */
 function loadEngine(spec: EngineSpec): Promise<InferenceEngine> {
   if (spec.kind === 'synthetic') return Promise.resolve(new SyntheticEngine(spec));
-  const gpu = spec.gpu ?? 'false';
-  return LlamaCppEngine.load({ ...spec, gpu: gpu === 'false' ? false : gpu, log: (message) => console.log(`engine alone: ${message}`) });
+  return LlamaCppEngine.load({ ...spec, gpu: spec.gpu ?? 'false', log: (message) => console.log(`engine alone: ${message}`) });
 }
 
 async function main(): Promise<void> {

@@ -69,7 +69,7 @@ async function generate(engine: LlamaCppEngine, mode: Mode, seed: number): Promi
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 async function main(): Promise<void> {
-  const engine = await LlamaCppEngine.load({ modelPath: values.model ?? '', parallelSequences: 1, threads: 1, contextSize: 4096, gpu: false });
+  const engine = await LlamaCppEngine.load({ modelPath: values.model ?? '', parallelSequences: 1, threads: 1, contextSize: 4096, gpu: 'false' });
   try {
     await generate(engine, modes.unconstrained, 0); // warm-up
     const throughput: Record<string, { tokensPerSecond: number; medianTokens: number }> = {};

@@ -78,6 +78,10 @@ export type CompletionJobInput = Omit<CompletionJobData, 'replyTo'>;
 /** OpenAI's finish reasons that this service produces. */
 export type FinishReason = 'stop' | 'length' | 'tool_calls';
 
+const FINISH_REASONS: ReadonlySet<unknown> = new Set<FinishReason>(['stop', 'length', 'tool_calls']);
+
+export const isFinishReason = (value: unknown): value is FinishReason => FINISH_REASONS.has(value);
+
 export interface CompletionUsage {
   prompt_tokens: number;
   completion_tokens: number;

@@ -26,6 +26,9 @@ export interface ToolOptions {
   parallel: boolean;
 }
 
+/** Whether the request lets the model call a function: tools offered and `tool_choice` not `none`. */
+export const callsAllowed = (tools: ToolOptions | undefined): tools is ToolOptions => tools !== undefined && tools.choice.type !== 'none';
+
 /** OpenAI's `response_format`: free text, any JSON object, or JSON that satisfies a schema. */
 export type ResponseFormat = { type: 'text' } | { type: 'json_object' } | { type: 'json_schema'; name: string; schema: GrammarSchema };
 

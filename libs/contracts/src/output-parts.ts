@@ -1,3 +1,4 @@
+import { isFinishReason } from './completion-job';
 import type { FinishReason } from './completion-job';
 
 /**
@@ -81,7 +82,6 @@ export function appendPart(parts: OutputPart[], part: OutputPart): void {
   }
 }
 
-const FINISH_REASONS = new Set<string>(['stop', 'length', 'tool_calls']);
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
 const isChoiceIndex = (value: unknown): value is number => Number.isInteger(value) && (value as number) >= 0;
 
@@ -109,7 +109,7 @@ export function isOutputPart(value: unknown): value is OutputPart {
     case 'text':
       return typeof value.text === 'string';
     case 'choice_end':
-      return FINISH_REASONS.has(value.finishReason as string);
+      return isFinishReason(value.finishReason);
     case 'logprobs':
       return Array.isArray(value.content) && value.content.every(isTokenLogprob);
     case 'tool_call':

@@ -1,3 +1,4 @@
+import { isFinishReason } from './completion-job';
 import type { CompletionUsage, FinishReason } from './completion-job';
 import { isOutputPart } from './output-parts';
 import type { OutputPart } from './output-parts';
@@ -58,7 +59,6 @@ const ERROR_CODES = new Set<string>([
   'upstream_rejected',
   'upstream_unavailable',
 ]);
-const FINISH_REASONS = new Set<string>(['stop', 'length', 'tool_calls']);
 
 /**
  * A running job's worker sends some event at least this often (a heartbeat when it has no
@@ -135,7 +135,7 @@ function hasBodyOfItsType(event: Fields): boolean {
     case 'heartbeat':
       return true;
     case 'end':
-      return FINISH_REASONS.has(event.finishReason as string) && isUsage(event.usage);
+      return isFinishReason(event.finishReason) && isUsage(event.usage);
     case 'error':
       return (
         ERROR_CODES.has(event.code as string) &&

@@ -1,4 +1,4 @@
-import { reduceJsonSchema } from '@app/contracts';
+import { callsAllowed, reduceJsonSchema } from '@app/contracts';
 import type { ChatMessage, CompletionJobInput, GrammarSchema, JsonValue, LogprobsOptions, ResponseFormat, ToolCall, ToolChoice, ToolOptions } from '@app/contracts';
 import { randomInt } from 'node:crypto';
 import { OpenAiError } from '../errors/openai-error';
@@ -122,7 +122,7 @@ function logprobsOptions(request: ChatCompletionRequestDto, tools: ToolOptions |
   if (request.top_logprobs !== undefined && request.logprobs !== true) throw invalid(`'top_logprobs' requires 'logprobs' to be true.`, 'top_logprobs');
   if (request.logprobs !== true) return undefined;
   // Log probabilities are given for text; a call's arguments are not content.
-  if (tools && tools.choice.type !== 'none') throw invalid(`'logprobs' cannot be combined with tool calls here; set 'tool_choice' to 'none' or drop one.`, 'logprobs');
+  if (callsAllowed(tools)) throw invalid(`'logprobs' cannot be combined with tool calls here; set 'tool_choice' to 'none' or drop one.`, 'logprobs');
   return { top: request.top_logprobs ?? 0 };
 }
 
@@ -135,7 +135,7 @@ export function toCompletionJob(
 ): CompletionJobInput {
   const tools = toolOptions(request);
   const format = responseFormat(request);
-  if (tools && tools.choice.type !== 'none' && format.type !== 'text') {
+  if (callsAllowed(tools) && format.type !== 'text') {
     throw invalid(`'response_format' other than text cannot be combined with tool calls; set 'tool_choice' to 'none' or drop one.`, 'response_format');
   }
   const logprobs = logprobsOptions(request, tools);

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { BeforeApplicationShutdown } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
+import { callsAllowed } from '@app/contracts';
 import type { CompletionJobInput, RequiredCapability, WorkerAnnouncement } from '@app/contracts';
 import { OpenAiError } from '../errors/openai-error';
 import { ModelRegistry } from '../models/model-registry';
@@ -19,7 +20,7 @@ const queueFull = (model: string): OpenAiError =>
 /** What a job needs of the engine that runs it, each named by the request field that asks for it. */
 export function requiredCapabilities(job: CompletionJobInput): RequiredCapability[] {
   const needs: RequiredCapability[] = [];
-  if (job.tools && job.tools.choice.type !== 'none') needs.push({ capability: 'tools', param: 'tools' });
+  if (callsAllowed(job.tools)) needs.push({ capability: 'tools', param: 'tools' });
   if (job.responseFormat.type !== 'text') needs.push({ capability: 'grammar', param: 'response_format' });
   if (job.logprobs) needs.push({ capability: 'logprobs', param: 'logprobs' });
   return needs;

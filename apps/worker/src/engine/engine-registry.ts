@@ -18,7 +18,7 @@ const ENGINES: Record<WorkerEnv['ENGINE'], (env: WorkerEnv, log: EngineLog) => P
       parallelSequences: env.PARALLEL_SEQUENCES,
       threads: env.ENGINE_THREADS,
       contextSize: env.CONTEXT_SIZE,
-      gpu: env.GPU === 'false' ? false : env.GPU,
+      gpu: env.GPU,
       log,
     }),
   openai: (env) =>

@@ -1,4 +1,4 @@
-import { MAX_CHOICES } from '@app/contracts';
+import { MAX_CHOICES, callsAllowed } from '@app/contracts';
 import type { EngineCapabilities, FinishReason, OutputSink, SamplingParams, ToolCall, ToolOptions } from '@app/contracts';
 import type {
   ChatHistoryItem,
@@ -26,7 +26,8 @@ export interface LlamaCppEngineOptions {
   parallelSequences: number;
   threads: number;
   contextSize: number;
-  gpu: 'auto' | 'cuda' | 'vulkan' | 'metal' | false;
+  /** The worker's GPU setting; `'false'` is the CPU. */
+  gpu: 'auto' | 'cuda' | 'vulkan' | 'metal' | 'false';
   /** Where the engine says which backend and device it got. */
   log?: (message: string) => void;
 }
@@ -63,7 +64,7 @@ function mustCallWrapper(inner: ChatWrapper, callPrefix: LlamaText): ChatWrapper
 
 /** The functions the model may call now: none, all, or the one `tool_choice` names. */
 function callableFunctions(tools: ToolOptions | undefined): ChatModelFunctions | undefined {
-  if (!tools || tools.choice.type === 'none') return undefined;
+  if (!callsAllowed(tools)) return undefined;
   const { choice } = tools;
   const offered = choice.type === 'function' ? tools.definitions.filter((tool) => tool.name === choice.name) : tools.definitions;
   return Object.fromEntries(offered.map((tool) => [tool.name, { description: tool.description, params: asGbnfSchema(tool.parameters) }]));
@@ -152,7 +153,7 @@ export class LlamaCppEngine implements InferenceEngine {
     // node-llama-cpp is ESM-only with top-level await, so it cannot be require()d from CommonJS.
     const { getLlama, LlamaChat: LlamaChatClass, LlamaLogLevel, LlamaText: toLlamaText, TokenBias: TokenBiasClass, resolveChatWrapper } = await import('node-llama-cpp');
     const llama = await getLlama({
-      gpu: options.gpu,
+      gpu: options.gpu === 'false' ? false : options.gpu,
       build: 'never',
       logLevel: LlamaLogLevel.warn,
       maxThreads: options.threads,

@@ -1,4 +1,4 @@
-import { MAX_CHOICES } from '@app/contracts';
+import { MAX_CHOICES, callsAllowed } from '@app/contracts';
 import type { ChatMessage, EngineCapabilities, FinishReason } from '@app/contracts';
 import { ContextLengthExceededError, GenerationAbortedError, UnsupportedOptionError } from './inference-engine';
 import type { GenerationOutcome, GenerationRequest, InferenceEngine } from './inference-engine';
@@ -60,7 +60,7 @@ export class SyntheticEngine implements InferenceEngine {
   }
 
   async generate({ messages, sampling, tools, responseFormat, logprobs, signal, output }: GenerationRequest): Promise<GenerationOutcome> {
-    if (tools && tools.choice.type !== 'none') throw new UnsupportedOptionError(this.name, 'tools');
+    if (callsAllowed(tools)) throw new UnsupportedOptionError(this.name, 'tools');
     if (logprobs) throw new UnsupportedOptionError(this.name, 'logprobs');
     if (responseFormat && responseFormat.type !== 'text') throw new UnsupportedOptionError(this.name, 'response_format');
     if (sampling.logitBias && sampling.logitBias.length > 0) throw new UnsupportedOptionError(this.name, 'logit_bias');
