@@ -20,6 +20,8 @@ export interface StackOptions {
   workerEnv?: NodeJS.ProcessEnv;
   /** Models the API accepts; defaults to the one the workers serve. */
   models?: string[];
+  /** Keys every API accepts; STACK_API_KEY by default. */
+  apiKeys?: string[];
 }
 
 /**
@@ -43,7 +45,7 @@ export class ServiceStack {
     const redis = await startRedisServer({ logFile: resolve(LOG_DIR, `${options.name}-redis.log`) });
     const api = await startApi({
       redisUrl: redis.url,
-      apiKeys: [STACK_API_KEY],
+      apiKeys: options.apiKeys ?? [STACK_API_KEY],
       models: options.models ?? [STACK_MODEL],
       env: options.apiEnv,
       logFile: resolve(LOG_DIR, `${options.name}-api.log`),
@@ -62,7 +64,7 @@ export class ServiceStack {
     const logName = `${this.options.name}-api-${++this.apiCount}.log`;
     return startApi({
       redisUrl: this.redis.url,
-      apiKeys: [STACK_API_KEY],
+      apiKeys: this.options.apiKeys ?? [STACK_API_KEY],
       models: this.options.models ?? [STACK_MODEL],
       env: this.options.apiEnv,
       logFile: resolve(LOG_DIR, logName),

@@ -10,6 +10,9 @@ import { CompletionEventBus } from './completions/completion-event-bus';
 import { CompletionQueues } from './completions/completion-queues';
 import { CompletionRunner } from './completions/completion-runner';
 import { WaitingSlots } from './completions/waiting-slots';
+import { CompletionResumption } from './stored-completions/completion-resumption';
+import { StoredCompletions } from './stored-completions/stored-completions';
+import { StoredCompletionsController } from './stored-completions/stored-completions.controller';
 import { ModelRegistry } from './models/model-registry';
 import { ModelsController } from './models/models.controller';
 import { ApiKeyRateLimits } from './rate-limits/api-key-rate-limits';
@@ -26,7 +29,7 @@ export class ApiModule {
     return {
       module: ApiModule,
       imports: [TerminusModule.forRoot()],
-      controllers: [ChatCompletionsController, ModelsController, HealthController, MetricsController],
+      controllers: [ChatCompletionsController, StoredCompletionsController, ModelsController, HealthController, MetricsController],
       providers: [
         { provide: ApiEnv, useValue: env },
         ...apiRedisProviders,
@@ -39,6 +42,8 @@ export class ApiModule {
         ApiKeyRateLimits,
         CompletionAdmission,
         CompletionRunner,
+        StoredCompletions,
+        CompletionResumption,
         // Operators' view: metrics, request log, Bull Board.
         ApiMetrics,
         RequestTelemetry,

@@ -62,9 +62,9 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
   }
 
   private async process(job: Job<CompletionJobData, CompletionResult>, token: string | undefined, queueSignal: AbortSignal | undefined): Promise<CompletionResult> {
-    const { completionId, replyTo } = job.data;
+    const { completionId } = job.data;
     // Events that cannot be published (Redis gone) or that nobody hears: stop generating at once.
-    const events = new TokenEventPublisher(this.publisher, completionId, replyTo, job.attemptsStarted, () =>
+    const events = new TokenEventPublisher(this.publisher, job.data, job.attemptsStarted, () =>
       this.cancellations.cancel(completionId),
     );
     // Stopped by the API (client gone), by the queue, or by the generation time limit.

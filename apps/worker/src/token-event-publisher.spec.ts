@@ -24,7 +24,7 @@ describe('TokenEventPublisher', () => {
   it('numbers events in order, names the completion, and batches output that comes close together', async () => {
     jest.useFakeTimers();
     const { redis, sent } = recorder();
-    const publisher = new TokenEventPublisher(redis, 'chatcmpl-1', replyTo, 2);
+    const publisher = new TokenEventPublisher(redis, { completionId: 'chatcmpl-1', replyTo }, 2);
     publisher.started('w1');
     publisher.write({ type: 'text', choice: 0, text: 'Once' }); // the first goes out at once
     publisher.write({ type: 'text', choice: 0, text: ' upon' });
@@ -51,7 +51,7 @@ describe('TokenEventPublisher', () => {
   it('stops an interactive generation whose output reaches nobody, and says so at the end', async () => {
     const { redis } = recorder(0);
     const stopped = jest.fn();
-    const publisher = new TokenEventPublisher(redis, 'chatcmpl-1', replyTo, 1, stopped);
+    const publisher = new TokenEventPublisher(redis, { completionId: 'chatcmpl-1', replyTo }, 1, stopped);
     publisher.write({ type: 'text', choice: 0, text: 'x' });
     await expect(publisher.finish({ type: 'end', finishReason: 'stop', usage })).rejects.toThrow(/no subscriber/);
     expect(stopped).toHaveBeenCalledTimes(1);
@@ -60,9 +60,65 @@ describe('TokenEventPublisher', () => {
   it('keeps a batch reply going when nobody listens (stopWhenUnheard false)', async () => {
     const { redis } = recorder(0);
     const stopped = jest.fn();
-    const publisher = new TokenEventPublisher(redis, 'chatcmpl-1', { ...replyTo, stopWhenUnheard: false }, 1, stopped);
+    const publisher = new TokenEventPublisher(redis, { completionId: 'chatcmpl-1', replyTo: { ...replyTo, stopWhenUnheard: false } }, 1, stopped);
     publisher.write({ type: 'text', choice: 0, text: 'x' });
     await publisher.finish({ type: 'end', finishReason: 'stop', usage });
     expect(stopped).not.toHaveBeenCalled();
+  });
+
+  it('logs every event of a resumable reply in publish order, and stores the whole answer at the end', async () => {
+    const commands: string[][] = [];
+    const redis = {
+      spublish: (_channel: string, message: string) => {
+        commands.push(['spublish', decodeTokenEvent(message).type]);
+        return Promise.resolve(1);
+      },
+      xadd: (key: string, ...args: Array<string | number>) => {
+        commands.push(['xadd', key, decodeTokenEvent(String(args.at(-1))).type, ...args.slice(0, 3).map(String)]);
+        return Promise.resolve('1-0');
+      },
+      pexpire: (key: string, ms: number) => Promise.resolve(commands.push(['pexpire', key, String(ms)]) && 1),
+      set: (key: string, value: string, ...args: Array<string | number>) => Promise.resolve(commands.push(['set', key, value, ...args.map(String)]) && 'OK'),
+    } as unknown as RedisClient;
+    const log = { key: '{completion:c}:events', keepMs: 600_000, maxEvents: 1000 };
+    const publisher = new TokenEventPublisher(redis, { completionId: 'c', replyTo: { ...replyTo, stopWhenUnheard: false, log }, store: { key: '{completion:c}:answer', ttlMs: 5000 } }, 1);
+    publisher.started('w1');
+    publisher.write({ type: 'text', choice: 0, text: 'Hel' });
+    publisher.write({ type: 'text', choice: 0, text: 'lo' });
+    await publisher.finish({ type: 'end', finishReason: 'stop', usage });
+
+    const logged = commands.filter(([name]) => name === 'xadd');
+    expect(logged.map(([, key, type, ...trim]) => [key, type, ...trim])).toEqual([
+      [log.key, 'started', 'MAXLEN', '~', '1000'],
+      [log.key, 'output', 'MAXLEN', '~', '1000'],
+      [log.key, 'output', 'MAXLEN', '~', '1000'],
+      [log.key, 'end', 'MAXLEN', '~', '1000'],
+    ]);
+    expect(commands.filter(([name]) => name === 'pexpire')).toHaveLength(4);
+    const stored = commands.find(([name]) => name === 'set');
+    expect(stored?.slice(0, 2)).toEqual(['set', '{completion:c}:answer']);
+    expect(JSON.parse(stored?.[2] ?? '')).toEqual({ parts: [{ type: 'text', choice: 0, text: 'Hello' }], finishReason: 'stop', usage });
+    expect(stored?.slice(3)).toEqual(['PX', '5000']);
+  });
+
+  it('stops a resumable generation once its lease is gone (no client for the grace period)', async () => {
+    jest.useFakeTimers();
+    let leaseAlive = 1;
+    const redis = {
+      spublish: () => Promise.resolve(0),
+      xadd: () => Promise.resolve('1-0'),
+      pexpire: () => Promise.resolve(1),
+      exists: () => Promise.resolve(leaseAlive),
+    } as unknown as RedisClient;
+    const stopped = jest.fn();
+    const log = { key: 'log', keepMs: 1000, maxEvents: 100 };
+    const publisher = new TokenEventPublisher(redis, { completionId: 'c', replyTo: { ...replyTo, stopWhenUnheard: false, log, leaseKey: 'lease' } }, 1, stopped);
+    publisher.started('w1');
+    await jest.advanceTimersByTimeAsync(2000);
+    expect(stopped).not.toHaveBeenCalled(); // nobody subscribed, but the lease lives
+    leaseAlive = 0;
+    await jest.advanceTimersByTimeAsync(600);
+    expect(stopped).toHaveBeenCalledTimes(1);
+    await expect(publisher.finish({ type: 'error', code: 'cancelled', message: 'x' })).rejects.toThrow(/grace period/);
   });
 });

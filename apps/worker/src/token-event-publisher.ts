@@ -1,5 +1,5 @@
 import { HEARTBEAT_INTERVAL_MS, appendPart, encodeTokenEvent } from '@app/contracts';
-import type { FinalEventBody, OutputPart, OutputSink, ReplyTo, TokenEvent, TokenEventBody } from '@app/contracts';
+import type { CompletionJobData, FinalEventBody, OutputPart, OutputSink, ReplyLog, StoredAnswer, TokenEvent, TokenEventBody } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 
 /** Output closer together than this goes out as one event: fewer messages at high token rates. */
@@ -12,6 +12,10 @@ export const OUTPUT_COALESCE_MS = 5;
  * When nothing has been sent for HEARTBEAT_INTERVAL_MS (a long prefill), a heartbeat says the
  * worker is alive. Publishing never blocks generation: ioredis keeps commands in order on one
  * connection, and the first failure is reported by `finish`.
+ *
+ * A resumable reply also appends every event to its log (a Redis Stream), and generation stops
+ * once its lease is gone (no client has followed it for the grace period). A stored completion's
+ * whole answer is written when it ends.
  */
 export class TokenEventPublisher implements OutputSink {
   private seq = 0;
@@ -21,11 +25,12 @@ export class TokenEventPublisher implements OutputSink {
   private lastSentAt = 0;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private failure: Error | undefined;
+  /** Every part of the answer, merged, when it is to be stored. */
+  private readonly answer: OutputPart[] = [];
 
   constructor(
     private readonly redis: RedisClient,
-    private readonly completionId: string,
-    private readonly replyTo: ReplyTo,
+    private readonly job: Pick<CompletionJobData, 'completionId' | 'replyTo' | 'store'>,
     private readonly attempt: number,
     /** Called once when an event cannot be published, or (interactive replies) reaches nobody. */
     private readonly onUndeliverable: () => void = () => undefined,
@@ -36,6 +41,7 @@ export class TokenEventPublisher implements OutputSink {
     this.send({ type: 'started', workerId });
     this.heartbeatTimer = setInterval(() => {
       if (performance.now() - this.lastSentAt >= HEARTBEAT_INTERVAL_MS) this.send({ type: 'heartbeat' });
+      this.checkLease();
     }, HEARTBEAT_INTERVAL_MS / 2);
     this.heartbeatTimer.unref();
   }
@@ -48,6 +54,7 @@ export class TokenEventPublisher implements OutputSink {
   write(part: OutputPart): void {
     if (part.type === 'text' && part.text.length === 0) return;
     appendPart(this.pending, part);
+    if (this.job.store) appendPart(this.answer, part);
     if (this.flushTimer) return;
     const wait = this.lastOutputSentAt + OUTPUT_COALESCE_MS - performance.now();
     if (wait <= 0) this.flushOutput();
@@ -60,6 +67,10 @@ export class TokenEventPublisher implements OutputSink {
     this.flushOutput();
     await this.sendAndWait(body);
     if (this.failure) throw this.failure;
+    if (body.type === 'end' && this.job.store) {
+      const stored: StoredAnswer = { parts: this.answer, finishReason: body.finishReason, usage: body.usage };
+      await this.redis.set(this.job.store.key, JSON.stringify(stored), 'PX', this.job.store.ttlMs);
+    }
   }
 
   private flushOutput(): void {
@@ -83,11 +94,32 @@ export class TokenEventPublisher implements OutputSink {
    * the cancellations channel instead (the instance's channel still has its subscriber).
    */
   private async sendAndWait(body: TokenEventBody): Promise<void> {
-    const event: TokenEvent = { ...body, completionId: this.completionId, attempt: this.attempt, seq: this.seq++ };
+    const { replyTo } = this.job;
+    const event: TokenEvent = { ...body, completionId: this.job.completionId, attempt: this.attempt, seq: this.seq++ };
     this.lastSentAt = performance.now();
-    const receivers = await this.redis.spublish(this.replyTo.channel, encodeTokenEvent(event));
+    const encoded = encodeTokenEvent(event);
+    const logged = replyTo.log && this.appendToLog(replyTo.log, encoded);
+    const receivers = await this.redis.spublish(replyTo.channel, encoded);
+    await logged;
     const final = body.type === 'end' || body.type === 'error';
-    if (receivers === 0 && !final && this.replyTo.stopWhenUnheard) this.undeliverable(new Error('no subscriber for the completion'));
+    if (receivers === 0 && !final && replyTo.stopWhenUnheard) this.undeliverable(new Error('no subscriber for the completion'));
+  }
+
+  /** In the same order as the publish (one connection); the log outlives the last event by `keepMs`. */
+  private async appendToLog(log: ReplyLog, encoded: string): Promise<void> {
+    await Promise.all([this.redis.xadd(log.key, 'MAXLEN', '~', log.maxEvents, '*', 'e', encoded), this.redis.pexpire(log.key, log.keepMs)]);
+  }
+
+  /** No client has followed the completion for the grace period: nobody will read the rest. */
+  private checkLease(): void {
+    const { leaseKey } = this.job.replyTo;
+    if (leaseKey === undefined) return;
+    this.redis
+      .exists(leaseKey)
+      .then((live) => {
+        if (live === 0) this.undeliverable(new Error('no client followed the completion within its grace period'));
+      })
+      .catch((error: Error) => this.undeliverable(error));
   }
 
   private undeliverable(error: Error): void {

@@ -74,6 +74,36 @@ export class ApiEnv extends RedisEnv {
   @Min(0)
   SHUTDOWN_DRAIN_MS = 30_000;
 
+  /** How long a completion created with `store: true` stays retrievable. */
+  @EnvInteger()
+  @IsInt()
+  @Min(1)
+  STORE_TTL_SECONDS = 7 * 24 * 3600;
+
+  /** Stored completions kept per API key; storing one more drops the oldest. */
+  @EnvInteger()
+  @IsInt()
+  @Min(1)
+  STORE_MAX_PER_KEY = 10_000;
+
+  /** How long after its last event a stored completion's stream can still be resumed. */
+  @EnvInteger()
+  @IsInt()
+  @Min(1)
+  RESUME_WINDOW_SECONDS = 600;
+
+  /** Events kept per resumable stream (about one per 5 ms of output); older ones are trimmed. */
+  @EnvInteger()
+  @IsInt()
+  @Min(100)
+  RESUME_MAX_EVENTS = 50_000;
+
+  /** A resumable stream whose client left is generated on for this long, waiting for a resume; then cancelled. */
+  @EnvInteger()
+  @IsInt()
+  @Min(1000)
+  RESUME_GRACE_MS = 30_000;
+
   @IsIn(['fatal', 'error', 'warn', 'log', 'debug', 'verbose'])
   LOG_LEVEL = 'log';
 

@@ -1,5 +1,6 @@
 import type { ChatMessage, ChatRole, ToolCall } from './chat-message';
 import type { LogprobsOptions, ResponseFormat, ToolOptions } from './generation-options';
+import type { OutputPart } from './output-parts';
 
 /** Sampling settings as the engine applies them, already defaulted and validated by the API. */
 export interface SamplingParams {
@@ -29,6 +30,40 @@ export interface ReplyTo {
    * stops generating. Batch and background replies must set this false.
    */
   stopWhenUnheard: boolean;
+  /**
+   * A resumable reply: every event is also appended to this Redis Stream, so a client that lost
+   * its connection (or its API instance) can read what it missed on any instance.
+   */
+  log?: ReplyLog;
+  /**
+   * Generation goes on only while this key exists: the API instance following the completion for
+   * a client keeps it alive, and it expires a grace period after the last one left. Absent: no
+   * reader is needed (a background answer that is stored).
+   */
+  leaseKey?: string;
+}
+
+export interface ReplyLog {
+  /** The Redis Stream (XADD) the events go to, each as one field `e` holding the encoded event. */
+  key: string;
+  /** The stream lives this long after its last event. */
+  keepMs: number;
+  /** The stream is trimmed to about this many events (XADD MAXLEN ~). */
+  maxEvents: number;
+}
+
+/** Where the worker keeps the whole answer of a completion the client asked to store. */
+export interface StoreAnswer {
+  /** The key (SET) that receives a `StoredAnswer` as JSON. */
+  key: string;
+  ttlMs: number;
+}
+
+/** A stored answer: its output parts in order (adjacent ones merged) and how it ended. */
+export interface StoredAnswer {
+  parts: OutputPart[];
+  finishReason: FinishReason;
+  usage: CompletionUsage;
 }
 
 /** The payload of one chat completion job; the job id is the completion id. */
@@ -45,6 +80,8 @@ export interface CompletionJobData {
   responseFormat: ResponseFormat;
   /** Log probabilities of the generated tokens; absent when not asked for. */
   logprobs?: LogprobsOptions;
+  /** Set when the client asked to store the answer (`store: true`). */
+  store?: StoreAnswer;
   /** Unix milliseconds when the API accepted the request. */
   acceptedAt: number;
   /**

@@ -39,3 +39,18 @@ export function apiRepliesChannel(apiInstanceId: string): string {
 export function cancellationsChannel(model: string): string {
   return `completion-cancellations:${model}`;
 }
+
+/**
+ * The keys of one stored or resumable completion, under one hash tag (one Redis Cluster slot):
+ * its record (who asked, with what), its answer (written by the worker when it ends), its event
+ * log (a Redis Stream a reconnecting client reads) and its lease (generation goes on while it lives).
+ */
+export function storedCompletionKeys(completionId: string): { record: string; answer: string; log: string; lease: string } {
+  const tag = `{completion:${completionId}}`;
+  return { record: `${tag}:record`, answer: `${tag}:answer`, log: `${tag}:events`, lease: `${tag}:lease` };
+}
+
+/** One API key's stored completions by creation time (a sorted set of ids), for listing. */
+export function storedCompletionsIndexKey(apiKeyId: string): string {
+  return `{stored-completions:${apiKeyId}}:by-created`;
+}

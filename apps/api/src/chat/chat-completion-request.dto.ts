@@ -193,11 +193,15 @@ export class ChatCompletionRequestDto {
   @MaxLength(256)
   user?: string;
 
+  /** Kept with a stored completion, for filtering the list; changes nothing in the answer. */
   @IsOptional()
   @IsMetadata()
   metadata?: Record<string, string>;
 
-  /** Nothing is stored yet; `store: true` is accepted as OpenAI's clients send it. */
+  /**
+   * Keeps the answer for STORE_TTL_SECONDS (`GET /v1/chat/completions/{id}`), finishes it even
+   * when the client leaves, and makes a stream resumable (README, "Stored completions").
+   */
   @IsOptional()
   @IsBoolean()
   store?: boolean;

@@ -107,4 +107,22 @@ describe('StreamedChatCompletion', () => {
     expect(JSON.parse(events.at(-2) ?? '')).toEqual({ error: { message: 'The worker stopped.', type: 'server_error', param: null, code: 'worker_lost' } });
     expect(events.at(-1)).toBe('[DONE]');
   });
+
+  it('numbers the frames of a resumable stream and sends only those after the client has', async () => {
+    const frames = async (after: number): Promise<string> => {
+      const { reply, wire } = fakeReply();
+      const response = new StreamedChatCompletion(reply, new ChatCompletionFormatter('chatcmpl-1', 'tiny-chat', 1), { after });
+      response.open();
+      response.write([text('Hel')]);
+      response.write([text('lo')]);
+      await response.finish({ finishReason: 'stop', usage });
+      return wire();
+    };
+    const whole = await frames(-1);
+    expect(whole.match(/^id: \d+$/gm)).toEqual(['id: 0', 'id: 1', 'id: 2', 'id: 3']);
+    const resumed = await frames(1);
+    expect(resumed.match(/^id: \d+$/gm)).toEqual(['id: 2', 'id: 3']);
+    // The frames after the cut are the very frames the whole stream had there.
+    expect(whole.endsWith(resumed)).toBe(true);
+  });
 });

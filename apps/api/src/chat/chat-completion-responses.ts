@@ -5,6 +5,7 @@ import type { CompletionSink } from '../completions/completion-sink';
 import { toOpenAiError } from '../errors/http-error-mapping';
 import type { ChatCompletionFormatter } from './chat-completion-formatter';
 import { SseResponse } from './sse-response';
+import type { FrameIds } from './sse-response';
 
 /** The client's side of one chat completion: where its output goes and how it ends. */
 export interface ChatCompletionResponse extends CompletionSink {
@@ -55,14 +56,18 @@ export class StreamedChatCompletion implements ChatCompletionResponse {
   private readonly opened = new Set<number>([0]);
   private readonly ended = new Set<number>();
 
+  /** @param ids given for a resumable stream: its frames are numbered, and those the client has are skipped. */
   constructor(
     reply: FastifyReply,
     private readonly formatter: ChatCompletionFormatter,
+    ids?: FrameIds,
   ) {
-    this.sse = new SseResponse(reply.raw, () => {
-      reply.hijack();
-      return formatter.roleChunk();
-    });
+    this.sse = new SseResponse(reply, formatter.roleChunk(), ids);
+  }
+
+  /** Sends the headers before any output (a resumed stream). */
+  open(): void {
+    this.sse.open();
   }
 
   write(parts: OutputPart[]): void {

@@ -1,28 +1,24 @@
 import { Body, Controller, HttpCode, Post, Req, Res, UseGuards } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
+import type { CompletionJobInput } from '@app/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import { ApiKeyGuard } from '../auth/api-key.guard';
-import { CompletionAdmission } from '../completions/completion-admission';
+import { CompletionAdmission, redisUnavailable } from '../completions/completion-admission';
+import type { Admission } from '../completions/completion-admission';
 import { CompletionRunner } from '../completions/completion-runner';
 import type { CompletionEnding } from '../completions/completion-runner';
 import { toOpenAiError } from '../errors/http-error-mapping';
+import { clientGoneSignal } from '../http/client-gone-signal';
 import { RequestTelemetry } from '../observability/request-telemetry';
 import { ChatCompletionRequestDto } from './chat-completion-request.dto';
 import { ChatCompletionFormatter } from './chat-completion-formatter';
 import { BufferedChatCompletion, StreamedChatCompletion } from './chat-completion-responses';
 import { toCompletionJob } from './completion-job.mapper';
+import { storedRecordOf } from '../stored-completions/stored-completion-objects';
+import { StoredCompletions } from '../stored-completions/stored-completions';
 
 const newCompletionId = (): string => `chatcmpl-${randomBytes(18).toString('base64url')}`;
-
-/** Aborts when the client goes away before its answer is complete. */
-function clientGoneSignal(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  reply.raw.on('close', () => {
-    if (!reply.raw.writableFinished) controller.abort();
-  });
-  return controller.signal;
-}
 
 @Controller('v1/chat')
 @UseGuards(ApiKeyGuard)
@@ -32,6 +28,7 @@ export class ChatCompletionsController {
     private readonly runner: CompletionRunner,
     private readonly env: ApiEnv,
     private readonly telemetry: RequestTelemetry,
+    private readonly stored: StoredCompletions,
   ) {}
 
   /** request → job → admission → queue → output parts → the client's JSON body or SSE stream. */
@@ -40,6 +37,7 @@ export class ChatCompletionsController {
   async create(@Body() request: ChatCompletionRequestDto, @Req() http: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const acceptedAt = Date.now();
     const job = toCompletionJob(request, newCompletionId(), acceptedAt, this.env.MAX_QUEUE_WAIT_MS);
+    const storing = request.store === true;
     const formatter = new ChatCompletionFormatter(
       job.completionId,
       job.model,
@@ -47,18 +45,36 @@ export class ChatCompletionsController {
       request.stream_options?.include_usage === true,
       job.logprobs !== undefined,
     );
-    const response = request.stream ? new StreamedChatCompletion(reply, formatter) : new BufferedChatCompletion(reply, formatter, job.choices);
+    // A stored stream is resumable: its frames are numbered for Last-Event-ID.
+    const response = request.stream
+      ? new StreamedChatCompletion(reply, formatter, storing ? { after: -1 } : undefined)
+      : new BufferedChatCompletion(reply, formatter, job.choices);
+    const owner = http.apiKeyId ?? '';
     // From here the runner owns the admission (it gives back what was held on every path).
-    const admission = await this.admission.admit(job, http.apiKeyId ?? '');
+    const admission = await this.admission.admit(job, owner);
+    const stored = storing ? await this.beginStored(request, job, owner, admission) : undefined;
     this.telemetry.trackCompletion(reply, job, request.stream === true);
     let ending: CompletionEnding;
     try {
-      ending = await this.runner.run(job, admission, response, clientGoneSignal(reply));
+      const storedJob = stored ? { ...job, store: stored.store } : job;
+      ending = await this.runner.run(storedJob, admission, response, clientGoneSignal(reply), stored?.reply);
     } catch (error) {
       this.telemetry.completionFailed(reply, toOpenAiError(error).code);
       return response.fail(error);
+    } finally {
+      stored?.release();
     }
     admission.tokens.settle(ending.usage);
     await response.finish(ending);
+  }
+
+  /** `store: true`: record the request for later, before its job is queued. */
+  private async beginStored(request: ChatCompletionRequestDto, job: CompletionJobInput, owner: string, admission: Admission): ReturnType<StoredCompletions['begin']> {
+    try {
+      return await this.stored.begin(storedRecordOf(request, job, owner), request.stream === true);
+    } catch {
+      admission.abandon();
+      throw redisUnavailable();
+    }
   }
 }

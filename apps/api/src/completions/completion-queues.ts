@@ -9,6 +9,11 @@ import { COMMANDS_REDIS } from './api-redis.providers';
 
 export type CompletionQueue = Queue<CompletionJobData, CompletionResult>;
 
+const IN_PROGRESS_STATES = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children']);
+
+/** Whether a job in this state (`Queue.getJobState`) may still run and produce events. */
+export const isInProgress = (state: string): boolean => IN_PROGRESS_STATES.has(state);
+
 /** Finished jobs stay for operators to inspect, bounded by age and count. */
 const RETENTION = {
   removeOnComplete: { age: 60 * 60, count: 1000 },

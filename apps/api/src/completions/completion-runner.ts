@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { BeforeApplicationShutdown } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
 import { cancellationsChannel } from '@app/contracts';
-import type { CompletionJobInput } from '@app/contracts';
+import type { CompletionJobInput, ReplyTo } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import { OpenAiError } from '../errors/openai-error';
 import { COMMANDS_REDIS } from './api-redis.providers';
@@ -17,13 +17,19 @@ import { streamBrokenError } from './event-sequence-tracker';
 
 export type { CompletionEnding } from './completion-watch';
 
-const clientGone = (): OpenAiError => new OpenAiError(499, 'invalid_request_error', 'The client closed the request.', null, 'client_closed');
+/**
+ * How a stored completion's events travel besides this instance's channel: logged for a resumed
+ * stream, and stopped by its lease (or, answered in the background, never) rather than by its
+ * client leaving or this instance going away.
+ */
+export type DetachedReply = Pick<ReplyTo, 'log' | 'leaseKey' | 'stopWhenUnheard'>;
 
 /**
  * Runs one admitted completion through the queue: listen for its events, then enqueue its job,
  * then pass its output to the sink until the end event. Listening first means no event is ever
  * missed. Whatever ends a request early (client gone, no worker in time, Redis lost, shutdown)
- * also withdraws or cancels its job, so no GPU works for nobody.
+ * also withdraws or cancels its job, so no GPU works for nobody, except a detached (stored) one:
+ * its answer is kept for later, and its lease decides how long it runs without a client.
  */
 @Injectable()
 export class CompletionRunner implements BeforeApplicationShutdown {
@@ -36,8 +42,11 @@ export class CompletionRunner implements BeforeApplicationShutdown {
     @Inject(COMMANDS_REDIS) private readonly commands: RedisClient,
   ) {}
 
-  /** @param signal aborted when the client has gone. */
-  async run(job: CompletionJobInput, admission: Admission, sink: CompletionSink, signal: AbortSignal): Promise<CompletionEnding> {
+  /**
+   * @param signal aborted when the client has gone.
+   * @param detached given for a stored completion: the job outlives this request.
+   */
+  async run(job: CompletionJobInput, admission: Admission, sink: CompletionSink, signal: AbortSignal, detached?: DetachedReply): Promise<CompletionEnding> {
     const { queue } = admission;
     const watch = new CompletionWatch({
       sink,
@@ -56,13 +65,13 @@ export class CompletionRunner implements BeforeApplicationShutdown {
       throw redisUnavailable();
     }
 
-    const onClientGone = (): void => watch.fail(clientGone());
+    const onClientGone = (): void => watch.fail(OpenAiError.clientClosed());
     signal.addEventListener('abort', onClientGone, { once: true });
     this.inFlight.add(watch);
     let ended = false;
     try {
       try {
-        await queue.add('chat-completion', { ...job, replyTo: this.events.replyTo() }, { jobId: job.completionId });
+        await queue.add('chat-completion', { ...job, replyTo: { ...this.events.replyTo(), ...detached } }, { jobId: job.completionId });
         admission.enqueued();
       } catch (error) {
         admission.abandon();
@@ -78,7 +87,7 @@ export class CompletionRunner implements BeforeApplicationShutdown {
       this.inFlight.delete(watch);
       unsubscribe();
       // A job its worker failed stays in the queue's failed set for operators; anything else is cancelled.
-      if (!ended && !watch.workerEndedJob) this.cancel(queue, job);
+      if (!ended && !watch.workerEndedJob && !detached) this.cancel(queue, job);
     }
   }
 

@@ -45,6 +45,16 @@ export class OpenAiError extends Error {
     );
   }
 
+  /** 404: nothing by that id, or nothing this API key may see (the two are not told apart). */
+  static notFound(message: string, param: string | null = null, code: string | null = 'not_found'): OpenAiError {
+    return new OpenAiError(404, 'invalid_request_error', message, param, code);
+  }
+
+  /** The client went away before its answer was complete (nginx's 499); nobody reads it. */
+  static clientClosed(): OpenAiError {
+    return new OpenAiError(499, 'invalid_request_error', 'The client closed the request.', null, 'client_closed');
+  }
+
   static unavailable(message: string, code: string, retryAfterSeconds: number): OpenAiError {
     return new OpenAiError(503, 'server_error', message, null, code, { 'retry-after': String(retryAfterSeconds) });
   }

@@ -1,0 +1,129 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
+import { ValidateIf } from 'class-validator';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiKeyGuard } from '../auth/api-key.guard';
+import { IsMetadata } from '../chat/tool-and-format.dto';
+import { clientGoneSignal } from '../http/client-gone-signal';
+import { CompletionQueues, isInProgress } from '../completions/completion-queues';
+import { OpenAiError } from '../errors/openai-error';
+import { CompletionResumption } from './completion-resumption';
+import { parseCursorQuery } from './list-query';
+import { storedCompletionObject, storedMessageObject } from './stored-completion-objects';
+import { StoredCompletions } from './stored-completions';
+import type { StoredCompletionRecord } from './stored-completions';
+
+export class UpdateStoredCompletionDto {
+  /** Replaces the metadata; null clears it. */
+  @ValidateIf((body: UpdateStoredCompletionDto) => body.metadata !== null)
+  @IsMetadata()
+  metadata!: Record<string, string> | null;
+}
+
+interface CursorPage<T extends { id: string }> {
+  object: 'list';
+  data: T[];
+  first_id: string | null;
+  last_id: string | null;
+  has_more: boolean;
+}
+
+function page<T extends { id: string }>(data: T[], hasMore: boolean): CursorPage<T> {
+  return { object: 'list', data, first_id: data.at(0)?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: hasMore };
+}
+
+const notFound = (id: string): OpenAiError => OpenAiError.notFound(`No chat completion found with id '${id}'.`, 'completion_id');
+
+/** A frame id from `Last-Event-ID` or `starting_after`: the client has every frame up to it. */
+function resumeCursor(lastEventId: unknown, startingAfter: unknown): number {
+  const given = typeof lastEventId === 'string' && lastEventId !== '' ? lastEventId : startingAfter;
+  if (given === undefined) return -1;
+  if (typeof given !== 'string' || !/^\d{1,9}$/.test(given)) {
+    throw OpenAiError.invalidRequest('Last-Event-ID (or starting_after) must be the id of an event of this stream.', 'starting_after', 'invalid_value');
+  }
+  return Number(given);
+}
+
+/**
+ * OpenAI's stored chat completions (`store: true`): retrieve, list, messages, update metadata,
+ * delete, and resuming a completion's stream (`?stream=true`). Only the API key that created a
+ * completion sees it; for anyone else it does not exist.
+ */
+@Controller('v1/chat/completions')
+@UseGuards(ApiKeyGuard)
+export class StoredCompletionsController {
+  constructor(
+    private readonly stored: StoredCompletions,
+    private readonly resumption: CompletionResumption,
+    private readonly queues: CompletionQueues,
+  ) {}
+
+  @Get()
+  async list(@Query() query: Record<string, unknown>, @Req() http: FastifyRequest): Promise<CursorPage<{ id: string }>> {
+    const { items, hasMore } = await this.stored.list(owner(http), parseCursorQuery(query, { model: true, metadata: true }));
+    return page(
+      items.map(({ record, answer }) => ({ id: record.id, ...storedCompletionObject(record, answer) })),
+      hasMore,
+    );
+  }
+
+  /** The stored completion; with `?stream=true`, its stream from the client's last event on. */
+  @Get(':id')
+  async retrieve(@Param('id') id: string, @Query() query: Record<string, unknown>, @Req() http: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    const { stream, starting_after: startingAfter, ...rest } = query;
+    const unknown = Object.keys(rest)[0];
+    if (unknown !== undefined) throw OpenAiError.invalidRequest(`Unrecognized request argument supplied: ${unknown}`, unknown, 'unknown_parameter');
+    const record = await this.find(http, id);
+    if (stream === 'true') {
+      return this.resumption.resume(record, resumeCursor(http.headers['last-event-id'], startingAfter), reply, clientGoneSignal(reply));
+    }
+    if (stream !== undefined && stream !== 'false') throw OpenAiError.invalidRequest(`'stream' must be true or false.`, 'stream', 'invalid_value');
+    await reply.send(await this.completionObject(record));
+  }
+
+  @Post(':id')
+  @HttpCode(200)
+  async update(@Param('id') id: string, @Body() body: UpdateStoredCompletionDto, @Req() http: FastifyRequest): Promise<object> {
+    const record = await this.stored.updateMetadata(await this.find(http, id), body.metadata ?? {});
+    return this.completionObject(record);
+  }
+
+  @Delete(':id')
+  async remove(@Param('id') id: string, @Req() http: FastifyRequest): Promise<{ id: string; object: 'chat.completion.deleted'; deleted: true }> {
+    await this.stored.delete(await this.find(http, id));
+    return { id, object: 'chat.completion.deleted', deleted: true };
+  }
+
+  @Get(':id/messages')
+  async messages(@Param('id') id: string, @Query() query: Record<string, unknown>, @Req() http: FastifyRequest): Promise<CursorPage<{ id: string }>> {
+    const { after, limit, order } = parseCursorQuery(query, { model: false, metadata: false });
+    const record = await this.find(http, id);
+    const all = record.messages.map((message, index) => ({ id: `${record.id}-${index}`, ...storedMessageObject(record, message, index) }));
+    const ordered = order === 'asc' ? all : all.reverse();
+    const afterIndex = ordered.findIndex((message) => message.id === after);
+    const start = after === undefined ? 0 : afterIndex < 0 ? ordered.length : afterIndex + 1;
+    const selected = ordered.slice(start, start + limit);
+    return page(selected, start + limit < ordered.length);
+  }
+
+  private async find(http: FastifyRequest, id: string): Promise<StoredCompletionRecord> {
+    const record = await this.stored.find(owner(http), id);
+    if (!record) throw notFound(id);
+    return record;
+  }
+
+  /** 409 while its answer is still being generated (retrieve again, or follow it with `?stream=true`). */
+  private async completionObject(record: StoredCompletionRecord): Promise<object> {
+    const answer = await this.stored.answer(record.id);
+    if (answer) return storedCompletionObject(record, answer);
+    const state = await this.queues.forModel(record.model).getJobState(record.id);
+    if (isInProgress(state)) {
+      throw new OpenAiError(409, 'invalid_request_error', `Chat completion '${record.id}' is still being generated.`, 'completion_id', 'completion_in_progress');
+    }
+    // It ended without an answer (an error, or cancelled): nothing was stored.
+    throw notFound(record.id);
+  }
+}
+
+function owner(http: FastifyRequest): string {
+  return http.apiKeyId ?? '';
+}

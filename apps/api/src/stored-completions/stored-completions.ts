@@ -1,0 +1,158 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ApiEnv } from '@app/config';
+import { storedCompletionKeys, storedCompletionsIndexKey } from '@app/contracts';
+import type { StoreAnswer, StoredAnswer } from '@app/contracts';
+import type { RedisClient } from '@app/redis';
+import type { ChatMessageDto } from '../chat/chat-completion-request.dto';
+import { COMMANDS_REDIS } from '../completions/api-redis.providers';
+import type { DetachedReply } from '../completions/completion-runner';
+import { holdLease } from './completion-lease';
+import type { ReleaseLease } from './completion-lease';
+
+/** What the client asked, kept with the answer: enough to rebuild OpenAI's objects. */
+export interface StoredCompletionRecord {
+  id: string;
+  /** The API key that created it (its id): nobody else sees it. */
+  owner: string;
+  model: string;
+  /** Unix milliseconds when the request was accepted. */
+  createdMs: number;
+  metadata: Record<string, string>;
+  /** The request's messages as the client sent them. */
+  messages: ChatMessageDto[];
+  choices: number;
+  logprobs: boolean;
+  includeUsage: boolean;
+}
+
+export type ListOrder = 'asc' | 'desc';
+
+export interface StoredCompletionQuery {
+  model?: string;
+  metadata: Record<string, string>;
+  after?: string;
+  limit: number;
+  order: ListOrder;
+}
+
+/** How many index entries one list step reads while filtering. */
+const LIST_BATCH = 100;
+
+/**
+ * Completions created with `store: true`, kept in Redis for STORE_TTL_SECONDS: a record per
+ * completion (written here when the request is admitted), its answer (written by the worker
+ * when it ends, so it is stored even when its client or API instance is gone), and one sorted
+ * set per API key that orders them by creation for listing. At most STORE_MAX_PER_KEY per key.
+ */
+@Injectable()
+export class StoredCompletions {
+  private readonly ttlMs: number;
+
+  constructor(
+    private readonly env: ApiEnv,
+    @Inject(COMMANDS_REDIS) private readonly redis: RedisClient,
+  ) {
+    this.ttlMs = env.STORE_TTL_SECONDS * 1000;
+  }
+
+  /**
+   * Sets up a `store: true` request before its job is queued: its record (a resume on any
+   * instance checks who owns it) and, for a stream, its lease, renewed until `release`. Returns
+   * where the job writes its answer and logs its events.
+   */
+  async begin(record: StoredCompletionRecord, stream: boolean): Promise<{ store: StoreAnswer; reply: DetachedReply; release: ReleaseLease }> {
+    const keys = storedCompletionKeys(record.id);
+    await this.create(record);
+    const release = stream ? await holdLease(this.redis, keys.lease, this.env.RESUME_GRACE_MS) : () => undefined;
+    return {
+      store: { key: keys.answer, ttlMs: this.ttlMs },
+      reply: {
+        // Its lease (or, answered in the background, nothing) stops it, not this instance's fate.
+        stopWhenUnheard: false,
+        log: { key: keys.log, keepMs: this.env.RESUME_WINDOW_SECONDS * 1000, maxEvents: this.env.RESUME_MAX_EVENTS },
+        ...(stream ? { leaseKey: keys.lease } : {}),
+      },
+      release,
+    };
+  }
+
+  private async create(record: StoredCompletionRecord): Promise<void> {
+    const { record: key } = storedCompletionKeys(record.id);
+    const index = storedCompletionsIndexKey(record.owner);
+    await Promise.all([
+      this.redis.set(key, JSON.stringify(record), 'PX', this.ttlMs),
+      this.redis.zadd(index, record.createdMs, record.id),
+      this.redis.zremrangebyscore(index, '-inf', Date.now() - this.ttlMs),
+      this.redis.pexpire(index, this.ttlMs),
+    ]);
+    const excess = (await this.redis.zcard(index)) - this.env.STORE_MAX_PER_KEY;
+    if (excess <= 0) return;
+    const dropped = await this.redis.zpopmin(index, excess);
+    const ids = dropped.filter((_, position) => position % 2 === 0);
+    await Promise.all(ids.map((id) => this.dropKeys(id)));
+  }
+
+  /** The record, only for its owner. */
+  async find(owner: string, id: string): Promise<StoredCompletionRecord | undefined> {
+    const json = await this.redis.get(storedCompletionKeys(id).record);
+    if (json === null) return undefined;
+    const record = JSON.parse(json) as StoredCompletionRecord;
+    return record.owner === owner ? record : undefined;
+  }
+
+  /** The answer, once its job has ended well. */
+  async answer(id: string): Promise<StoredAnswer | undefined> {
+    const json = await this.redis.get(storedCompletionKeys(id).answer);
+    return json === null ? undefined : (JSON.parse(json) as StoredAnswer);
+  }
+
+  async updateMetadata(record: StoredCompletionRecord, metadata: Record<string, string>): Promise<StoredCompletionRecord> {
+    const updated = { ...record, metadata };
+    // KEEPTTL: an update does not extend how long it is stored.
+    await this.redis.set(storedCompletionKeys(record.id).record, JSON.stringify(updated), 'KEEPTTL');
+    return updated;
+  }
+
+  async delete(record: StoredCompletionRecord): Promise<void> {
+    await Promise.all([this.redis.zrem(storedCompletionsIndexKey(record.owner), record.id), this.dropKeys(record.id)]);
+  }
+
+  /**
+   * One page of the owner's finished completions in creation order, after the id `after`,
+   * filtered by model and metadata; `hasMore` when another would follow.
+   */
+  async list(owner: string, query: StoredCompletionQuery): Promise<{ items: Array<{ record: StoredCompletionRecord; answer: StoredAnswer }>; hasMore: boolean }> {
+    const index = storedCompletionsIndexKey(owner);
+    const rankOf = query.order === 'asc' ? this.redis.zrank.bind(this.redis) : this.redis.zrevrank.bind(this.redis);
+    let start = 0;
+    if (query.after !== undefined) {
+      const rank = await rankOf(index, query.after);
+      if (rank === null) return { items: [], hasMore: false };
+      start = rank + 1;
+    }
+    const items: Array<{ record: StoredCompletionRecord; answer: StoredAnswer }> = [];
+    for (;;) {
+      const [from, to] = [String(start), String(start + LIST_BATCH - 1)];
+      const ids = query.order === 'asc' ? await this.redis.zrange(index, from, to) : await this.redis.zrange(index, from, to, 'REV');
+      start += ids.length;
+      const found = await Promise.all(ids.map(async (id) => ({ id, record: await this.find(owner, id), answer: await this.answer(id) })));
+      for (const { id, record, answer } of found) {
+        if (!record) void this.redis.zrem(index, id); // expired: its index entry goes too
+        if (!record || !answer || !matches(record, query)) continue;
+        if (items.length === query.limit) return { items, hasMore: true };
+        items.push({ record, answer });
+      }
+      if (ids.length < LIST_BATCH) return { items, hasMore: false };
+    }
+  }
+
+  private async dropKeys(id: string): Promise<void> {
+    const keys = storedCompletionKeys(id);
+    await Promise.all([this.redis.unlink(keys.record), this.redis.unlink(keys.answer), this.redis.unlink(keys.log)]);
+  }
+}
+
+function matches(record: StoredCompletionRecord, query: StoredCompletionQuery): boolean {
+  if (query.model !== undefined && record.model !== query.model) return false;
+  return Object.entries(query.metadata).every(([key, value]) => record.metadata[key] === value);
+}
