@@ -9,6 +9,7 @@ import { CompletionAdmission } from './completions/completion-admission';
 import { CompletionEventBus } from './completions/completion-event-bus';
 import { CompletionQueues } from './completions/completion-queues';
 import { CompletionRunner } from './completions/completion-runner';
+import { ServiceTiers } from './completions/service-tiers';
 import { WaitingSlots } from './completions/waiting-slots';
 import { CompletionResumption } from './stored-completions/completion-resumption';
 import { StoredCompletions } from './stored-completions/stored-completions';
@@ -42,6 +43,7 @@ export class ApiModule {
         ApiKeyRateLimits,
         CompletionAdmission,
         CompletionRunner,
+        ServiceTiers,
         StoredCompletions,
         CompletionResumption,
         // Operators' view: metrics, request log, Bull Board.

@@ -104,6 +104,14 @@ export class ApiEnv extends RedisEnv {
   @Min(1000)
   RESUME_GRACE_MS = 30_000;
 
+  /**
+   * Comma-separated API keys (of API_KEYS) whose requests may use `service_tier: "priority"`;
+   * other keys asking for it are served (and answered) as `default`.
+   */
+  @CommaList()
+  @IsString({ each: true })
+  PRIORITY_TIER_KEYS: string[] = [];
+
   @IsIn(['fatal', 'error', 'warn', 'log', 'debug', 'verbose'])
   LOG_LEVEL = 'log';
 

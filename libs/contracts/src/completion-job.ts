@@ -1,6 +1,7 @@
 import type { ChatMessage, ChatRole, ToolCall } from './chat-message';
 import type { LogprobsOptions, ResponseFormat, ToolOptions } from './generation-options';
 import type { OutputPart } from './output-parts';
+import type { ServiceTier } from './service-tiers';
 
 /** Sampling settings as the engine applies them, already defaulted and validated by the API. */
 export interface SamplingParams {
@@ -80,6 +81,8 @@ export interface CompletionJobData {
   responseFormat: ResponseFormat;
   /** Log probabilities of the generated tokens; absent when not asked for. */
   logprobs?: LogprobsOptions;
+  /** How the job was placed in its queue (OpenAI's `service_tier`, as granted to its key); absent on a batch line. */
+  serviceTier?: ServiceTier;
   /** Set when the client asked to store the answer (`store: true`). */
   store?: StoreAnswer;
   /** Unix milliseconds when the API accepted the request. */

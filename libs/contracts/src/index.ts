@@ -7,3 +7,4 @@ export * from './output-parts';
 export * from './queue-names';
 export * from './token-events';
 export * from './worker-registry';
+export * from './service-tiers';

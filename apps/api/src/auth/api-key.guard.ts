@@ -7,6 +7,12 @@ import { OpenAiError } from '../errors/openai-error';
 
 const digest = (key: string): Buffer => createHash('sha256').update(key).digest();
 
+/** Who is calling, as limits, tiers and ownership know a key: a prefix of its SHA-256, never the key itself. */
+export const apiKeyIdOf = (keyDigest: Buffer): string => keyDigest.toString('hex').slice(0, 24);
+
+/** The id of a configured key (API_KEYS, PRIORITY_TIER_KEYS). */
+export const apiKeyId = (key: string): string => apiKeyIdOf(digest(key));
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** Who is calling, for per-key limits: a prefix of the key's SHA-256, never the key itself. */
@@ -40,7 +46,7 @@ export class ApiKeyGuard implements CanActivate {
     let known = false;
     for (const keyDigest of this.keyDigests) known = timingSafeEqual(given, keyDigest) || known;
     if (!known) throw OpenAiError.unauthorized('Incorrect API key provided.', 'invalid_api_key');
-    request.apiKeyId = given.toString('hex').slice(0, 24);
+    request.apiKeyId = apiKeyIdOf(given);
     return true;
   }
 }

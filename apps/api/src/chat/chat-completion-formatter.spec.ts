@@ -10,6 +10,7 @@ describe('ChatCompletionFormatter', () => {
       object: 'chat.completion.chunk',
       created: 1700000000,
       model: 'tiny-chat',
+      service_tier: 'default',
       choices: [{ index: 0, delta: { content: 'he said "hi"\n' }, logprobs: null, finish_reason: null }],
     });
     expect((JSON.parse(formatter.finishChunk('length')) as { choices: unknown }).choices).toEqual([
@@ -26,6 +27,7 @@ describe('ChatCompletionFormatter', () => {
           object: 'chat.completion.chunk',
           created: 1700000000,
           model: 'tiny-chat',
+          service_tier: 'default',
           choices: [{ index: 0, delta: { content: text }, logprobs: null, finish_reason: null }],
           ...(includeUsage ? { usage: null } : {}),
         });

@@ -1,4 +1,4 @@
-import type { CompletionUsage, FinishReason, OutputPart, TokenLogprob } from '@app/contracts';
+import type { CompletionUsage, FinishReason, OutputPart, ServiceTier, TokenLogprob } from '@app/contracts';
 import type { CompletionEnding } from '../completions/completion-runner';
 
 interface ToolCallMessage {
@@ -26,8 +26,10 @@ export class ChatCompletionFormatter {
     readonly includeUsage = false,
     /** With `logprobs: true`, every choice of a whole answer carries `logprobs.content`. */
     readonly withLogprobs = false,
+    /** The tier that served it, on the answer and on every chunk (OpenAI's `service_tier`). */
+    readonly serviceTier: ServiceTier = 'default',
   ) {
-    const head = JSON.stringify({ id, object: 'chat.completion.chunk', created, model });
+    const head = JSON.stringify({ id, object: 'chat.completion.chunk', created, model, service_tier: serviceTier });
     this.chunkHead = head.slice(0, -1);
     this.contentHead = `${this.chunkHead},"choices":[{"index":0,"delta":{"content":`;
     this.contentTail = `},"logprobs":null,"finish_reason":null}]${includeUsage ? ',"usage":null' : ''}}`;
@@ -70,6 +72,7 @@ export class ChatCompletionFormatter {
       object: 'chat.completion',
       created: this.created,
       model: this.model,
+      service_tier: this.serviceTier,
       choices: choices.map(({ content, toolCalls, logprobs, finishReason }, index) => ({
         index,
         message:

@@ -206,7 +206,7 @@ export class ChatCompletionRequestDto {
   @IsBoolean()
   store?: boolean;
 
-  /** Answered with the tier used, `default`. */
+  /** Where the job waits in its queue (README, "Service tiers"); the answer names the tier used. */
   @IsOptional()
   @IsIn(['auto', 'default', 'flex', 'priority', 'scale'])
   service_tier?: string;

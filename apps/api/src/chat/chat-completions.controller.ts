@@ -8,6 +8,7 @@ import { CompletionAdmission, redisUnavailable } from '../completions/completion
 import type { Admission } from '../completions/completion-admission';
 import { CompletionRunner } from '../completions/completion-runner';
 import type { CompletionEnding } from '../completions/completion-runner';
+import { ServiceTiers } from '../completions/service-tiers';
 import { toOpenAiError } from '../errors/http-error-mapping';
 import { clientGoneSignal } from '../http/client-gone-signal';
 import { RequestTelemetry } from '../observability/request-telemetry';
@@ -29,6 +30,7 @@ export class ChatCompletionsController {
     private readonly env: ApiEnv,
     private readonly telemetry: RequestTelemetry,
     private readonly stored: StoredCompletions,
+    private readonly tiers: ServiceTiers,
   ) {}
 
   /** request → job → admission → queue → output parts → the client's JSON body or SSE stream. */
@@ -36,7 +38,8 @@ export class ChatCompletionsController {
   @HttpCode(200)
   async create(@Body() request: ChatCompletionRequestDto, @Req() http: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const acceptedAt = Date.now();
-    const job = toCompletionJob(request, newCompletionId(), acceptedAt, this.env.MAX_QUEUE_WAIT_MS);
+    const owner = http.apiKeyId ?? '';
+    const job = { ...toCompletionJob(request, newCompletionId(), acceptedAt, this.env.MAX_QUEUE_WAIT_MS), serviceTier: this.tiers.granted(request.service_tier, owner) };
     const storing = request.store === true;
     const formatter = new ChatCompletionFormatter(
       job.completionId,
@@ -44,12 +47,12 @@ export class ChatCompletionsController {
       Math.floor(acceptedAt / 1000),
       request.stream_options?.include_usage === true,
       job.logprobs !== undefined,
+      job.serviceTier,
     );
     // A stored stream is resumable: its frames are numbered for Last-Event-ID.
     const response = request.stream
       ? new StreamedChatCompletion(reply, formatter, storing ? { after: -1 } : undefined)
       : new BufferedChatCompletion(reply, formatter, job.choices);
-    const owner = http.apiKeyId ?? '';
     // From here the runner owns the admission (it gives back what was held on every path).
     const admission = await this.admission.admit(job, owner);
     const stored = storing ? await this.beginStored(request, job, owner, admission) : undefined;

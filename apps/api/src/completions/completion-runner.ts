@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { BeforeApplicationShutdown } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
-import { cancellationsChannel } from '@app/contracts';
+import { cancellationsChannel, tierJobOptions } from '@app/contracts';
 import type { CompletionJobInput, ReplyTo } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import { OpenAiError } from '../errors/openai-error';
@@ -71,7 +71,10 @@ export class CompletionRunner implements BeforeApplicationShutdown {
     let ended = false;
     try {
       try {
-        await queue.add('chat-completion', { ...job, replyTo: { ...this.events.replyTo(), ...detached } }, { jobId: job.completionId });
+        await queue.add('chat-completion', { ...job, replyTo: { ...this.events.replyTo(), ...detached } }, {
+          jobId: job.completionId,
+          ...tierJobOptions(job.serviceTier ?? 'default'),
+        });
         admission.enqueued();
       } catch (error) {
         admission.abandon();

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { BATCH_SCORE_FLOOR } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import { COMMANDS_REDIS } from './api-redis.providers';
 import type { CompletionQueue } from './completion-queues';
@@ -11,15 +12,18 @@ import type { CompletionQueue } from './completion-queues';
 const HOLD_MS = 10_000;
 
 /**
- * KEYS: the queue's wait list, its prioritized set, the held places. ARGV: limit, hold ms, id.
- * Counting and holding in one script is what makes the limit exact under any concurrency; the
- * keys share the queue's hash tag, so it also runs on a cluster. Server time, not the caller's.
+ * KEYS: the queue's wait list, its prioritized set, the held places. ARGV: limit, hold ms, id,
+ * the lowest prioritized score of a batch line. Counting and holding in one script is what makes
+ * the limit exact under any concurrency; the keys share the queue's hash tag, so it also runs on
+ * a cluster. Server time, not the caller's. Batch lines wait below every interactive request and
+ * are fed in bounded numbers, so they do not count: a batch never fills the queue for others.
  */
 const HOLD_PLACE_LUA = `
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', nowMs - tonumber(ARGV[2]))
-local waiting = redis.call('LLEN', KEYS[1]) + redis.call('ZCARD', KEYS[2]) + redis.call('ZCARD', KEYS[3])
+local interactive = redis.call('ZCOUNT', KEYS[2], '-inf', '(' .. ARGV[4])
+local waiting = redis.call('LLEN', KEYS[1]) + interactive + redis.call('ZCARD', KEYS[3])
 if waiting >= tonumber(ARGV[1]) then return 0 end
 redis.call('ZADD', KEYS[3], nowMs, ARGV[3])
 redis.call('PEXPIRE', KEYS[3], ARGV[2])
@@ -27,7 +31,7 @@ return 1
 `;
 
 type WithHoldPlace = RedisClient & {
-  holdWaitingPlace(wait: string, prioritized: string, held: string, limit: number, holdMs: number, id: string): Promise<number>;
+  holdWaitingPlace(wait: string, prioritized: string, held: string, limit: number, holdMs: number, id: string, batchScoreFloor: number): Promise<number>;
 };
 
 /** Admission's queue-depth check: decides and holds a place in one atomic step per request. */
@@ -42,7 +46,7 @@ export class WaitingSlots {
 
   /** True when fewer than `limit` jobs wait (held places included); the place is then held for `completionId`. */
   async hold(queue: CompletionQueue, completionId: string, limit: number): Promise<boolean> {
-    const held = await this.redis.holdWaitingPlace(queue.toKey('wait'), queue.toKey('prioritized'), heldKey(queue), limit, HOLD_MS, completionId);
+    const held = await this.redis.holdWaitingPlace(queue.toKey('wait'), queue.toKey('prioritized'), heldKey(queue), limit, HOLD_MS, completionId, BATCH_SCORE_FLOOR);
     return held === 1;
   }
 

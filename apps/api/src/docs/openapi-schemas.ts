@@ -155,7 +155,11 @@ export const OPENAPI_SCHEMAS: Record<string, SchemaObject> = {
       user: { type: 'string', maxLength: 256, nullable: true, description: 'Accepted and ignored.' },
       metadata: { type: 'object', additionalProperties: { type: 'string', maxLength: 512 }, maxProperties: 16, description: 'Kept with a stored completion (store: true), for filtering the list.' },
       store: { type: 'boolean', description: 'Keep the answer (GET /v1/chat/completions/{id}), finish it even if the client leaves, and make a stream resumable (Last-Event-ID).' },
-      service_tier: { type: 'string', description: 'Accepted and ignored.' },
+      service_tier: {
+        type: 'string',
+        enum: ['auto', 'default', 'flex', 'priority', 'scale'],
+        description: 'priority (keys in PRIORITY_TIER_KEYS) is taken before default, default before flex, flex before batch lines; the answer names the tier used.',
+      },
       prompt_cache_key: { type: 'string', description: 'Accepted and ignored.' },
       safety_identifier: { type: 'string', description: 'Accepted and ignored.' },
       verbosity: { type: 'string', enum: ['low', 'medium', 'high'], description: 'Accepted and ignored.' },

@@ -16,12 +16,13 @@ export function storedRecordOf(request: ChatCompletionRequestDto, job: Completio
     choices: job.choices ?? 1,
     logprobs: job.logprobs !== undefined,
     includeUsage: request.stream_options?.include_usage === true,
+    serviceTier: job.serviceTier,
   };
 }
 
 /** The formatter that built (or would have built) this completion's bodies: the same ids and timestamps. */
 export function formatterOf(record: StoredCompletionRecord, includeUsage = false): ChatCompletionFormatter {
-  return new ChatCompletionFormatter(record.id, record.model, Math.floor(record.createdMs / 1000), includeUsage, record.logprobs);
+  return new ChatCompletionFormatter(record.id, record.model, Math.floor(record.createdMs / 1000), includeUsage, record.logprobs, record.serviceTier);
 }
 
 /** OpenAI's `chat.completion` of a stored answer, with the metadata it was stored with. */

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
 import { storedCompletionKeys, storedCompletionsIndexKey } from '@app/contracts';
-import type { StoreAnswer, StoredAnswer } from '@app/contracts';
+import type { ServiceTier, StoreAnswer, StoredAnswer } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import type { ChatMessageDto } from '../chat/chat-completion-request.dto';
 import { COMMANDS_REDIS } from '../completions/api-redis.providers';
@@ -23,6 +23,7 @@ export interface StoredCompletionRecord {
   choices: number;
   logprobs: boolean;
   includeUsage: boolean;
+  serviceTier?: ServiceTier;
 }
 
 export type ListOrder = 'asc' | 'desc';
