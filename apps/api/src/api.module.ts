@@ -16,6 +16,10 @@ import { StoredCompletions } from './stored-completions/stored-completions';
 import { StoredCompletionsController } from './stored-completions/stored-completions.controller';
 import { ModelRegistry } from './models/model-registry';
 import { ModelsController } from './models/models.controller';
+import { FileRecords } from './files/file-records';
+import { fileStorageProviders } from './files/file-storage.providers';
+import { FilesController } from './files/files.controller';
+import { FilesService } from './files/files.service';
 import { ApiKeyRateLimits } from './rate-limits/api-key-rate-limits';
 import { BullBoardAdmin } from './admin/bull-board';
 import { ApiMetrics } from './observability/api-metrics';
@@ -30,7 +34,7 @@ export class ApiModule {
     return {
       module: ApiModule,
       imports: [TerminusModule.forRoot()],
-      controllers: [ChatCompletionsController, StoredCompletionsController, ModelsController, HealthController, MetricsController],
+      controllers: [ChatCompletionsController, StoredCompletionsController, ModelsController, HealthController, MetricsController, FilesController],
       providers: [
         { provide: ApiEnv, useValue: env },
         ...apiRedisProviders,
@@ -50,6 +54,10 @@ export class ApiModule {
         ApiMetrics,
         RequestTelemetry,
         BullBoardAdmin,
+        // Files API: metadata in Redis, bodies in FILES_STORAGE.
+        ...fileStorageProviders,
+        FileRecords,
+        FilesService,
       ],
     };
   }

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { ValidationPipe } from '@nestjs/common';
+import fastifyMultipart from '@fastify/multipart';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -40,6 +41,8 @@ async function bootstrap(): Promise<void> {
   app.get(RequestTelemetry).install(fastify);
   installOversizedUploadHandling(fastify, app.getHttpServer(), env.BODY_LIMIT_BYTES);
   installJsonBodyParser(fastify);
+  // multipart/form-data for POST /v1/files only; its limits are set per upload (files/upload-form.ts).
+  await app.register(fastifyMultipart);
   app.useGlobalFilters(new OpenAiExceptionFilter());
   app.useGlobalPipes(
     new JsonObjectBodyPipe(),

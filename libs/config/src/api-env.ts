@@ -1,5 +1,5 @@
-import { ArrayNotEmpty, IsIn, IsInt, IsString, Matches, Max, Min, MinLength, ValidateIf } from 'class-validator';
-import { CommaList, EnvInteger } from './env-transforms';
+import { ArrayNotEmpty, IsBoolean, IsIn, IsInt, IsString, IsUrl, Matches, Max, Min, MinLength, ValidateIf } from 'class-validator';
+import { CommaList, EnvBoolean, EnvInteger } from './env-transforms';
 import { MetricsTokenEnv } from './metrics-token';
 import { RedisEnv } from './redis-env';
 
@@ -128,4 +128,46 @@ export class ApiEnv extends RedisEnv {
   /** When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise). */
   @MetricsTokenEnv()
   METRICS_TOKEN = '';
+
+  // Files API (/v1/files): limits of uploads and where file bodies are kept.
+
+  /** Where file bodies go: `local` (a folder, FILES_DIR) or `s3` (a bucket, FILES_S3_*). Metadata is in Redis either way. */
+  @IsIn(['local', 's3'])
+  FILES_STORAGE: 'local' | 's3' = 'local';
+
+  /** The folder of file bodies when FILES_STORAGE=local; created on demand. */
+  @IsString()
+  @MinLength(1)
+  FILES_DIR = './data/files';
+
+  /** Largest uploaded file in bytes (OpenAI's batch input limit, 200 MB). */
+  @EnvInteger()
+  @IsInt()
+  @Min(1)
+  FILES_MAX_BYTES = 200 * 1024 * 1024;
+
+  /** Most requests (non-empty lines) in an uploaded batch input file (OpenAI's batch limit). */
+  @EnvInteger()
+  @IsInt()
+  @Min(1)
+  FILES_MAX_LINES = 50_000;
+
+  /** The bucket of file bodies; required when FILES_STORAGE=s3. */
+  @ValidateIf((env: ApiEnv) => env.FILES_STORAGE === 's3')
+  @Matches(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, { message: 'must name an S3 bucket (3-63 of a-z, 0-9, dots and hyphens) when FILES_STORAGE=s3' })
+  FILES_S3_BUCKET = '';
+
+  /** An S3-compatible endpoint (MinIO: http://minio:9000); empty for AWS's own in FILES_S3_REGION. */
+  @ValidateIf((env: ApiEnv) => env.FILES_S3_ENDPOINT !== '')
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] }, { message: 'must be an http:// or https:// URL' })
+  FILES_S3_ENDPOINT = '';
+
+  @IsString()
+  @MinLength(1)
+  FILES_S3_REGION = 'us-east-1';
+
+  /** Address buckets as endpoint/bucket rather than bucket.endpoint (MinIO needs it). */
+  @EnvBoolean()
+  @IsBoolean()
+  FILES_S3_FORCE_PATH_STYLE = false;
 }
