@@ -30,7 +30,7 @@ export interface StackOptions {
  */
 export class ServiceStack {
   readonly workers: ManagedProcess[] = [];
-  private readonly extraApis: RunningApi[] = [];
+  readonly extraApis: RunningApi[] = [];
   private readonly queues: Queue[] = [];
   private workerCount = 0;
   private apiCount = 1;

@@ -3,6 +3,10 @@ import type { DynamicModule } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { ApiEnv } from '@app/config';
 import { ApiKeyGuard } from './auth/api-key.guard';
+import { BatchCoordinator } from './batches/batch-coordinator';
+import { BatchRecords } from './batches/batch-records';
+import { BatchQueue } from './batches/batch-queue';
+import { BatchesController } from './batches/batches.controller';
 import { ChatCompletionsController } from './chat/chat-completions.controller';
 import { ApiRedisCloser, apiRedisProviders } from './completions/api-redis.providers';
 import { CompletionAdmission } from './completions/completion-admission';
@@ -34,7 +38,7 @@ export class ApiModule {
     return {
       module: ApiModule,
       imports: [TerminusModule.forRoot()],
-      controllers: [ChatCompletionsController, StoredCompletionsController, ModelsController, HealthController, MetricsController, FilesController],
+      controllers: [ChatCompletionsController, StoredCompletionsController, ModelsController, HealthController, MetricsController, FilesController, BatchesController],
       providers: [
         { provide: ApiEnv, useValue: env },
         ...apiRedisProviders,
@@ -58,6 +62,10 @@ export class ApiModule {
         ...fileStorageProviders,
         FileRecords,
         FilesService,
+        // Batch API: records, the coordination queue, and (BATCH_COORDINATOR) its worker.
+        BatchRecords,
+        BatchQueue,
+        BatchCoordinator,
       ],
     };
   }

@@ -1,5 +1,4 @@
 import 'reflect-metadata';
-import { ValidationPipe } from '@nestjs/common';
 import fastifyMultipart from '@fastify/multipart';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
@@ -7,15 +6,13 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ApiEnv, loadEnv, logLevelsUpTo } from '@app/config';
 import { ApiModule } from './api.module';
 import { setupApiDocs } from './docs/api-docs';
-import { MessageObjectsPipe } from './chat/message-objects.pipe';
 import { OpenAiExceptionFilter } from './errors/openai-exception.filter';
-import { validationErrorToOpenAi } from './errors/validation-errors';
 import { openAiClientErrorHandler, openAiFrameworkErrorHandler } from './http/client-error-handler';
 import { installJsonBodyParser } from './http/json-body-parser';
 import { installOversizedUploadHandling } from './http/oversized-upload';
-import { JsonObjectBodyPipe } from './json-object.pipe';
 import { requestLoggingOptions } from './observability/request-logging';
 import { RequestTelemetry } from './observability/request-telemetry';
+import { requestPipes } from './request-pipes';
 
 async function bootstrap(): Promise<void> {
   const env = loadEnv(ApiEnv);
@@ -44,18 +41,7 @@ async function bootstrap(): Promise<void> {
   // multipart/form-data for POST /v1/files only; its limits are set per upload (files/upload-form.ts).
   await app.register(fastifyMultipart);
   app.useGlobalFilters(new OpenAiExceptionFilter());
-  app.useGlobalPipes(
-    new JsonObjectBodyPipe(),
-    new MessageObjectsPipe(),
-    new ValidationPipe({
-      transform: true,
-      whitelist: true,
-      forbidNonWhitelisted: true,
-      forbidUnknownValues: true,
-      validationError: { target: false, value: false },
-      exceptionFactory: validationErrorToOpenAi,
-    }),
-  );
+  app.useGlobalPipes(...requestPipes());
   setupApiDocs(app);
   app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
   await app.listen({ port: env.PORT, host: env.HOST });

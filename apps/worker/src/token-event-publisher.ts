@@ -65,12 +65,30 @@ export class TokenEventPublisher implements OutputSink {
   async finish(body: FinalEventBody): Promise<void> {
     clearInterval(this.heartbeatTimer);
     this.flushOutput();
+    // Before the final event: whoever hears the end finds the answer stored.
+    await this.keep(body);
     await this.sendAndWait(body);
     if (this.failure) throw this.failure;
-    if (body.type === 'end' && this.job.store) {
-      const stored: StoredAnswer = { parts: this.answer, finishReason: body.finishReason, usage: body.usage };
-      await this.redis.set(this.job.store.key, JSON.stringify(stored), 'PX', this.job.store.ttlMs);
+  }
+
+  /** A stored answer, or a batch line's failure: written before the job ends, so whoever counts them misses none. */
+  private async keep(body: FinalEventBody): Promise<void> {
+    const { store } = this.job;
+    if (!store) return;
+    if (body.type === 'end') {
+      const answer: StoredAnswer = { parts: this.answer, finishReason: body.finishReason, usage: body.usage };
+      await this.put(store.key, store.field, JSON.stringify(answer), store.ttlMs);
+    } else if (store.failuresKey !== undefined && store.field !== undefined) {
+      await this.put(store.failuresKey, store.field, JSON.stringify(body), store.ttlMs);
     }
+  }
+
+  private async put(key: string, field: string | undefined, json: string, ttlMs: number): Promise<void> {
+    if (field === undefined) {
+      await this.redis.set(key, json, 'PX', ttlMs);
+      return;
+    }
+    await Promise.all([this.redis.hset(key, field, json), this.redis.pexpire(key, ttlMs)]);
   }
 
   private flushOutput(): void {

@@ -112,6 +112,23 @@ export class ApiEnv extends RedisEnv {
   @IsString({ each: true })
   PRIORITY_TIER_KEYS: string[] = [];
 
+  /** Whether this instance coordinates batches (validates their files, follows their lines, writes their results). */
+  @EnvBoolean()
+  @IsBoolean()
+  BATCH_COORDINATOR = true;
+
+  /** What `completion_window: "24h"` gives a batch: past it, the batch ends `expired` with what finished. */
+  @EnvInteger()
+  @IsInt()
+  @Min(1)
+  BATCH_COMPLETION_WINDOW_SECONDS = 24 * 3600;
+
+  /** How long a batch's record and line outcomes are kept after it was created (its files stay until deleted). */
+  @EnvInteger()
+  @IsInt()
+  @Min(60)
+  BATCH_RETENTION_SECONDS = 30 * 24 * 3600;
+
   @IsIn(['fatal', 'error', 'warn', 'log', 'debug', 'verbose'])
   LOG_LEVEL = 'log';
 

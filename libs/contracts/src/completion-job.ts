@@ -53,11 +53,17 @@ export interface ReplyLog {
   maxEvents: number;
 }
 
-/** Where the worker keeps the whole answer of a completion the client asked to store. */
+/**
+ * Where the worker keeps the whole answer of a completion that outlives its request: one the
+ * client asked to store, or a batch line (whose coordinator counts the outcomes of its lines).
+ */
 export interface StoreAnswer {
-  /** The key (SET) that receives a `StoredAnswer` as JSON. */
+  /** The key that receives a `StoredAnswer` as JSON: a string (SET), or with `field` a hash (HSET). */
   key: string;
+  field?: string;
   ttlMs: number;
+  /** A hash that receives, under `field`, a `CompletionFailure` when the job ends in an error. */
+  failuresKey?: string;
 }
 
 /** A stored answer: its output parts in order (adjacent ones merged) and how it ended. */

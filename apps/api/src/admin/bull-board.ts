@@ -7,6 +7,7 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter as BullBoardFastifyAdapter } from '@bull-board/fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { BatchQueue } from '../batches/batch-queue';
 import { CompletionQueues } from '../completions/completion-queues';
 import type { CompletionQueue } from '../completions/completion-queues';
 import { AdminCredentials } from './admin-credentials';
@@ -54,6 +55,7 @@ export class BullBoardAdmin implements OnModuleInit {
   constructor(
     private readonly env: ApiEnv,
     private readonly queues: CompletionQueues,
+    private readonly batches: BatchQueue,
     private readonly adapterHost: HttpAdapterHost,
   ) {}
 
@@ -65,7 +67,11 @@ export class BullBoardAdmin implements OnModuleInit {
     const board = new BullBoardFastifyAdapter();
     board.setBasePath(BULL_BOARD_PATH);
     const { addQueue } = createBullBoard({
-      queues: this.queues.models.map((model) => boardQueue(this.queues.forModel(model))),
+      queues: [
+        ...this.queues.models.map((model) => boardQueue(this.queues.forModel(model))),
+        // One job per batch (its lines are jobs in their model's queue, below interactive ones).
+        new BullMQAdapter(this.batches.queue, { allowRetries: false, displayName: 'batches', description: 'Batch coordination, one job per batch' }),
+      ],
       serverAdapter: board,
       options: { uiConfig: { boardTitle: 'Completions' } },
     });

@@ -1,4 +1,4 @@
-import type { CompletionUsage, ErrorEvent, FinishReason, OutputPart, TokenEvent } from '@app/contracts';
+import type { CompletionFailure, CompletionUsage, FinishReason, OutputPart, TokenEvent } from '@app/contracts';
 import { OpenAiError } from '../errors/openai-error';
 
 /** What a request does with one event from its channel. */
@@ -20,7 +20,8 @@ export const noCapacityError = (): OpenAiError =>
 export const workerLostError = (): OpenAiError =>
   new OpenAiError(500, 'server_error', 'The worker generating this completion stopped after part of the answer was sent. Please retry.', null, 'worker_lost');
 
-function workerError(event: ErrorEvent): OpenAiError {
+/** How a worker's failure reaches a client: OpenAI's error for its code. */
+export function workerError(event: CompletionFailure): OpenAiError {
   switch (event.code) {
     case 'context_length_exceeded':
       return OpenAiError.invalidRequest(event.message, 'messages', 'context_length_exceeded');

@@ -7,7 +7,7 @@ import { clientGoneSignal } from '../http/client-gone-signal';
 import { CompletionQueues, isInProgress } from '../completions/completion-queues';
 import { OpenAiError } from '../errors/openai-error';
 import { CompletionResumption } from './completion-resumption';
-import { parseCursorQuery } from './list-query';
+import { parseCursorQuery } from '../http/cursor-query';
 import { storedCompletionObject, storedMessageObject } from './stored-completion-objects';
 import { StoredCompletions } from './stored-completions';
 import type { StoredCompletionRecord } from './stored-completions';
@@ -59,7 +59,7 @@ export class StoredCompletionsController {
 
   @Get()
   async list(@Query() query: Record<string, unknown>, @Req() http: FastifyRequest): Promise<CursorPage<{ id: string }>> {
-    const { items, hasMore } = await this.stored.list(owner(http), parseCursorQuery(query, { model: true, metadata: true }));
+    const { items, hasMore } = await this.stored.list(owner(http), parseCursorQuery(query, { model: true, metadata: true, order: true }));
     return page(
       items.map(({ record, answer }) => ({ id: record.id, ...storedCompletionObject(record, answer) })),
       hasMore,
@@ -95,7 +95,7 @@ export class StoredCompletionsController {
 
   @Get(':id/messages')
   async messages(@Param('id') id: string, @Query() query: Record<string, unknown>, @Req() http: FastifyRequest): Promise<CursorPage<{ id: string }>> {
-    const { after, limit, order } = parseCursorQuery(query, { model: false, metadata: false });
+    const { after, limit, order } = parseCursorQuery(query, { order: true });
     const record = await this.find(http, id);
     const all = record.messages.map((message, index) => ({ id: `${record.id}-${index}`, ...storedMessageObject(record, message, index) }));
     const ordered = order === 'asc' ? all : all.reverse();

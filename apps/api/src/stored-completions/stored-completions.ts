@@ -6,6 +6,7 @@ import type { RedisClient } from '@app/redis';
 import type { ChatMessageDto } from '../chat/chat-completion-request.dto';
 import { COMMANDS_REDIS } from '../completions/api-redis.providers';
 import type { DetachedReply } from '../completions/completion-runner';
+import type { ListOrder } from '../http/cursor-query';
 import { holdLease } from './completion-lease';
 import type { ReleaseLease } from './completion-lease';
 
@@ -25,8 +26,6 @@ export interface StoredCompletionRecord {
   includeUsage: boolean;
   serviceTier?: ServiceTier;
 }
-
-export type ListOrder = 'asc' | 'desc';
 
 export interface StoredCompletionQuery {
   model?: string;

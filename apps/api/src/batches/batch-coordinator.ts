@@ -1,0 +1,274 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { ApiEnv } from '@app/config';
+import { BATCH_PRIORITY, BATCH_QUEUE_NAME, BATCH_QUEUE_PREFIX, batchRepliesChannel, cancellationsChannel } from '@app/contracts';
+import type { CompletionJobInput } from '@app/contracts';
+import { closeRedis, createRedisConnection, redisTarget } from '@app/redis';
+import type { RedisClient } from '@app/redis';
+import { DelayedError, Worker } from 'bullmq';
+import type { Job } from 'bullmq';
+import { API_INSTANCE_ID, COMMANDS_REDIS } from '../completions/api-redis.providers';
+import { CompletionQueues, isInProgress } from '../completions/completion-queues';
+import { toOpenAiError } from '../errors/http-error-mapping';
+import { FilesService } from '../files/files.service';
+import { ModelRegistry } from '../models/model-registry';
+import { addUsage, outputLine } from './batch-output';
+import { isBatchError, lineJob, parseLine } from './batch-lines';
+import type { BatchLine } from './batch-lines';
+import { batchKeys, isFinished, lineCompletionId } from './batch-object';
+import type { BatchError, BatchRecord } from './batch-object';
+import type { BatchJobData } from './batch-queue';
+import { BatchRecords } from './batch-records';
+
+/** How often a running batch is looked at: its counts, a cancel, its window, its end. */
+const TICK_MS = 500;
+/** Lines added to the model's queue per round trip, and outcomes read per round trip. */
+const CHUNK = 200;
+/** Envelope errors reported before validation stops reading. */
+const MAX_ERRORS = 100;
+/** How often a running batch checks for lines whose job ended without an outcome (a job lost twice). */
+const SWEEP_EVERY_MS = 10_000;
+/** A coordinating instance that dies hands its batches to another within about this long. */
+const COORDINATOR_LOCK_MS = 5000;
+
+const seconds = (ms: number): number => Math.floor(ms / 1000);
+
+/**
+ * Runs batches, one BullMQ job each on the `batches` queue, which any API instance with
+ * BATCH_COORDINATOR takes: a batch survives the instance that was running it. Each step reads
+ * the batch's state from Redis, does what is due and comes back TICK_MS later (a delayed job):
+ * - validating: every line's envelope (a bad one, a repeated custom_id or a second model fails
+ *   the batch), then every body as `POST /v1/chat/completions` checks it; valid lines become jobs
+ *   on the model's queue below every interactive request, refused ones failures of their line;
+ * - in_progress: counts the outcomes that workers write; on cancel or past the window, takes the
+ *   waiting lines off the queue and stops the running ones;
+ * - finalizing: writes the output and error files in input order.
+ * Line job ids are fixed by batch and line, and a line with an outcome is never queued again, so
+ * a step repeated after a crash neither loses nor doubles a line.
+ */
+@Injectable()
+export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(BatchCoordinator.name);
+  private readonly retentionMs: number;
+  private worker: Worker<BatchJobData> | undefined;
+  private blocking: RedisClient | undefined;
+
+  constructor(
+    private readonly env: ApiEnv,
+    private readonly records: BatchRecords,
+    private readonly files: FilesService,
+    private readonly queues: CompletionQueues,
+    private readonly models: ModelRegistry,
+    @Inject(COMMANDS_REDIS) private readonly commands: RedisClient,
+  ) {
+    this.retentionMs = env.BATCH_RETENTION_SECONDS * 1000;
+  }
+
+  onApplicationBootstrap(): void {
+    if (!this.env.BATCH_COORDINATOR) return;
+    this.blocking = createRedisConnection(redisTarget(this.env), 'blocking', `api-batches:${API_INSTANCE_ID}`);
+    this.worker = new Worker<BatchJobData>(BATCH_QUEUE_NAME, (job, token) => this.step(job, token), {
+      connection: this.blocking,
+      prefix: BATCH_QUEUE_PREFIX,
+      // Recorded on each batch's job as processedBy: which instance coordinates it.
+      name: API_INSTANCE_ID,
+      concurrency: 8,
+      lockDuration: COORDINATOR_LOCK_MS,
+      stalledInterval: COORDINATOR_LOCK_MS,
+      // A step that dies with its instance is simply taken again; its work is repeatable.
+      maxStalledCount: 1000,
+    });
+    this.worker.on('error', (error) => this.logger.warn(`batch coordinator: ${error.message}`));
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.worker?.close();
+    if (this.blocking) await closeRedis(this.blocking);
+  }
+
+  private async step(job: Job<BatchJobData>, token: string | undefined): Promise<void> {
+    const batch = await this.records.find(job.data.batchId);
+    if (!batch || isFinished(batch.status)) return;
+    if (batch.status === 'validating') await this.validate(batch);
+    else if (batch.status === 'finalizing') await this.finalize(batch);
+    else await this.advance(batch);
+    if (isFinished(batch.status) || token === undefined) return;
+    await job.moveToDelayed(Date.now() + TICK_MS, token);
+    throw new DelayedError();
+  }
+
+  private async validate(batch: BatchRecord): Promise<void> {
+    const errors = await this.checkEnvelopes(batch);
+    if (errors.length > 0) {
+      Object.assign(batch, { status: 'failed', failed_at: seconds(Date.now()), errors: { object: 'list', data: errors } });
+      return this.records.save(batch);
+    }
+    batch.in_progress_at ??= seconds(Date.now());
+    // A validation repeated after a crash skips the lines that already have an outcome.
+    const finished = await this.records.finishedLines(batch.id);
+    let chunk: CompletionJobInput[] = [];
+    let index = 0;
+    for await (const { line, text } of this.files.lines(batch.owner, batch.input_file_id)) {
+      const lineIndex = index++;
+      if (finished.has(lineIndex)) continue;
+      const { body } = parseLine(text, line, batch.endpoint) as BatchLine;
+      try {
+        chunk.push(await lineJob(body, lineCompletionId(batch.id, lineIndex), batch.in_progress_at * 1000, batch.expires_at * 1000));
+      } catch (error) {
+        const refusal = toOpenAiError(error);
+        await this.records.fail(batch.id, lineIndex, { refused: { status: refusal.status, body: refusal.toBody() } }, this.retentionMs);
+      }
+      if (chunk.length < CHUNK) continue;
+      await this.enqueue(batch, chunk);
+      chunk = [];
+      if ((await this.records.cancelRequestedAt(batch.id)) !== null) break;
+    }
+    await this.enqueue(batch, chunk);
+    batch.status = 'in_progress';
+    await this.records.save(batch);
+  }
+
+  /** The first pass over the file: what fails the whole batch. Sets its total and model. */
+  private async checkEnvelopes(batch: BatchRecord): Promise<BatchError[]> {
+    const errors: BatchError[] = [];
+    const customIds = new Set<string>();
+    let total = 0;
+    for await (const { line, text } of this.files.lines(batch.owner, batch.input_file_id)) {
+      total++;
+      const parsed = parseLine(text, line, batch.endpoint);
+      if (isBatchError(parsed)) {
+        errors.push(parsed);
+      } else {
+        if (customIds.has(parsed.customId)) {
+          errors.push({ code: 'duplicate_custom_id', message: `Line ${line}: custom_id '${parsed.customId}' is already used by an earlier line.`, param: 'custom_id', line });
+        }
+        customIds.add(parsed.customId);
+        const { model } = parsed.body;
+        if (typeof model === 'string' && batch.model !== undefined && model !== batch.model) {
+          errors.push({ code: 'mixed_models', message: `Line ${line}: every request of a batch must use one model ('${batch.model}').`, param: 'model', line });
+        }
+        if (typeof model === 'string') batch.model ??= model;
+      }
+      if (errors.length >= MAX_ERRORS) break;
+    }
+    batch.request_counts = { total, completed: 0, failed: 0 };
+    if (total === 0) errors.push({ code: 'empty_file', message: 'The input file has no requests.', param: 'input_file_id', line: null });
+    if (batch.model !== undefined && !this.models.serves(batch.model)) {
+      errors.push({ code: 'model_not_found', message: `The model \`${batch.model}\` does not exist or you do not have access to it.`, param: 'model', line: null });
+    }
+    return errors;
+  }
+
+  /** Adds lines to the model's queue below every interactive request; an id already there is left as it is. */
+  private async enqueue(batch: BatchRecord, jobs: CompletionJobInput[]): Promise<void> {
+    if (jobs.length === 0 || batch.model === undefined) return;
+    const keys = batchKeys(batch.id);
+    const replyTo = { channel: batchRepliesChannel(batch.id), stopWhenUnheard: false };
+    const queue = this.queues.forModel(batch.model);
+    await queue.addBulk(
+      jobs.map((job) => {
+        const field = job.completionId.slice(job.completionId.lastIndexOf('-') + 1);
+        return {
+          name: 'batch-line',
+          data: { ...job, replyTo, store: { key: keys.answers, field, ttlMs: this.retentionMs, failuresKey: keys.failures } },
+          opts: { jobId: job.completionId, priority: BATCH_PRIORITY },
+        };
+      }),
+    );
+  }
+
+  private async advance(batch: BatchRecord): Promise<void> {
+    const cancelRequestedAt = await this.records.cancelRequestedAt(batch.id);
+    const now = Date.now();
+    if (batch.stopping === undefined && (cancelRequestedAt !== null || seconds(now) >= batch.expires_at)) {
+      batch.stopping = cancelRequestedAt !== null ? 'cancelled' : 'expired';
+      if (cancelRequestedAt !== null) Object.assign(batch, { status: 'cancelling', cancelling_at: cancelRequestedAt });
+      await this.records.save(batch);
+      await this.stopLines(batch);
+    }
+    const { answered, failed } = await this.records.counts(batch.id);
+    batch.request_counts = { ...batch.request_counts, completed: answered, failed };
+    if (answered + failed >= batch.request_counts.total) return this.finalize(batch);
+    if (now - (batch.swept_at ?? (batch.in_progress_at ?? batch.created_at) * 1000) >= SWEEP_EVERY_MS) {
+      batch.swept_at = now;
+      await this.sweepLostLines(batch);
+    }
+    await this.records.save(batch);
+  }
+
+  /** Lines without an outcome, each with its job's state (in chunks, for big batches). */
+  private async *openLines(batch: BatchRecord): AsyncGenerator<{ index: number; jobId: string; state: string }> {
+    if (batch.model === undefined) return;
+    const queue = this.queues.forModel(batch.model);
+    const finished = await this.records.finishedLines(batch.id);
+    const open = Array.from({ length: batch.request_counts.total }, (_, index) => index).filter((index) => !finished.has(index));
+    for (let start = 0; start < open.length; start += CHUNK) {
+      const chunk = open.slice(start, start + CHUNK).map((index) => ({ index, jobId: lineCompletionId(batch.id, index) }));
+      const states = await Promise.all(chunk.map(({ jobId }) => queue.getJobState(jobId)));
+      yield* chunk.map((line, position) => ({ ...line, state: states[position] }));
+    }
+  }
+
+  /** Cancel or window past: waiting lines leave the queue unrun, running ones are stopped (their worker reports them). */
+  private async stopLines(batch: BatchRecord): Promise<void> {
+    const { model, stopping = 'cancelled' } = batch;
+    if (model === undefined) return; // no line was queued
+    const queue = this.queues.forModel(model);
+    for await (const { index, jobId, state } of this.openLines(batch)) {
+      const removed = isInProgress(state) && state !== 'active' ? await queue.remove(jobId) : 0;
+      if (removed === 1 || state === 'unknown') await this.records.fail(batch.id, index, { unrun: stopping }, this.retentionMs);
+      else if (isInProgress(state)) await this.commands.spublish(cancellationsChannel(model), jobId);
+    }
+  }
+
+  /** A line whose job ended with no outcome written (its workers died, or an operator removed it) has failed. */
+  private async sweepLostLines(batch: BatchRecord): Promise<void> {
+    for await (const { index, state } of this.openLines(batch)) {
+      if (isInProgress(state)) continue;
+      // Written after the job ended: an outcome the worker wrote since the states were read wins.
+      await this.records.fail(batch.id, index, { code: 'engine_error', message: 'The request was lost with its worker and was not answered.' }, this.retentionMs);
+    }
+  }
+
+  /** Every line has an outcome: the output and error files, in input order. */
+  private async finalize(batch: BatchRecord): Promise<void> {
+    if (batch.status !== 'finalizing') {
+      Object.assign(batch, { status: 'finalizing', finalizing_at: seconds(Date.now()) });
+      await this.records.save(batch);
+    }
+    const written = { output: [] as string[], error: [] as string[] };
+    let pending: Array<{ index: number; customId: string; body: Record<string, unknown> }> = [];
+    const flush = async (): Promise<void> => {
+      const outcomes = await this.records.outcomes(batch.id, pending.map(({ index }) => index));
+      pending.forEach(({ index, customId, body }, position) => {
+        const { file, line } = outputLine(batch, index, customId, body, outcomes[position]);
+        written[file].push(line);
+        batch.usage = addUsage(batch.usage, outcomes[position]);
+      });
+      pending = [];
+    };
+    let index = 0;
+    batch.usage = undefined;
+    for await (const { line, text } of this.files.lines(batch.owner, batch.input_file_id)) {
+      const { customId, body } = parseLine(text, line, batch.endpoint) as BatchLine;
+      pending.push({ index: index++, customId, body });
+      if (pending.length >= CHUNK) await flush();
+    }
+    await flush();
+    const save = async (file: 'output' | 'error'): Promise<string | null> => {
+      if (written[file].length === 0) return null;
+      const body = Buffer.from(`${written[file].join('\n')}\n`);
+      return (await this.files.create(batch.owner, { filename: `${batch.id}_${file}.jsonl`, purpose: 'batch_output', body })).id;
+    };
+    batch.output_file_id = await save('output');
+    batch.error_file_id = await save('error');
+    const { answered, failed } = await this.records.counts(batch.id);
+    const end = seconds(Date.now());
+    batch.request_counts = { ...batch.request_counts, completed: answered, failed };
+    if (batch.stopping === 'cancelled') Object.assign(batch, { status: 'cancelled', cancelled_at: end });
+    else if (batch.stopping === 'expired') Object.assign(batch, { status: 'expired', expired_at: end });
+    else Object.assign(batch, { status: 'completed', completed_at: end });
+    await this.records.save(batch);
+    this.logger.log(`batch ${batch.id} ${batch.status}: ${answered} answered, ${failed} failed`);
+  }
+}

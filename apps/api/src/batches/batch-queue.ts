@@ -1,0 +1,28 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { OnApplicationShutdown } from '@nestjs/common';
+import { BATCH_QUEUE_NAME, BATCH_QUEUE_PREFIX } from '@app/contracts';
+import type { RedisClient } from '@app/redis';
+import { Queue } from 'bullmq';
+import { COMMANDS_REDIS } from '../completions/api-redis.providers';
+
+export interface BatchJobData {
+  batchId: string;
+}
+
+/** The queue that carries one coordination job per batch (see BatchCoordinator). */
+@Injectable()
+export class BatchQueue implements OnApplicationShutdown {
+  readonly queue: Queue<BatchJobData>;
+
+  constructor(@Inject(COMMANDS_REDIS) connection: RedisClient) {
+    this.queue = new Queue<BatchJobData>(BATCH_QUEUE_NAME, {
+      connection,
+      prefix: BATCH_QUEUE_PREFIX,
+      defaultJobOptions: { removeOnComplete: { age: 24 * 3600, count: 1000 }, removeOnFail: { age: 7 * 24 * 3600 } },
+    });
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.queue.close();
+  }
+}

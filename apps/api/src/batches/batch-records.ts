@@ -1,0 +1,110 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { CompletionFailure, StoredAnswer } from '@app/contracts';
+import type { RedisClient } from '@app/redis';
+import { COMMANDS_REDIS } from '../completions/api-redis.providers';
+import type { OpenAiErrorBody } from '../errors/openai-error';
+import { batchKeys, batchesIndexKey } from './batch-object';
+import type { BatchRecord, BatchStop } from './batch-object';
+
+/**
+ * Why a line has no answer: the worker's failure, the service's refusal of its body (what the
+ * same request over HTTP would have got), or the batch stopped before the line ran.
+ */
+export type LineFailure = CompletionFailure | { refused: { status: number; body: OpenAiErrorBody } } | { unrun: BatchStop };
+
+/** A line's outcome, by its index. */
+export interface LineOutcome {
+  answer?: StoredAnswer;
+  failure?: LineFailure;
+}
+
+/**
+ * Batches in Redis: a record per batch (only its coordinator changes it after creation; a cancel
+ * request sets a flag beside it, so no update is lost), the outcomes of its lines (hashes by line
+ * index), and each owner's batches by creation time. Everything lives as long as the completion
+ * window plus the output files' use: BATCH_RETENTION_SECONDS.
+ */
+@Injectable()
+export class BatchRecords {
+  constructor(@Inject(COMMANDS_REDIS) private readonly redis: RedisClient) {}
+
+  async create(record: BatchRecord, retentionMs: number): Promise<void> {
+    const index = batchesIndexKey(record.owner);
+    await Promise.all([
+      this.redis.set(batchKeys(record.id).record, JSON.stringify(record), 'PX', retentionMs),
+      this.redis.zadd(index, record.created_at * 1000, record.id),
+      this.redis.zremrangebyscore(index, '-inf', Date.now() - retentionMs),
+      this.redis.pexpire(index, retentionMs),
+    ]);
+  }
+
+  /** The record; with `owner`, only if it is theirs. */
+  async find(id: string, owner?: string): Promise<BatchRecord | undefined> {
+    const json = await this.redis.get(batchKeys(id).record);
+    if (json === null) return undefined;
+    const record = JSON.parse(json) as BatchRecord;
+    return owner === undefined || record.owner === owner ? record : undefined;
+  }
+
+  /** Written by the coordinator only; its lifetime stays as created. */
+  async save(record: BatchRecord): Promise<void> {
+    await this.redis.set(batchKeys(record.id).record, JSON.stringify(record), 'KEEPTTL');
+  }
+
+  /** The owner's batch ids, newest first, after `after`. */
+  async page(owner: string, after: string | undefined, limit: number): Promise<{ ids: string[]; hasMore: boolean }> {
+    const index = batchesIndexKey(owner);
+    let start = 0;
+    if (after !== undefined) {
+      const rank = await this.redis.zrevrank(index, after);
+      if (rank === null) return { ids: [], hasMore: false };
+      start = rank + 1;
+    }
+    const ids = await this.redis.zrange(index, String(start), String(start + limit), 'REV');
+    return { ids: ids.slice(0, limit), hasMore: ids.length > limit };
+  }
+
+  /** When a cancel was requested (Unix seconds), or null. */
+  async cancelRequestedAt(id: string): Promise<number | null> {
+    const at = await this.redis.get(batchKeys(id).cancelRequested);
+    return at === null ? null : Number(at);
+  }
+
+  async requestCancel(id: string, retentionMs: number): Promise<void> {
+    await this.redis.set(batchKeys(id).cancelRequested, String(Math.floor(Date.now() / 1000)), 'PX', retentionMs, 'NX');
+  }
+
+  /** How many lines have an answer, and how many have failed. */
+  async counts(id: string): Promise<{ answered: number; failed: number }> {
+    const keys = batchKeys(id);
+    const [answered, failed] = await Promise.all([this.redis.hlen(keys.answers), this.redis.hlen(keys.failures)]);
+    return { answered, failed };
+  }
+
+  /** The indexes of lines that have an outcome. */
+  async finishedLines(id: string): Promise<Set<number>> {
+    const keys = batchKeys(id);
+    const [answered, failed] = await Promise.all([this.redis.hkeys(keys.answers), this.redis.hkeys(keys.failures)]);
+    return new Set([...answered, ...failed].map(Number));
+  }
+
+  /** Records a failure unless the line already has an outcome (a worker's answer or failure wins). */
+  async fail(id: string, index: number, failure: LineFailure, retentionMs: number): Promise<void> {
+    const keys = batchKeys(id);
+    const answered = await this.redis.hexists(keys.answers, String(index));
+    if (answered === 1) return;
+    await Promise.all([this.redis.hsetnx(keys.failures, String(index), JSON.stringify(failure)), this.redis.pexpire(keys.failures, retentionMs)]);
+  }
+
+  /** The outcomes of these lines, in their order. */
+  async outcomes(id: string, indexes: number[]): Promise<LineOutcome[]> {
+    if (indexes.length === 0) return [];
+    const keys = batchKeys(id);
+    const fields = indexes.map(String);
+    const [answers, failures] = await Promise.all([this.redis.hmget(keys.answers, ...fields), this.redis.hmget(keys.failures, ...fields)]);
+    return indexes.map((_, position) => ({
+      ...(answers[position] ? { answer: JSON.parse(answers[position]) as StoredAnswer } : {}),
+      ...(failures[position] ? { failure: JSON.parse(failures[position]) as LineFailure } : {}),
+    }));
+  }
+}

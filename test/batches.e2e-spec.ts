@@ -1,0 +1,203 @@
+import OpenAI, { toFile } from 'openai';
+import { BATCH_QUEUE_NAME, BATCH_QUEUE_PREFIX } from '@app/contracts';
+import { Queue } from 'bullmq';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { assertMatchesSchema } from './support/openai-schema';
+import { STACK_API_KEY, STACK_MODEL, ServiceStack, waitFor } from './support/service-stack';
+
+const OTHER_KEY = 'sk-another-tenant-0123456789';
+const SLOW_MODEL = 'slow-synthetic';
+
+interface OutputLine {
+  id: string;
+  custom_id: string;
+  response: { status_code: number; request_id: string; body: Record<string, unknown> } | null;
+  error: { code: string; message: string } | null;
+}
+
+type Batch = OpenAI.Batches.Batch;
+
+const line = (customId: string, body: object): string => JSON.stringify({ custom_id: customId, method: 'POST', url: '/v1/chat/completions', body });
+
+/**
+ * OpenAI's Batch API through the official client on real processes: files in, a batch that runs
+ * its lines on the model's queue below interactive requests, output and error files out. Lines
+ * are checked like requests, a batch can be cancelled, and an API or a worker killed mid-batch
+ * loses no line and answers none twice.
+ */
+describe('Batch API', () => {
+  let stack: ServiceStack;
+  let client: OpenAI;
+  let stranger: OpenAI;
+  let filesDir: string;
+
+  beforeAll(async () => {
+    filesDir = mkdtempSync(join(tmpdir(), 'batch-files-'));
+    stack = await ServiceStack.start({
+      name: 'batches',
+      apiKeys: [STACK_API_KEY, OTHER_KEY],
+      models: [STACK_MODEL, SLOW_MODEL],
+      parallelSequences: 2,
+      apiEnv: { FILES_DIR: filesDir },
+    });
+    await stack.addApi();
+    // 30 tokens 10 ms apart: about 0.3 s a line, two at a time on each of two workers.
+    const slow = { ENGINE: 'synthetic', SYNTHETIC_TOKENS: '30', SYNTHETIC_TOKEN_INTERVAL_MS: '10', SYNTHETIC_SLOTS: '2' };
+    await stack.addWorker(slow, SLOW_MODEL);
+    await stack.addWorker(slow, SLOW_MODEL);
+    client = new OpenAI({ baseURL: stack.baseUrl, apiKey: STACK_API_KEY, maxRetries: 0 });
+    stranger = new OpenAI({ baseURL: stack.baseUrl, apiKey: OTHER_KEY, maxRetries: 0 });
+  }, 90_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+    rmSync(filesDir, { recursive: true, force: true });
+  });
+
+  async function submit(lines: string[]): Promise<Batch> {
+    const file = await client.files.create({ file: await toFile(Buffer.from(`${lines.join('\n')}\n`), 'input.jsonl'), purpose: 'batch' });
+    return client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h', metadata: { suite: 'e2e' } });
+  }
+
+  const settled = (id: string, timeoutMs = 60_000): Promise<Batch> =>
+    waitFor(`batch ${id} to end`, async () => {
+      const batch = await client.batches.retrieve(id);
+      return ['completed', 'failed', 'cancelled', 'expired'].includes(batch.status) ? batch : undefined;
+    }, timeoutMs);
+
+  async function fileLines(id: string | undefined | null): Promise<OutputLine[]> {
+    if (!id) return [];
+    const text = await (await client.files.content(id)).text();
+    return text.trimEnd().split('\n').map((json) => JSON.parse(json) as OutputLine);
+  }
+
+  it('answers each valid line as the same request would be answered, and each refused one in the error file', async () => {
+    const ask = (seed: number, extra: object = {}) => ({ model: STACK_MODEL, messages: [{ role: 'user', content: `Tell me about ${seed}.` }], max_tokens: 12, temperature: 0, seed, ...extra });
+    const valid = { a: ask(1), b: ask(2, { n: 2, temperature: 1 }), c: ask(3, { response_format: { type: 'json_object' } }), d: ask(4, { logprobs: true, top_logprobs: 2 }) };
+    const created = await submit([
+      ...Object.entries(valid).map(([id, body]) => line(id, body)),
+      line('bad-temperature', ask(5, { temperature: 7 })),
+      line('bad-field', ask(6, { frobnicate: true })),
+    ]);
+    expect(created).toMatchObject({ object: 'batch', status: 'validating', endpoint: '/v1/chat/completions', completion_window: '24h', metadata: { suite: 'e2e' } });
+    const batch = await settled(created.id);
+    expect(batch.status).toBe('completed');
+    expect(batch.request_counts).toEqual({ total: 6, completed: 4, failed: 2 });
+    expect(batch.usage?.output_tokens).toBeGreaterThan(0);
+
+    const output = await fileLines(batch.output_file_id);
+    expect(output.map((entry) => entry.custom_id)).toEqual(['a', 'b', 'c', 'd']);
+    for (const entry of output) {
+      expect(entry.error).toBeNull();
+      expect(entry.response?.status_code).toBe(200);
+      assertMatchesSchema('CreateChatCompletionResponse', entry.response?.body);
+      expect(entry.response?.body.id).toBe(entry.response?.request_id);
+      // The same body sent as a plain request gives the same answer (its seed fixes the sampling).
+      const plain = await client.chat.completions.create(valid[entry.custom_id as keyof typeof valid] as OpenAI.ChatCompletionCreateParamsNonStreaming);
+      expect((entry.response?.body as unknown as OpenAI.ChatCompletion).choices).toEqual(plain.choices);
+    }
+    const errors = await fileLines(batch.error_file_id);
+    expect(errors.map((entry) => [entry.custom_id, entry.response?.status_code, (entry.response?.body as { error: { param: string } }).error.param])).toEqual([
+      ['bad-temperature', 400, 'temperature'],
+      ['bad-field', 400, 'frobnicate'],
+    ]);
+
+    expect((await client.batches.list()).data.map((listed) => listed.id)).toContain(batch.id);
+    await expect(stranger.batches.retrieve(batch.id)).rejects.toMatchObject({ status: 404 });
+    await expect(stranger.batches.cancel(batch.id)).rejects.toMatchObject({ status: 404 });
+    expect((await stranger.batches.list()).data).toEqual([]);
+    await expect(stranger.files.content(batch.output_file_id ?? '')).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('fails a batch whose lines repeat a custom_id or break the envelope, naming the lines', async () => {
+    const body = { model: STACK_MODEL, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 2 };
+    const batch = await settled((await submit([line('x', body), line('x', body), JSON.stringify({ custom_id: 'y', method: 'GET', url: '/v1/chat/completions', body })])).id);
+    expect(batch.status).toBe('failed');
+    expect(batch.errors?.data?.map(({ code, line: at }) => [code, at])).toEqual([
+      ['duplicate_custom_id', 2],
+      ['invalid_request', 3],
+    ]);
+    expect(batch.output_file_id ?? null).toBeNull();
+  });
+
+  it('cancels mid-run: what finished is in the output, every other line is batch_cancelled, none is lost', async () => {
+    const lines = Array.from({ length: 40 }, (_, index) => line(`line-${index}`, { model: SLOW_MODEL, messages: [{ role: 'user', content: String(index) }] }));
+    const created = await submit(lines);
+    await waitFor('some lines to finish', async () => ((await client.batches.retrieve(created.id)).request_counts?.completed ?? 0) >= 2, 30_000);
+    const cancelling = await client.batches.cancel(created.id);
+    expect(cancelling.status).toBe('cancelling');
+    const batch = await settled(created.id);
+    expect(batch.status).toBe('cancelled');
+    const output = await fileLines(batch.output_file_id);
+    const errors = await fileLines(batch.error_file_id);
+    expect(output.length).toBeGreaterThanOrEqual(2);
+    expect(output.length).toBeLessThan(40);
+    expect(errors.every((entry) => entry.error?.code === 'batch_cancelled')).toBe(true);
+    expect([...output, ...errors].map((entry) => entry.custom_id).sort()).toEqual(lines.map((_, index) => `line-${index}`).sort());
+    expect(batch.request_counts).toEqual({ total: 40, completed: output.length, failed: errors.length });
+  });
+
+  it('loses no line and answers none twice when a worker and the coordinating API are killed mid-batch', async () => {
+    const lines = Array.from({ length: 60 }, (_, index) => line(`k-${index}`, { model: SLOW_MODEL, messages: [{ role: 'user', content: String(index) }] }));
+    const created = await submit(lines);
+    await waitFor('the batch to run', async () => ((await client.batches.retrieve(created.id)).request_counts?.completed ?? 0) >= 4, 30_000);
+    // The worker with a running line, and the API instance whose coordinator holds the batch.
+    await stack.workers.at(-1)?.stop('SIGKILL');
+    const batches = new Queue(BATCH_QUEUE_NAME, { connection: { url: stack.redis.url }, prefix: BATCH_QUEUE_PREFIX });
+    const coordinator = (await batches.getJob(created.id))?.processedBy ?? '';
+    await batches.close();
+    const apis = [stack.api, ...stack.extraApis];
+    const holder = apis.find((api) => coordinator.includes(`-${api.process.pid}-`));
+    expect(holder).toBeDefined();
+    await holder?.process.stop('SIGKILL');
+    const survivor = apis.find((api) => api !== holder);
+    const survivorClient = new OpenAI({ baseURL: survivor?.baseUrl, apiKey: STACK_API_KEY, maxRetries: 0 });
+    const batch = await waitFor('the batch to complete on the surviving instance', async () => {
+      const current = await survivorClient.batches.retrieve(created.id);
+      return current.status === 'completed' ? current : undefined;
+    }, 60_000);
+    expect(batch.request_counts).toEqual({ total: 60, completed: 60, failed: 0 });
+    const text = await (await survivorClient.files.content(batch.output_file_id ?? '')).text();
+    const ids = text.trimEnd().split('\n').map((json) => (JSON.parse(json) as OutputLine).custom_id);
+    expect(ids).toEqual(lines.map((_, index) => `k-${index}`));
+    expect(batch.error_file_id ?? null).toBeNull();
+  });
+});
+
+describe('Batch API past its window', () => {
+  let stack: ServiceStack;
+  let filesDir: string;
+
+  beforeAll(async () => {
+    filesDir = mkdtempSync(join(tmpdir(), 'batch-files-'));
+    stack = await ServiceStack.start({ name: 'batches-expiry', workers: 0, models: [SLOW_MODEL], apiEnv: { FILES_DIR: filesDir, BATCH_COMPLETION_WINDOW_SECONDS: '3' } });
+    await stack.addWorker({ ENGINE: 'synthetic', SYNTHETIC_TOKENS: '30', SYNTHETIC_TOKEN_INTERVAL_MS: '20', SYNTHETIC_SLOTS: '1' }, SLOW_MODEL);
+  }, 90_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+    rmSync(filesDir, { recursive: true, force: true });
+  });
+
+  it('ends expired with what finished; the lines it never ran are batch_expired', async () => {
+    const client = new OpenAI({ baseURL: stack.baseUrl, apiKey: STACK_API_KEY, maxRetries: 0 });
+    const lines = Array.from({ length: 30 }, (_, index) => line(`e-${index}`, { model: SLOW_MODEL, messages: [{ role: 'user', content: String(index) }] }));
+    const file = await client.files.create({ file: await toFile(Buffer.from(lines.join('\n')), 'input.jsonl'), purpose: 'batch' });
+    const created = await client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const batch = await waitFor('the batch to expire', async () => {
+      const current = await client.batches.retrieve(created.id);
+      return current.status === 'expired' ? current : undefined;
+    }, 30_000);
+    const text = async (id: string | null | undefined): Promise<OutputLine[]> =>
+      id ? (await (await client.files.content(id)).text()).trimEnd().split('\n').map((json) => JSON.parse(json) as OutputLine) : [];
+    const output = await text(batch.output_file_id);
+    const errors = await text(batch.error_file_id);
+    expect(output.length).toBeGreaterThan(0);
+    expect(errors.length).toBeGreaterThan(0);
+    expect(errors.every((entry) => entry.error?.code === 'batch_expired')).toBe(true);
+    expect(output.length + errors.length).toBe(30);
+    expect(batch.expired_at).toBeGreaterThanOrEqual(batch.expires_at ?? Infinity);
+  });
+});
