@@ -122,6 +122,15 @@ describe('Batch API', () => {
     expect(batch.output_file_id ?? null).toBeNull();
   });
 
+  it("reports an option the line's engine cannot honour as the 400 naming it", async () => {
+    // Admission checks options against the live engines; a batch line meets its engine first on the worker.
+    const batch = await settled((await submit([line('lp', { model: SLOW_MODEL, messages: [{ role: 'user', content: 'Hi' }], logprobs: true })])).id);
+    expect(batch.request_counts).toEqual({ total: 1, completed: 0, failed: 1 });
+    const [failure] = await fileLines(batch.error_file_id);
+    expect(failure.response?.status_code).toBe(400);
+    expect(failure.response?.body).toMatchObject({ error: { type: 'invalid_request_error', param: 'logprobs', code: 'unsupported_parameter' } });
+  });
+
   it('cancels mid-run: what finished is in the output, every other line is batch_cancelled, none is lost', async () => {
     const lines = Array.from({ length: 40 }, (_, index) => line(`line-${index}`, { model: SLOW_MODEL, messages: [{ role: 'user', content: String(index) }] }));
     const created = await submit(lines);

@@ -1,5 +1,5 @@
 import type { CompletionErrorCode, CompletionFailure, CompletionJobData, CompletionResult } from '@app/contracts';
-import { ContextLengthExceededError, EngineUnavailableError, GenerationAbortedError, UpstreamRejectedError } from './engine/inference-engine';
+import { ContextLengthExceededError, EngineUnavailableError, GenerationAbortedError, UnsupportedOptionError, UpstreamRejectedError } from './engine/inference-engine';
 import type { GenerationOutcome, InferenceEngine } from './engine/inference-engine';
 import type { TokenEventPublisher } from './token-event-publisher';
 
@@ -11,6 +11,7 @@ export const UNAVAILABLE_ENGINE_ATTEMPTS = 3;
 
 function describeFailure(error: unknown, signal: AbortSignal): CompletionFailure {
   if (error instanceof ContextLengthExceededError) return { code: 'context_length_exceeded', message: error.message };
+  if (error instanceof UnsupportedOptionError) return { code: 'unsupported_option', message: error.message, param: error.param };
   if (error instanceof UpstreamRejectedError) return { code: 'upstream_rejected', message: error.message, upstream: error.rejection };
   if (error instanceof EngineUnavailableError) {
     return { code: 'upstream_unavailable', message: 'The upstream inference server is not answering. Please retry shortly.' };

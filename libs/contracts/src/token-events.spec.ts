@@ -12,6 +12,7 @@ describe('decodeTokenEvent', () => {
     { ...envelope, type: 'end', finishReason: 'length', usage },
     { ...envelope, type: 'error', code: 'engine_error', message: 'boom' },
     { ...envelope, type: 'error', code: 'upstream_unavailable', message: 'down' },
+    { ...envelope, type: 'error', code: 'unsupported_option', message: 'no logprobs here', param: 'logprobs' },
     {
       ...envelope,
       type: 'error',
@@ -38,6 +39,8 @@ describe('decodeTokenEvent', () => {
     ['a part without its choice', { ...envelope, type: 'output', parts: [{ type: 'text', text: 'x' }] }],
     ['a negative choice', { ...envelope, type: 'output', parts: [{ type: 'text', choice: -1, text: 'x' }] }],
     ['an end without usage', { ...envelope, type: 'end', finishReason: 'stop' }],
+    ['an unsupported option that names no field', { ...envelope, type: 'error', code: 'unsupported_option', message: 'x' }],
+    ['a param on another error', { ...envelope, type: 'error', code: 'engine_error', message: 'x', param: 'tools' }],
     ['an end with an unknown finish reason', { ...envelope, type: 'end', finishReason: 'done', usage }],
     ['usage with a text count', { ...envelope, type: 'end', finishReason: 'stop', usage: { ...usage, total_tokens: '5' } }],
     ['an error with an unknown code', { ...envelope, type: 'error', code: 'oops', message: 'x' }],

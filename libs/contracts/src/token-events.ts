@@ -48,7 +48,9 @@ export type CompletionErrorCode =
   /** The upstream server (ENGINE=openai) refused the request; `upstream` says how. */
   | 'upstream_rejected'
   /** The upstream server did not answer on any of the attempts the job was given. */
-  | 'upstream_unavailable';
+  | 'upstream_unavailable'
+  /** The engine cannot honour an option (a job the API could not check first: queued before any worker was live, or a batch line); `param` names it. */
+  | 'unsupported_option';
 
 const ERROR_CODES = new Set<string>([
   'context_length_exceeded',
@@ -58,6 +60,7 @@ const ERROR_CODES = new Set<string>([
   'expired',
   'upstream_rejected',
   'upstream_unavailable',
+  'unsupported_option',
 ]);
 
 /**
@@ -83,8 +86,9 @@ export interface UpstreamRejection {
 
 /** Why an attempt failed. A refusal by an upstream server carries what the client must see of it. */
 export type CompletionFailure =
-  | { code: Exclude<CompletionErrorCode, 'upstream_rejected'>; message: string }
-  | { code: 'upstream_rejected'; message: string; upstream: UpstreamRejection };
+  | { code: Exclude<CompletionErrorCode, 'upstream_rejected' | 'unsupported_option'>; message: string }
+  | { code: 'upstream_rejected'; message: string; upstream: UpstreamRejection }
+  | { code: 'unsupported_option'; message: string; param: string };
 
 export type ErrorEvent = EventEnvelope & { type: 'error' } & CompletionFailure;
 
@@ -140,7 +144,8 @@ function hasBodyOfItsType(event: Fields): boolean {
       return (
         ERROR_CODES.has(event.code as string) &&
         typeof event.message === 'string' &&
-        (event.code === 'upstream_rejected' ? isUpstreamRejection(event.upstream) : event.upstream === undefined)
+        (event.code === 'upstream_rejected' ? isUpstreamRejection(event.upstream) : event.upstream === undefined) &&
+        (event.code === 'unsupported_option' ? typeof event.param === 'string' : event.param === undefined)
       );
     default:
       return false;

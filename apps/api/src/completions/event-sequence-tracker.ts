@@ -38,6 +38,8 @@ export function workerError(event: CompletionFailure): OpenAiError {
       return new OpenAiError(event.upstream.status, event.upstream.type, event.message, event.upstream.param, event.upstream.code);
     case 'upstream_unavailable':
       return OpenAiError.unavailable(event.message, 'upstream_unavailable', 5);
+    case 'unsupported_option':
+      return OpenAiError.invalidRequest(event.message, event.param, 'unsupported_parameter');
   }
 }
 

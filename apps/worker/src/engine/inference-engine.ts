@@ -64,8 +64,16 @@ export class ContextLengthExceededError extends Error {
 
 /** The job asks for something this engine cannot honour exactly (the API refuses such jobs first). */
 export class UnsupportedOptionError extends Error {
-  constructor(engine: string, option: string) {
-    super(`The ${engine} engine cannot honour ${option}.`);
+  /**
+   * @param param the request field, as the client named it (OpenAI's `param`)
+   * @param detail what about it, when more than the field itself
+   */
+  constructor(
+    engine: string,
+    readonly param: string,
+    detail?: string,
+  ) {
+    super(`The engine serving this model (${engine}) cannot honour ${detail ?? param}.`);
     this.name = 'UnsupportedOptionError';
   }
 }

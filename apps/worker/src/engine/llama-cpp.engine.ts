@@ -208,7 +208,7 @@ export class LlamaCppEngine implements InferenceEngine {
 
     // Admission checks token ids against live workers; a job queued while none was live is checked here.
     const unknownToken = sampling.logitBias?.find(({ token }) => token >= this.capabilities.logitBiasTokens);
-    if (unknownToken) throw new UnsupportedOptionError(this.name, `logit_bias for token ${unknownToken.token}, which is not in its vocabulary`);
+    if (unknownToken) throw new UnsupportedOptionError(this.name, 'logit_bias', `logit_bias for token ${unknownToken.token}, which is not in its vocabulary`);
     const grammar = await this.grammars.forFormat(responseFormat);
     const mustCall = functions !== undefined && tools?.choice.type !== 'auto';
     const toolCalls = new ToolCallStream(output);
