@@ -38,8 +38,9 @@ const seconds = (ms: number): number => Math.floor(ms / 1000);
  * BATCH_COORDINATOR takes: a batch survives the instance that was running it. Each step reads
  * the batch's state from Redis, does what is due and comes back TICK_MS later (a delayed job):
  * - validating: every line's envelope (a bad one, a repeated custom_id or a second model fails
- *   the batch), then every body as `POST /v1/chat/completions` checks it; valid lines become jobs
- *   on the model's queue below every interactive request, refused ones failures of their line;
+ *   the batch);
+ * - in_progress, until queued: every body as `POST /v1/chat/completions` checks it; valid lines
+ *   become jobs on the model's queue below every interactive request, refused ones failures;
  * - in_progress: counts the outcomes that workers write; on cancel or past the window, takes the
  *   waiting lines off the queue and stops the running ones;
  * - finalizing: writes the output and error files in input order.
@@ -91,6 +92,7 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
     if (!batch || isFinished(batch.status)) return;
     if (batch.status === 'validating') await this.validate(batch);
     else if (batch.status === 'finalizing') await this.finalize(batch);
+    else if (batch.queued !== true) await this.enqueueLines(batch);
     else await this.advance(batch);
     if (isFinished(batch.status) || token === undefined) return;
     await job.moveToDelayed(Date.now() + TICK_MS, token);
@@ -103,8 +105,18 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
       Object.assign(batch, { status: 'failed', failed_at: seconds(Date.now()), errors: { object: 'list', data: errors } });
       return this.records.save(batch);
     }
-    batch.in_progress_at ??= seconds(Date.now());
-    // A validation repeated after a crash skips the lines that already have an outcome.
+    Object.assign(batch, { status: 'in_progress', in_progress_at: seconds(Date.now()) });
+    await this.records.save(batch);
+    await this.enqueueLines(batch);
+  }
+
+  /**
+   * The second pass: each body checked as a request and queued as its line's job, or failed as
+   * the request would have been. Repeated after a crash, it skips the lines that have an outcome
+   * and re-adds the others under the same job ids (BullMQ keeps an id it already holds).
+   */
+  private async enqueueLines(batch: BatchRecord): Promise<void> {
+    const startedAt = (batch.in_progress_at ?? batch.created_at) * 1000;
     const finished = await this.records.finishedLines(batch.id);
     let chunk: CompletionJobInput[] = [];
     let index = 0;
@@ -113,7 +125,7 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
       if (finished.has(lineIndex)) continue;
       const { body } = parseLine(text, line, batch.endpoint) as BatchLine;
       try {
-        chunk.push(await lineJob(body, lineCompletionId(batch.id, lineIndex), batch.in_progress_at * 1000, batch.expires_at * 1000));
+        chunk.push(await lineJob(body, lineCompletionId(batch.id, lineIndex), startedAt, batch.expires_at * 1000));
       } catch (error) {
         const refusal = toOpenAiError(error);
         await this.records.fail(batch.id, lineIndex, { refused: { status: refusal.status, body: refusal.toBody() } }, this.retentionMs);
@@ -124,7 +136,7 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
       if ((await this.records.cancelRequestedAt(batch.id)) !== null) break;
     }
     await this.enqueue(batch, chunk);
-    batch.status = 'in_progress';
+    batch.queued = true;
     await this.records.save(batch);
   }
 
