@@ -12,6 +12,7 @@ import { CompletionCancellations } from './completion-cancellations';
 import { QueueWorkerMonitor } from './observability/queue-worker-monitor';
 import { CompletionRequeuedError, generateCompletion } from './generate-completion';
 import { JobRetention } from './job-retention';
+import { ReplyBatcher } from './reply-batcher';
 import { TokenEventPublisher } from './token-event-publisher';
 import { BLOCKING_REDIS, PUBLISHER_REDIS } from './worker-redis.providers';
 
@@ -31,6 +32,7 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
   private readonly logger = new Logger(CompletionProcessor.name);
   private worker: Worker<CompletionJobData, CompletionResult> | undefined;
   private backoffTimer: NodeJS.Timeout | undefined;
+  private readonly replies: ReplyBatcher;
 
   constructor(
     private readonly env: WorkerEnv,
@@ -39,7 +41,9 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
     @Inject(BLOCKING_REDIS) private readonly blocking: RedisClient,
     private readonly cancellations: CompletionCancellations,
     private readonly monitor: QueueWorkerMonitor,
-  ) {}
+  ) {
+    this.replies = new ReplyBatcher(publisher);
+  }
 
   onApplicationBootstrap(): void {
     const queueName = completionQueueName(this.env.MODEL_NAME);
@@ -64,7 +68,7 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
   private async process(job: Job<CompletionJobData, CompletionResult>, token: string | undefined, queueSignal: AbortSignal | undefined): Promise<CompletionResult> {
     const { completionId } = job.data;
     // Events that cannot be published (Redis gone) or that nobody hears: stop generating at once.
-    const events = new TokenEventPublisher(this.publisher, job.data, job.attemptsStarted, () =>
+    const events = new TokenEventPublisher(this.publisher, this.replies, job.data, job.attemptsStarted, () =>
       this.cancellations.cancel(completionId),
     );
     // Stopped by the API (client gone), by the queue, or by the generation time limit.

@@ -1,6 +1,7 @@
-import { decodeTokenEvent } from '@app/contracts';
+import { decodeTokenEvent, eventBatchElements, toTokenEvent } from '@app/contracts';
 import type { TokenEvent } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
+import { ReplyBatcher } from './reply-batcher';
 import { OUTPUT_COALESCE_MS, TokenEventPublisher } from './token-event-publisher';
 
 /** A Redis stand-in that records what is published and says how many subscribers heard it. */
@@ -8,7 +9,7 @@ function recorder(receivers = 1) {
   const sent: Array<{ channel: string; event: TokenEvent }> = [];
   const redis = {
     spublish: (channel: string, message: string) => {
-      sent.push({ channel, event: decodeTokenEvent(message) });
+      for (const element of eventBatchElements(message)) sent.push({ channel, event: toTokenEvent(element) });
       return Promise.resolve(receivers);
     },
   } as unknown as RedisClient;
@@ -22,9 +23,9 @@ describe('TokenEventPublisher', () => {
   afterEach(() => jest.useRealTimers());
 
   it('numbers events in order, names the completion, and batches output that comes close together', async () => {
-    jest.useFakeTimers();
+    jest.useFakeTimers({ doNotFake: ['setImmediate'] });
     const { redis, sent } = recorder();
-    const publisher = new TokenEventPublisher(redis, { completionId: 'chatcmpl-1', replyTo }, 2);
+    const publisher = new TokenEventPublisher(redis, new ReplyBatcher(redis), { completionId: 'chatcmpl-1', replyTo }, 2);
     publisher.started('w1');
     publisher.write({ type: 'text', choice: 0, text: 'Once' }); // the first goes out at once
     publisher.write({ type: 'text', choice: 0, text: ' upon' });
@@ -51,7 +52,7 @@ describe('TokenEventPublisher', () => {
   it('stops an interactive generation whose output reaches nobody, and says so at the end', async () => {
     const { redis } = recorder(0);
     const stopped = jest.fn();
-    const publisher = new TokenEventPublisher(redis, { completionId: 'chatcmpl-1', replyTo }, 1, stopped);
+    const publisher = new TokenEventPublisher(redis, new ReplyBatcher(redis), { completionId: 'chatcmpl-1', replyTo }, 1, stopped);
     publisher.write({ type: 'text', choice: 0, text: 'x' });
     await expect(publisher.finish({ type: 'end', finishReason: 'stop', usage })).rejects.toThrow(/no subscriber/);
     expect(stopped).toHaveBeenCalledTimes(1);
@@ -60,7 +61,7 @@ describe('TokenEventPublisher', () => {
   it('keeps a batch reply going when nobody listens (stopWhenUnheard false)', async () => {
     const { redis } = recorder(0);
     const stopped = jest.fn();
-    const publisher = new TokenEventPublisher(redis, { completionId: 'chatcmpl-1', replyTo: { ...replyTo, stopWhenUnheard: false } }, 1, stopped);
+    const publisher = new TokenEventPublisher(redis, new ReplyBatcher(redis), { completionId: 'chatcmpl-1', replyTo: { ...replyTo, stopWhenUnheard: false } }, 1, stopped);
     publisher.write({ type: 'text', choice: 0, text: 'x' });
     await publisher.finish({ type: 'end', finishReason: 'stop', usage });
     expect(stopped).not.toHaveBeenCalled();
@@ -70,7 +71,7 @@ describe('TokenEventPublisher', () => {
     const commands: string[][] = [];
     const redis = {
       spublish: (_channel: string, message: string) => {
-        commands.push(['spublish', decodeTokenEvent(message).type]);
+        for (const element of eventBatchElements(message)) commands.push(['spublish', toTokenEvent(element).type]);
         return Promise.resolve(1);
       },
       xadd: (key: string, ...args: Array<string | number>) => {
@@ -81,7 +82,7 @@ describe('TokenEventPublisher', () => {
       set: (key: string, value: string, ...args: Array<string | number>) => Promise.resolve(commands.push(['set', key, value, ...args.map(String)]) && 'OK'),
     } as unknown as RedisClient;
     const log = { key: '{completion:c}:events', keepMs: 600_000, maxEvents: 1000 };
-    const publisher = new TokenEventPublisher(redis, { completionId: 'c', replyTo: { ...replyTo, stopWhenUnheard: false, log }, store: { key: '{completion:c}:answer', ttlMs: 5000 } }, 1);
+    const publisher = new TokenEventPublisher(redis, new ReplyBatcher(redis), { completionId: 'c', replyTo: { ...replyTo, stopWhenUnheard: false, log }, store: { key: '{completion:c}:answer', ttlMs: 5000 } }, 1);
     publisher.started('w1');
     publisher.write({ type: 'text', choice: 0, text: 'Hel' });
     publisher.write({ type: 'text', choice: 0, text: 'lo' });
@@ -102,7 +103,7 @@ describe('TokenEventPublisher', () => {
   });
 
   it('stops a resumable generation once its lease is gone (no client for the grace period)', async () => {
-    jest.useFakeTimers();
+    jest.useFakeTimers({ doNotFake: ['setImmediate'] });
     let leaseAlive = 1;
     const redis = {
       spublish: () => Promise.resolve(0),
@@ -112,7 +113,7 @@ describe('TokenEventPublisher', () => {
     } as unknown as RedisClient;
     const stopped = jest.fn();
     const log = { key: 'log', keepMs: 1000, maxEvents: 100 };
-    const publisher = new TokenEventPublisher(redis, { completionId: 'c', replyTo: { ...replyTo, stopWhenUnheard: false, log, leaseKey: 'lease' } }, 1, stopped);
+    const publisher = new TokenEventPublisher(redis, new ReplyBatcher(redis), { completionId: 'c', replyTo: { ...replyTo, stopWhenUnheard: false, log, leaseKey: 'lease' } }, 1, stopped);
     publisher.started('w1');
     await jest.advanceTimersByTimeAsync(2000);
     expect(stopped).not.toHaveBeenCalled(); // nobody subscribed, but the lease lives

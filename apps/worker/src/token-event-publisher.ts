@@ -1,6 +1,7 @@
 import { HEARTBEAT_INTERVAL_MS, appendPart, encodeTokenEvent } from '@app/contracts';
 import type { CompletionJobData, FinalEventBody, OutputPart, OutputSink, ReplyLog, StoredAnswer, TokenEvent, TokenEventBody } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
+import type { ReplyBatcher } from './reply-batcher';
 
 /** Output closer together than this goes out as one event: fewer messages at high token rates. */
 export const OUTPUT_COALESCE_MS = 5;
@@ -30,6 +31,8 @@ export class TokenEventPublisher implements OutputSink {
 
   constructor(
     private readonly redis: RedisClient,
+    /** Publishes to the reply channel, together with the other completions' events of this turn. */
+    private readonly replies: ReplyBatcher,
     private readonly job: Pick<CompletionJobData, 'completionId' | 'replyTo' | 'store'>,
     private readonly attempt: number,
     /** Called once when an event cannot be published, or (interactive replies) reaches nobody. */
@@ -117,7 +120,7 @@ export class TokenEventPublisher implements OutputSink {
     this.lastSentAt = performance.now();
     const encoded = encodeTokenEvent(event);
     const logged = replyTo.log && this.appendToLog(replyTo.log, encoded);
-    const receivers = await this.redis.spublish(replyTo.channel, encoded);
+    const receivers = await this.replies.publish(replyTo.channel, encoded);
     await logged;
     const final = body.type === 'end' || body.type === 'error';
     if (receivers === 0 && !final && replyTo.stopWhenUnheard) this.undeliverable(new Error('no subscriber for the completion'));

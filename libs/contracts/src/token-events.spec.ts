@@ -1,4 +1,4 @@
-import { decodeTokenEvent, encodeTokenEvent } from './token-events';
+import { decodeTokenEvent, encodeEventBatch, encodeTokenEvent, eventBatchElements, toTokenEvent } from './token-events';
 import type { TokenEvent } from './token-events';
 
 const envelope = { completionId: 'chatcmpl-1', attempt: 1, seq: 3 };
@@ -67,5 +67,25 @@ describe('decodeTokenEvent', () => {
 
   it('rejects text that is not JSON', () => {
     expect(() => decodeTokenEvent('{"type": "output"')).toThrow();
+  });
+});
+
+describe('event batches', () => {
+  it('carries several events in one message, in order, and a single one as itself', () => {
+    const events: TokenEvent[] = [
+      { ...envelope, seq: 0, type: 'started', workerId: 'w1' },
+      { ...envelope, completionId: 'chatcmpl-2', seq: 4, type: 'heartbeat' },
+      { ...envelope, seq: 1, type: 'end', finishReason: 'stop', usage },
+    ];
+    const message = encodeEventBatch(events.map(encodeTokenEvent));
+    expect(eventBatchElements(message).map(toTokenEvent)).toEqual(events);
+    expect(encodeEventBatch([encodeTokenEvent(events[0])])).toBe(encodeTokenEvent(events[0]));
+    expect(eventBatchElements(encodeTokenEvent(events[0])).map(toTokenEvent)).toEqual([events[0]]);
+  });
+
+  it('leaves each element to be checked on its own, so one malformed event fails only its own completion', () => {
+    const elements = eventBatchElements(`[${encodeTokenEvent({ ...envelope, type: 'heartbeat' })},{"completionId":"chatcmpl-9","type":"nonsense"}]`);
+    expect(toTokenEvent(elements[0]).type).toBe('heartbeat');
+    expect(() => toTokenEvent(elements[1])).toThrow(/malformed/);
   });
 });

@@ -152,12 +152,36 @@ function hasBodyOfItsType(event: Fields): boolean {
   }
 }
 
-/** Parses a channel message; anything that is not a well-formed event is rejected, not guessed. */
-export function decodeTokenEvent(message: string): TokenEvent {
-  const event: unknown = JSON.parse(message);
-  if (typeof event !== 'object' || event === null || Array.isArray(event)) throw new Error('malformed token event');
-  const fields = event as Fields;
+/** Checks a parsed value is a well-formed event; anything else is rejected, not guessed. */
+export function toTokenEvent(value: unknown): TokenEvent {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('malformed token event');
+  const fields = value as Fields;
   const envelopeOk = typeof fields.completionId === 'string' && isCount(fields.attempt) && isCount(fields.seq);
   if (!envelopeOk || !hasBodyOfItsType(fields)) throw new Error('malformed token event');
-  return event as TokenEvent;
+  return value as TokenEvent;
+}
+
+/** Parses one encoded event. */
+export function decodeTokenEvent(message: string): TokenEvent {
+  return toTokenEvent(JSON.parse(message));
+}
+
+/**
+ * One reply-channel message for several encoded events (of any completions), in order: a JSON
+ * array, or the event itself when there is one. A worker sends what it has for a channel in one
+ * message per event-loop turn, so a busy worker costs Redis and the API one message per turn,
+ * not one per event.
+ */
+export function encodeEventBatch(encodedEvents: string[]): string {
+  return encodedEvents.length === 1 ? encodedEvents[0] : `[${encodedEvents.join(',')}]`;
+}
+
+/**
+ * The elements of a reply-channel message, each still to be checked with `toTokenEvent` (one
+ * malformed event fails its own completion, not its neighbours). Throws when the message is not
+ * JSON at all.
+ */
+export function eventBatchElements(message: string): unknown[] {
+  const parsed: unknown = JSON.parse(message);
+  return Array.isArray(parsed) ? parsed : [parsed];
 }

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { OnApplicationBootstrap } from '@nestjs/common';
-import { apiRepliesChannel, decodeTokenEvent } from '@app/contracts';
+import { apiRepliesChannel, eventBatchElements, toTokenEvent } from '@app/contracts';
 import type { ReplyTo, TokenEvent } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import { API_INSTANCE_ID, SUBSCRIBER_REDIS } from './api-redis.providers';
@@ -74,12 +74,24 @@ export class CompletionEventBus implements OnApplicationBootstrap {
     this.observers.push(observer);
   }
 
+  /** A message carries one event or a batch of them (one worker's turn); each goes to its completion, in order. */
   private dispatch(message: string): void {
-    let event: TokenEvent;
+    let elements: unknown[];
     try {
-      event = decodeTokenEvent(message);
+      elements = eventBatchElements(message);
     } catch {
       this.failMalformed(message);
+      return;
+    }
+    for (const element of elements) this.dispatchOne(element);
+  }
+
+  private dispatchOne(element: unknown): void {
+    let event: TokenEvent;
+    try {
+      event = toTokenEvent(element);
+    } catch {
+      this.failMalformed(element);
       return;
     }
     const listener = this.listeners.get(event.completionId);
@@ -93,8 +105,13 @@ export class CompletionEventBus implements OnApplicationBootstrap {
    * One that names none cannot be placed; if it was a real event, the gap in its completion's
    * sequence numbers fails that completion at the next event (or its silence does).
    */
-  private failMalformed(message: string): void {
-    const named = /"completionId"\s*:\s*"([^"]+)"/.exec(message)?.[1];
+  private failMalformed(malformed: unknown): void {
+    const named =
+      typeof malformed === 'string'
+        ? /"completionId"\s*:\s*"([^"]+)"/.exec(malformed)?.[1]
+        : typeof malformed === 'object' && malformed !== null && typeof (malformed as { completionId?: unknown }).completionId === 'string'
+          ? (malformed as { completionId: string }).completionId
+          : undefined;
     this.logger.warn(`malformed event on ${this.channel}${named ? ` for ${named}` : ''}`);
     if (named !== undefined) this.listeners.get(named)?.onMalformed();
   }
