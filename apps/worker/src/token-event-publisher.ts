@@ -28,6 +28,7 @@ export class TokenEventPublisher implements OutputSink {
   private failure: Error | undefined;
   /** Every part of the answer, merged, when it is to be stored. */
   private readonly answer: OutputPart[] = [];
+  private answerKept = false;
 
   constructor(
     private readonly redis: RedisClient,
@@ -81,7 +82,9 @@ export class TokenEventPublisher implements OutputSink {
     if (body.type === 'end') {
       const answer: StoredAnswer = { parts: this.answer, finishReason: body.finishReason, usage: body.usage };
       await this.put(store.key, store.field, JSON.stringify(answer), store.ttlMs);
-    } else if (store.failuresKey !== undefined && store.field !== undefined) {
+      this.answerKept = true;
+    } else if (store.failuresKey !== undefined && store.field !== undefined && !this.answerKept) {
+      // An answer kept before its final event failed to go out stays the line's one outcome.
       await this.put(store.failuresKey, store.field, JSON.stringify(body), store.ttlMs);
     }
   }
@@ -119,9 +122,8 @@ export class TokenEventPublisher implements OutputSink {
     const event: TokenEvent = { ...body, completionId: this.job.completionId, attempt: this.attempt, seq: this.seq++ };
     this.lastSentAt = performance.now();
     const encoded = encodeTokenEvent(event);
-    const logged = replyTo.log && this.appendToLog(replyTo.log, encoded);
-    const receivers = await this.replies.publish(replyTo.channel, encoded);
-    await logged;
+    // Awaited together: a refused log append (Redis gone, or full) must reject here, not unhandled.
+    const [receivers] = await Promise.all([this.replies.publish(replyTo.channel, encoded), replyTo.log && this.appendToLog(replyTo.log, encoded)]);
     const final = body.type === 'end' || body.type === 'error';
     if (receivers === 0 && !final && replyTo.stopWhenUnheard) this.undeliverable(new Error('no subscriber for the completion'));
   }

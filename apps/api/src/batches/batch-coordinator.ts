@@ -7,18 +7,21 @@ import { closeRedis, createRedisConnection, redisTarget } from '@app/redis';
 import type { RedisClient } from '@app/redis';
 import { DelayedError, Worker } from 'bullmq';
 import type { Job } from 'bullmq';
+import { Readable } from 'node:stream';
 import { API_INSTANCE_ID, COMMANDS_REDIS } from '../completions/api-redis.providers';
 import { CompletionQueues, isInProgress } from '../completions/completion-queues';
 import { toOpenAiError } from '../errors/http-error-mapping';
+import { OpenAiError } from '../errors/openai-error';
 import { FilesService } from '../files/files.service';
 import { ModelRegistry } from '../models/model-registry';
 import { addUsage, outputLine } from './batch-output';
 import { isBatchError, lineJob, parseLine } from './batch-lines';
 import type { BatchLine } from './batch-lines';
 import { batchKeys, isFinished, lineCompletionId } from './batch-object';
-import type { BatchError, BatchRecord } from './batch-object';
+import type { BatchError, BatchRecord, BatchUsage } from './batch-object';
 import type { BatchJobData } from './batch-queue';
 import { BatchRecords } from './batch-records';
+import type { LineOutcome } from './batch-records';
 
 /** How often a running batch is looked at: its counts, a cancel, its window, its end. */
 const TICK_MS = 500;
@@ -90,10 +93,18 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
   private async step(job: Job<BatchJobData>, token: string | undefined): Promise<void> {
     const batch = await this.records.find(job.data.batchId);
     if (!batch || isFinished(batch.status)) return;
-    if (batch.status === 'validating') await this.validate(batch);
-    else if (batch.status === 'finalizing') await this.finalize(batch);
-    else if (batch.queued !== true) await this.enqueueLines(batch);
-    else await this.advance(batch);
+    try {
+      if (batch.status === 'validating') await this.validate(batch);
+      else if (batch.status === 'finalizing') await this.finalize(batch);
+      else if (batch.queued !== true) await this.enqueueLines(batch);
+      else await this.advance(batch);
+    } catch (error) {
+      // Anything else (Redis or storage away for a moment) fails the step; its job retries it.
+      if (!(error instanceof OpenAiError && error.code === 'file_not_found')) throw error;
+      const message = `The input file ${batch.input_file_id} was deleted while the batch ran.`;
+      Object.assign(batch, { status: 'failed', failed_at: seconds(Date.now()), errors: { object: 'list', data: [{ code: 'input_file_missing', message, param: 'input_file_id', line: null }] } });
+      await this.records.save(batch);
+    }
     if (isFinished(batch.status) || token === undefined) return;
     await job.moveToDelayed(Date.now() + TICK_MS, token);
     throw new DelayedError();
@@ -177,9 +188,13 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
     const keys = batchKeys(batch.id);
     const replyTo = { channel: batchRepliesChannel(batch.id), stopWhenUnheard: false };
     const queue = this.queues.forModel(batch.model);
+    const lineOf = (job: CompletionJobInput): number => Number(job.completionId.slice(job.completionId.lastIndexOf('-') + 1));
+    // Read just before adding: a line answered since the pass began (and gone from the queue) is not run again.
+    const outcomes = await this.records.outcomes(batch.id, jobs.map(lineOf));
+    const open = jobs.filter((_, position) => !outcomes[position].answer && !outcomes[position].failure);
     await queue.addBulk(
-      jobs.map((job) => {
-        const field = job.completionId.slice(job.completionId.lastIndexOf('-') + 1);
+      open.map((job) => {
+        const field = String(lineOf(job));
         return {
           name: 'batch-line',
           data: { ...job, replyTo, store: { key: keys.answers, field, ttlMs: this.retentionMs, failuresKey: keys.failures } },
@@ -195,12 +210,15 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
     if (batch.stopping === undefined && (cancelRequestedAt !== null || seconds(now) >= batch.expires_at)) {
       batch.stopping = cancelRequestedAt !== null ? 'cancelled' : 'expired';
       if (cancelRequestedAt !== null) Object.assign(batch, { status: 'cancelling', cancelling_at: cancelRequestedAt });
-      await this.records.save(batch);
+      // Saved only after every line was stopped: a step cut short here is done again in full.
       await this.stopLines(batch);
+      await this.records.save(batch);
     }
     const { answered, failed } = await this.records.counts(batch.id);
-    batch.request_counts = { ...batch.request_counts, completed: answered, failed };
-    if (answered + failed >= batch.request_counts.total) return this.finalize(batch);
+    const { total } = batch.request_counts;
+    batch.request_counts = { total, completed: answered, failed: Math.min(failed, total - answered) };
+    // The counts are a cheap sign; whether every line has an outcome is checked line by line.
+    if (answered + failed >= total && (await this.records.finishedLines(batch.id)).size >= total) return this.finalize(batch);
     if (now - (batch.swept_at ?? (batch.in_progress_at ?? batch.created_at) * 1000) >= SWEEP_EVERY_MS) {
       batch.swept_at = now;
       await this.sweepLostLines(batch);
@@ -242,45 +260,67 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
     }
   }
 
-  /** Every line has an outcome: the output and error files, in input order. */
+  /**
+   * Every line has an outcome: the output and the error file, in input order, each streamed to
+   * storage in one pass over the input (no file is held whole in memory), then the exact counts.
+   */
   private async finalize(batch: BatchRecord): Promise<void> {
     if (batch.status !== 'finalizing') {
       Object.assign(batch, { status: 'finalizing', finalizing_at: seconds(Date.now()) });
       await this.records.save(batch);
     }
-    const written = { output: [] as string[], error: [] as string[] };
-    let pending: Array<{ index: number; customId: string; body: Record<string, unknown> }> = [];
-    const flush = async (): Promise<void> => {
-      const outcomes = await this.records.outcomes(batch.id, pending.map(({ index }) => index));
-      pending.forEach(({ index, customId, body }, position) => {
-        const { file, line } = outputLine(batch, index, customId, body, outcomes[position]);
-        written[file].push(line);
-        batch.usage = addUsage(batch.usage, outcomes[position]);
-      });
-      pending = [];
-    };
-    let index = 0;
-    batch.usage = undefined;
-    for await (const { line, text } of this.files.lines(batch.owner, batch.input_file_id)) {
-      const { customId, body } = parseLine(text, line, batch.endpoint) as BatchLine;
-      pending.push({ index: index++, customId, body });
-      if (pending.length >= CHUNK) await flush();
-    }
-    await flush();
+    const tally = { output: 0, error: 0 };
+    let usage: BatchUsage | undefined;
+    // Every line has an outcome (checked before), and only answered lines are in the answers hash.
+    const { answered } = await this.records.counts(batch.id);
+    const lines = { output: answered, error: batch.request_counts.total - answered };
     const save = async (file: 'output' | 'error'): Promise<string | null> => {
-      if (written[file].length === 0) return null;
-      const body = Buffer.from(`${written[file].join('\n')}\n`);
+      if (lines[file] === 0) return null;
+      const body = Readable.from(
+        this.outputLines(batch, file, (outcome) => {
+          tally[file]++;
+          if (file === 'output') usage = addUsage(usage, outcome);
+        }),
+      );
       return (await this.files.create(batch.owner, { filename: `${batch.id}_${file}.jsonl`, purpose: 'batch_output', body })).id;
     };
     batch.output_file_id = await save('output');
     batch.error_file_id = await save('error');
-    const { answered, failed } = await this.records.counts(batch.id);
     const end = seconds(Date.now());
-    batch.request_counts = { ...batch.request_counts, completed: answered, failed };
+    Object.assign(batch, { usage, request_counts: { total: batch.request_counts.total, completed: tally.output, failed: tally.error } });
     if (batch.stopping === 'cancelled') Object.assign(batch, { status: 'cancelled', cancelled_at: end });
     else if (batch.stopping === 'expired') Object.assign(batch, { status: 'expired', expired_at: end });
     else Object.assign(batch, { status: 'completed', completed_at: end });
     await this.records.save(batch);
-    this.logger.log(`batch ${batch.id} ${batch.status}: ${answered} answered, ${failed} failed`);
+    this.logger.log(`batch ${batch.id} ${batch.status}: ${tally.output} answered, ${tally.error} failed`);
+  }
+
+  /** The lines of one result file, in input order, read with their outcomes a chunk at a time. */
+  private async *outputLines(batch: BatchRecord, file: 'output' | 'error', counted: (outcome: LineOutcome) => void): AsyncGenerator<string> {
+    let chunk: Array<{ index: number; customId: string; body: Record<string, unknown> }> = [];
+    let index = 0;
+    for await (const { line, text } of this.files.lines(batch.owner, batch.input_file_id)) {
+      const { customId, body } = parseLine(text, line, batch.endpoint) as BatchLine;
+      chunk.push({ index: index++, customId, body });
+      if (chunk.length < CHUNK) continue;
+      yield* this.chunkLines(batch, file, chunk, counted);
+      chunk = [];
+    }
+    yield* this.chunkLines(batch, file, chunk, counted);
+  }
+
+  private async *chunkLines(
+    batch: BatchRecord,
+    file: 'output' | 'error',
+    chunk: Array<{ index: number; customId: string; body: Record<string, unknown> }>,
+    counted: (outcome: LineOutcome) => void,
+  ): AsyncGenerator<string> {
+    const outcomes = await this.records.outcomes(batch.id, chunk.map(({ index }) => index));
+    for (const [position, { index, customId, body }] of chunk.entries()) {
+      const written = outputLine(batch, index, customId, body, outcomes[position]);
+      if (written.file !== file) continue;
+      counted(outcomes[position]);
+      yield `${written.line}\n`;
+    }
   }
 }

@@ -18,7 +18,14 @@ export class BatchQueue implements OnApplicationShutdown {
     this.queue = new Queue<BatchJobData>(BATCH_QUEUE_NAME, {
       connection,
       prefix: BATCH_QUEUE_PREFIX,
-      defaultJobOptions: { removeOnComplete: { age: 24 * 3600, count: 1000 }, removeOnFail: { age: 7 * 24 * 3600 } },
+      defaultJobOptions: {
+        removeOnComplete: { age: 24 * 3600, count: 1000 },
+        removeOnFail: { age: 7 * 24 * 3600 },
+        // A step that fails (Redis or storage away for a moment) is taken again: a batch does not
+        // stop on a blip. Its ticks (moveToDelayed) use no attempts; about 5 h of failing steps do.
+        attempts: 10_000,
+        backoff: { type: 'fixed', delay: 2000 },
+      },
     });
   }
 

@@ -38,6 +38,11 @@ export class BatchRecords {
     ]);
   }
 
+  /** A batch that never started (its job could not be queued). */
+  async remove(record: BatchRecord): Promise<void> {
+    await Promise.all([this.redis.unlink(batchKeys(record.id).record), this.redis.zrem(batchesIndexKey(record.owner), record.id)]);
+  }
+
   /** The record; with `owner`, only if it is theirs. */
   async find(id: string, owner?: string): Promise<BatchRecord | undefined> {
     const json = await this.redis.get(batchKeys(id).record);
@@ -48,7 +53,8 @@ export class BatchRecords {
 
   /** Written by the coordinator only; its lifetime stays as created. */
   async save(record: BatchRecord): Promise<void> {
-    await this.redis.set(batchKeys(record.id).record, JSON.stringify(record), 'KEEPTTL');
+    // XX: a record past its retention is not brought back without its lifetime.
+    await this.redis.set(batchKeys(record.id).record, JSON.stringify(record), 'KEEPTTL', 'XX');
   }
 
   /** The owner's batch ids, newest first, after `after`. */

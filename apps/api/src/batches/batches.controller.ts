@@ -78,7 +78,13 @@ export class BatchesController {
       metadata: request.metadata ?? null,
     };
     await this.records.create(record, this.retentionMs);
-    await this.batches.queue.add('batch', { batchId: record.id }, { jobId: record.id });
+    try {
+      await this.batches.queue.add('batch', { batchId: record.id }, { jobId: record.id });
+    } catch {
+      // Nothing would ever run it: it must not stay visible as `validating`.
+      await this.records.remove(record).catch(() => undefined);
+      throw OpenAiError.unavailable('The service cannot reach its queue right now. Please retry shortly.', 'service_unavailable', 2);
+    }
     return toBatchObject(record, null);
   }
 

@@ -37,7 +37,8 @@ export class CompletionResumption {
 
   async resume(record: StoredCompletionRecord, afterFrame: number, reply: FastifyReply, signal: AbortSignal): Promise<void> {
     const keys = storedCompletionKeys(record.id);
-    if ((await this.redis.exists(keys.log)) === 0) {
+    // No log yet is fine while the job waits for a worker; no log once it ended means it expired.
+    if ((await this.redis.exists(keys.log)) === 0 && !isInProgress(await this.queues.forModel(record.model).getJobState(record.id))) {
       throw OpenAiError.notFound(`The stream of completion '${record.id}' can no longer be resumed; retrieve the stored completion instead.`, 'completion_id');
     }
     const response = new StreamedChatCompletion(reply, formatterOf(record, record.includeUsage), { after: afterFrame });
@@ -50,6 +51,7 @@ export class CompletionResumption {
     });
     const onClientGone = (): void => watch.fail(OpenAiError.clientClosed());
     signal.addEventListener('abort', onClientGone, { once: true });
+    if (signal.aborted) onClientGone(); // it left while the lease was being taken
     response.open();
     watch.awaitStart();
     let settled = false;

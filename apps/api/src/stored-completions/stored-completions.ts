@@ -109,7 +109,8 @@ export class StoredCompletions {
   async updateMetadata(record: StoredCompletionRecord, metadata: Record<string, string>): Promise<StoredCompletionRecord> {
     const updated = { ...record, metadata };
     // KEEPTTL: an update does not extend how long it is stored.
-    await this.redis.set(storedCompletionKeys(record.id).record, JSON.stringify(updated), 'KEEPTTL');
+    // XX: a record that expired meanwhile is not brought back without its lifetime.
+    await this.redis.set(storedCompletionKeys(record.id).record, JSON.stringify(updated), 'KEEPTTL', 'XX');
     return updated;
   }
 
@@ -137,7 +138,7 @@ export class StoredCompletions {
       start += ids.length;
       const found = await Promise.all(ids.map(async (id) => ({ id, record: await this.find(owner, id), answer: await this.answer(id) })));
       for (const { id, record, answer } of found) {
-        if (!record) void this.redis.zrem(index, id); // expired: its index entry goes too
+        if (!record) this.redis.zrem(index, id).catch(() => undefined); // expired: its index entry goes too
         if (!record || !answer || !matches(record, query)) continue;
         if (items.length === query.limit) return { items, hasMore: true };
         items.push({ record, answer });
