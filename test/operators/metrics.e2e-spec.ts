@@ -29,6 +29,7 @@ describe('Prometheus metrics', () => {
       llm_api_time_to_first_token_seconds: 'histogram',
       llm_api_active_streams: 'gauge',
       llm_api_queue_waiting_jobs: 'gauge',
+      llm_api_queue_prioritized_jobs: 'gauge',
       llm_api_queue_active_jobs: 'gauge',
       process_cpu_seconds_total: 'counter',
     });

@@ -70,6 +70,13 @@ export class ApiMetrics {
     queueGauge(this.registry, served, 'llm_api_queue_waiting_jobs', 'Jobs waiting in the model queue for a worker (read from Redis on scrape).', (queue) =>
       queue.getWaitingCount(),
     );
+    queueGauge(
+      this.registry,
+      served,
+      'llm_api_queue_prioritized_jobs',
+      'Flex requests and batch lines waiting in the model queue below default ones (read from Redis on scrape).',
+      (queue) => queue.getPrioritizedCount(),
+    );
     queueGauge(this.registry, served, 'llm_api_queue_active_jobs', 'Jobs a worker is running for the model queue (read from Redis on scrape).', (queue) =>
       queue.getActiveCount(),
     );
