@@ -9,6 +9,7 @@ import { STACK_API_KEY, STACK_MODEL, ServiceStack, waitFor } from './support/ser
 
 const OTHER_KEY = 'sk-another-tenant-0123456789';
 const SLOW_MODEL = 'slow-synthetic';
+const FEED_WINDOW = 8;
 
 interface OutputLine {
   id: string;
@@ -40,7 +41,8 @@ describe('Batch API', () => {
       apiKeys: [STACK_API_KEY, OTHER_KEY],
       models: [STACK_MODEL, SLOW_MODEL],
       parallelSequences: 2,
-      apiEnv: { FILES_DIR: filesDir },
+      // A small feed window, so that these batches are fed in several windows.
+      apiEnv: { FILES_DIR: filesDir, BATCH_FEED_WINDOW: String(FEED_WINDOW) },
     });
     await stack.addApi();
     // 30 tokens 10 ms apart: about 0.3 s a line, two at a time on each of two workers.
@@ -152,6 +154,9 @@ describe('Batch API', () => {
     const lines = Array.from({ length: 60 }, (_, index) => line(`k-${index}`, { model: SLOW_MODEL, messages: [{ role: 'user', content: String(index) }] }));
     const created = await submit(lines);
     await waitFor('the batch to run', async () => ((await client.batches.retrieve(created.id)).request_counts?.completed ?? 0) >= 4, 30_000);
+    // Only a window of the batch's lines is in the queue at a time (its file is read on as they end).
+    const slowQueue = stack.queue(SLOW_MODEL);
+    expect((await slowQueue.getPrioritizedCount()) + (await slowQueue.getActiveCount())).toBeLessThanOrEqual(FEED_WINDOW);
     // The worker with a running line, and the API instance whose coordinator holds the batch.
     await stack.workers.at(-1)?.stop('SIGKILL');
     const batches = new Queue(BATCH_QUEUE_NAME, { connection: { url: stack.redis.url }, prefix: BATCH_QUEUE_PREFIX });

@@ -284,12 +284,16 @@ describe('Files API (/v1/files)', () => {
 
     it('reads an uploaded input file line by line, with line numbers, for its owner only', async () => {
       const uploaded = await upload(a, '{"custom_id":"one"}\n\n{"custom_id":"two"}\r\n');
-      const lines: Array<{ line: number; text: string }> = [];
+      const lines: Array<{ line: number; text: string; end: number }> = [];
       for await (const line of service.lines(ownerOf(keyA), uploaded.id)) lines.push(line);
       expect(lines).toEqual([
-        { line: 1, text: '{"custom_id":"one"}' },
-        { line: 3, text: '{"custom_id":"two"}' },
+        { line: 1, text: '{"custom_id":"one"}', end: 20 },
+        { line: 3, text: '{"custom_id":"two"}', end: 42 },
       ]);
+      // Resumed after the first line: only the rest of the file is read, with the same numbers.
+      const rest: Array<{ line: number; text: string; end: number }> = [];
+      for await (const line of service.lines(ownerOf(keyA), uploaded.id, { byte: 20, line: 1 })) rest.push(line);
+      expect(rest).toEqual([lines[1]]);
       await expect(service.get(ownerOf(keyB), uploaded.id)).rejects.toMatchObject({ status: 404 });
     });
 

@@ -129,6 +129,12 @@ export class ApiEnv extends RedisEnv {
   @Min(60)
   BATCH_RETENTION_SECONDS = 30 * 24 * 3600;
 
+  /** Lines of one batch queued at a time; more are fed as they end, so a big file never sits in Redis whole. */
+  @EnvInteger()
+  @IsInt()
+  @Min(2)
+  BATCH_FEED_WINDOW = 1000;
+
   @IsIn(['fatal', 'error', 'warn', 'log', 'debug', 'verbose'])
   LOG_LEVEL = 'log';
 

@@ -96,7 +96,6 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
     try {
       if (batch.status === 'validating') await this.validate(batch);
       else if (batch.status === 'finalizing') await this.finalize(batch);
-      else if (batch.queued !== true) await this.enqueueLines(batch);
       else await this.advance(batch);
     } catch (error) {
       // Anything else (Redis or storage away for a moment) fails the step; its job retries it.
@@ -116,39 +115,43 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
       Object.assign(batch, { status: 'failed', failed_at: seconds(Date.now()), errors: { object: 'list', data: errors } });
       return this.records.save(batch);
     }
-    Object.assign(batch, { status: 'in_progress', in_progress_at: seconds(Date.now()) });
+    Object.assign(batch, { status: 'in_progress', in_progress_at: seconds(Date.now()), fed: { index: 0, line: 0, byte: 0 } });
     await this.records.save(batch);
-    await this.enqueueLines(batch);
+    await this.feed(batch, this.env.BATCH_FEED_WINDOW);
   }
 
   /**
-   * The second pass: each body checked as a request and queued as its line's job, or failed as
-   * the request would have been. Repeated after a crash, it skips the lines that have an outcome
-   * and re-adds the others under the same job ids (BullMQ keeps an id it already holds).
+   * The second pass, a window at a time: up to `count` more lines, each body checked as a request
+   * and queued as its line's job, or failed as the request would have been. The batch's position
+   * in its file is saved after each chunk, so a feed cut short by a crash resumes there (a line
+   * fed twice keeps its job id, and one with an outcome is not queued again). Only BATCH_FEED_WINDOW
+   * lines of a batch wait in Redis at a time, whatever the size of its file.
    */
-  private async enqueueLines(batch: BatchRecord): Promise<void> {
+  private async feed(batch: BatchRecord, count: number): Promise<void> {
+    const fed = batch.fed ?? { index: 0, line: 0, byte: 0 };
     const startedAt = (batch.in_progress_at ?? batch.created_at) * 1000;
-    const finished = await this.records.finishedLines(batch.id);
     let chunk: CompletionJobInput[] = [];
-    let index = 0;
-    for await (const { line, text } of this.files.lines(batch.owner, batch.input_file_id)) {
-      const lineIndex = index++;
-      if (finished.has(lineIndex)) continue;
-      const { body } = parseLine(text, line, batch.endpoint) as BatchLine;
-      try {
-        chunk.push(await lineJob(body, lineCompletionId(batch.id, lineIndex), startedAt, batch.expires_at * 1000));
-      } catch (error) {
-        const refusal = toOpenAiError(error);
-        await this.records.fail(batch.id, lineIndex, { refused: { status: refusal.status, body: refusal.toBody() } }, this.retentionMs);
-      }
-      if (chunk.length < CHUNK) continue;
+    let taken = 0;
+    const flush = async (): Promise<void> => {
       await this.enqueue(batch, chunk);
       chunk = [];
-      if ((await this.records.cancelRequestedAt(batch.id)) !== null) break;
+      batch.fed = { ...fed };
+      await this.records.save(batch);
+    };
+    for await (const { line, text, end } of this.files.lines(batch.owner, batch.input_file_id, fed)) {
+      const index = fed.index;
+      const { body } = parseLine(text, line, batch.endpoint) as BatchLine;
+      try {
+        chunk.push(await lineJob(body, lineCompletionId(batch.id, index), startedAt, batch.expires_at * 1000));
+      } catch (error) {
+        const refusal = toOpenAiError(error);
+        await this.records.fail(batch.id, index, { refused: { status: refusal.status, body: refusal.toBody() } }, this.retentionMs);
+      }
+      Object.assign(fed, { index: index + 1, line, byte: end });
+      if (++taken >= count) break;
+      if (chunk.length >= CHUNK) await flush();
     }
-    await this.enqueue(batch, chunk);
-    batch.queued = true;
-    await this.records.save(batch);
+    await flush();
   }
 
   /** The first pass over the file: what fails the whole batch. Sets its total and model. */
@@ -217,6 +220,11 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
     const { answered, failed } = await this.records.counts(batch.id);
     const { total } = batch.request_counts;
     batch.request_counts = { total, completed: answered, failed: Math.min(failed, total - answered) };
+    const fedLines = batch.fed?.index ?? total;
+    const waiting = fedLines - answered - failed;
+    const window = this.env.BATCH_FEED_WINDOW;
+    // Topped up once half the window has ended: the workers never run dry between two ticks.
+    if (batch.stopping === undefined && fedLines < total && waiting <= window / 2) await this.feed(batch, window - waiting);
     // The counts are a cheap sign; whether every line has an outcome is checked line by line.
     if (answered + failed >= total && (await this.records.finishedLines(batch.id)).size >= total) return this.finalize(batch);
     if (now - (batch.swept_at ?? (batch.in_progress_at ?? batch.created_at) * 1000) >= SWEEP_EVERY_MS) {
@@ -226,15 +234,16 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
     await this.records.save(batch);
   }
 
-  /** Lines without an outcome, each with its job's state (in chunks, for big batches). */
+  /** Lines without an outcome, each with its job's state, `unfed` for a line never queued (in chunks, for big batches). */
   private async *openLines(batch: BatchRecord): AsyncGenerator<{ index: number; jobId: string; state: string }> {
-    if (batch.model === undefined) return;
-    const queue = this.queues.forModel(batch.model);
+    const { model } = batch;
+    const fedLines = batch.fed?.index ?? batch.request_counts.total;
     const finished = await this.records.finishedLines(batch.id);
     const open = Array.from({ length: batch.request_counts.total }, (_, index) => index).filter((index) => !finished.has(index));
     for (let start = 0; start < open.length; start += CHUNK) {
       const chunk = open.slice(start, start + CHUNK).map((index) => ({ index, jobId: lineCompletionId(batch.id, index) }));
-      const states = await Promise.all(chunk.map(({ jobId }) => queue.getJobState(jobId)));
+      const queue = model === undefined ? undefined : this.queues.forModel(model);
+      const states = await Promise.all(chunk.map(async ({ index, jobId }) => (index >= fedLines || !queue ? 'unfed' : queue.getJobState(jobId))));
       yield* chunk.map((line, position) => ({ ...line, state: states[position] }));
     }
   }
@@ -242,19 +251,17 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
   /** Cancel or window past: waiting lines leave the queue unrun, running ones are stopped (their worker reports them). */
   private async stopLines(batch: BatchRecord): Promise<void> {
     const { model, stopping = 'cancelled' } = batch;
-    if (model === undefined) return; // no line was queued
-    const queue = this.queues.forModel(model);
     for await (const { index, jobId, state } of this.openLines(batch)) {
-      const removed = isInProgress(state) && state !== 'active' ? await queue.remove(jobId) : 0;
-      if (removed === 1 || state === 'unknown') await this.records.fail(batch.id, index, { unrun: stopping }, this.retentionMs);
-      else if (isInProgress(state)) await this.commands.spublish(cancellationsChannel(model), jobId);
+      const removed = model !== undefined && isInProgress(state) && state !== 'active' ? await this.queues.forModel(model).remove(jobId) : 0;
+      if (removed === 1 || state === 'unknown' || state === 'unfed') await this.records.fail(batch.id, index, { unrun: stopping }, this.retentionMs);
+      else if (model !== undefined && isInProgress(state)) await this.commands.spublish(cancellationsChannel(model), jobId);
     }
   }
 
   /** A line whose job ended with no outcome written (its workers died, or an operator removed it) has failed. */
   private async sweepLostLines(batch: BatchRecord): Promise<void> {
     for await (const { index, state } of this.openLines(batch)) {
-      if (isInProgress(state)) continue;
+      if (isInProgress(state) || state === 'unfed') continue;
       // Written after the job ended: an outcome the worker wrote since the states were read wins.
       await this.records.fail(batch.id, index, { code: 'engine_error', message: 'The request was lost with its worker and was not answered.' }, this.retentionMs);
     }

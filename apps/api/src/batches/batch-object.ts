@@ -49,8 +49,8 @@ export interface BatchObject {
 /** What is stored: the object, whose it is, and how far its coordinator has got. */
 export interface BatchRecord extends BatchObject {
   owner: string;
-  /** Set once every valid line is in the model's queue. */
-  queued?: boolean;
+  /** Where feeding its lines to the queue has got: the next line's index, and the file position after the last line fed. */
+  fed?: { index: number; line: number; byte: number };
   /** Set once the coordinator has begun to stop the batch's lines (cancelled or past its window). */
   stopping?: BatchStop;
   /** When the coordinator last looked for lines lost without an outcome (Unix ms). */
@@ -77,7 +77,7 @@ export const batchesIndexKey = (owner: string): string => `{batches:${owner}}:by
 /** Whether a batch in this status is over: nothing more will change it. */
 export const isFinished = (status: BatchStatus): boolean => status === 'failed' || status === 'completed' || status === 'expired' || status === 'cancelled';
 
-const INTERNAL_FIELDS: ReadonlySet<string> = new Set(['owner', 'queued', 'stopping', 'swept_at'] satisfies Array<Exclude<keyof BatchRecord, keyof BatchObject>>);
+const INTERNAL_FIELDS: ReadonlySet<string> = new Set(['owner', 'fed', 'stopping', 'swept_at'] satisfies Array<Exclude<keyof BatchRecord, keyof BatchObject>>);
 
 /** The object a client sees: a cancel request shows at once as `cancelling`, until the coordinator ends the batch. */
 export function toBatchObject(record: BatchRecord, cancelRequestedAt: number | null): BatchObject {

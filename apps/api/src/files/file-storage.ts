@@ -10,8 +10,11 @@ export interface FileStorage {
    * upload refused half-way, a client gone), rejects with that error and leaves nothing under `key`.
    */
   put(key: string, body: Readable): Promise<void>;
-  /** The stored bytes; rejects with StoredFileMissingError when nothing is stored under `key`. */
-  open(key: string): Promise<Readable>;
+  /**
+   * The stored bytes from byte `start` (0: all of them; `start` must be below the size); rejects
+   * with StoredFileMissingError when nothing is stored under `key`.
+   */
+  open(key: string, start?: number): Promise<Readable>;
   /** Removes the body; a key with nothing stored is not an error. */
   delete(key: string): Promise<void>;
 }

@@ -3,7 +3,6 @@ import { ApiEnv } from '@app/config';
 import { Readable, Transform } from 'node:stream';
 import type { TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createInterface } from 'node:readline';
 import { OpenAiError } from '../errors/openai-error';
 import { fileIdTime, isFileId, newFileId, toFileObject } from './file-object';
 import type { FileDeleted, FileList, FileObject, FilePurpose, FileRecord } from './file-object';
@@ -17,6 +16,13 @@ export interface NewFile {
   filename: string;
   purpose: FilePurpose;
   body: Buffer | Readable;
+}
+
+/** One non-blank line of a stored file: its 1-based number, its text, and the byte offset just after it. */
+export interface FileLine {
+  line: number;
+  text: string;
+  end: number;
 }
 
 /** A body stored under a new id whose metadata is not written yet (see FilesService.receive). */
@@ -125,18 +131,39 @@ export class FilesService {
     }
   }
 
-  /** The file's lines in order, with their 1-based numbers; blank lines are skipped. */
-  async *lines(owner: string, id: string): AsyncGenerator<{ line: number; text: string }> {
-    const { body } = await this.open(owner, id);
-    const reader = createInterface({ input: body, crlfDelay: Infinity });
-    let line = 0;
+  /**
+   * The file's lines in order, split on `\n` as uploads are checked, with their 1-based numbers and
+   * the byte offset just after each; blank lines are skipped. `from` resumes at an earlier line's
+   * `end` (with that line's number), reading only the rest of the file.
+   */
+  async *lines(owner: string, id: string, from: { byte: number; line: number } = { byte: 0, line: 0 }): AsyncGenerator<FileLine> {
+    const record = await this.record(owner, id);
+    if (from.byte >= record.bytes) return;
+    let body: Readable;
     try {
-      for await (const text of reader) {
-        line++;
-        if (text.trim() !== '') yield { line, text };
+      body = await this.storage.open(id, from.byte);
+    } catch (error) {
+      throw error instanceof StoredFileMissingError ? fileNotFound(id) : error;
+    }
+    let line = from.line;
+    let offset = from.byte;
+    let carry: Buffer = Buffer.alloc(0);
+    try {
+      for await (const chunk of body as AsyncIterable<Buffer>) {
+        let buffered: Buffer = carry.length === 0 ? chunk : Buffer.concat([carry, chunk]);
+        for (let newline = buffered.indexOf(0x0a); newline >= 0; newline = buffered.indexOf(0x0a)) {
+          line++;
+          offset += newline + 1;
+          // A CRLF file's lines end in `\r`: not part of the text.
+          const text = buffered.toString('utf8', 0, newline > 0 && buffered[newline - 1] === 0x0d ? newline - 1 : newline);
+          if (text.trim() !== '') yield { line, text, end: offset };
+          buffered = buffered.subarray(newline + 1);
+        }
+        carry = buffered;
       }
+      const text = carry.toString('utf8');
+      if (text.trim() !== '') yield { line: line + 1, text, end: offset + carry.length };
     } finally {
-      reader.close();
       body.destroy();
     }
   }

@@ -34,10 +34,10 @@ export class LocalFileStorage implements FileStorage {
     }
   }
 
-  async open(key: string): Promise<Readable> {
+  async open(key: string, start = 0): Promise<Readable> {
     try {
       const handle = await open(this.pathOf(key), 'r');
-      return handle.createReadStream();
+      return handle.createReadStream({ start });
     } catch (error) {
       throw isMissing(error) ? new StoredFileMissingError(key) : error;
     }

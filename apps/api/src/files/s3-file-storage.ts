@@ -41,9 +41,10 @@ export class S3FileStorage implements FileStorage, OnApplicationShutdown {
     await upload.done();
   }
 
-  async open(key: string): Promise<Readable> {
+  async open(key: string, start = 0): Promise<Readable> {
     try {
-      const { Body } = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) }));
+      const range = start > 0 ? `bytes=${start}-` : undefined;
+      const { Body } = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key), Range: range }));
       if (!(Body instanceof Readable)) throw new Error(`S3 GetObject returned no stream for ${key}`);
       return Body;
     } catch (error) {
