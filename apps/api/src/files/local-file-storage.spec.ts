@@ -30,6 +30,8 @@ describe('LocalFileStorage', () => {
     expect(readdirSync(dir)).toEqual(['file-abc']);
     expect(readFileSync(join(dir, 'file-abc'), 'utf8')).toBe(body);
     expect(await text(await storage.open('file-abc'))).toBe(body);
+    // From a byte offset (a batch's feed reads on where it stopped).
+    expect(await text(await storage.open('file-abc', 18))).toBe(body.slice(18));
   });
 
   it('streams a large body through and reads back exactly the same bytes', async () => {

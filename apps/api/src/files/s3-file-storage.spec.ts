@@ -83,6 +83,8 @@ describe('S3FileStorage', () => {
       const body = '{"custom_id":"a"}\n{"custom_id":"é"}\n';
       await storage.put('file-small', Readable.from([Buffer.from(body)]));
       expect(await text(await storage.open('file-small'))).toBe(body);
+      // From a byte offset (a batch's feed reads on where it stopped).
+      expect(await text(await storage.open('file-small', 18))).toBe(body.slice(18));
       expect(await keysInBucket()).toContain(`${S3_KEY_PREFIX}file-small`);
     });
 
