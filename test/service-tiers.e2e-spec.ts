@@ -21,8 +21,8 @@ describe('service tiers', () => {
       models: [STACK_MODEL, SLOW_MODEL],
       apiEnv: { PRIORITY_TIER_KEYS: STACK_API_KEY },
     });
-    // One slot, 40 tokens 10 ms apart: about 0.4 s per answer, so requests queue behind it.
-    await stack.addWorker({ ENGINE: 'synthetic', SYNTHETIC_TOKENS: '40', SYNTHETIC_TOKEN_INTERVAL_MS: '10', SYNTHETIC_SLOTS: '1' }, SLOW_MODEL);
+    // One slot, tokens 10 ms apart: a whole answer (300 tokens) holds it for 3 s while others queue.
+    await stack.addWorker({ ENGINE: 'synthetic', SYNTHETIC_TOKENS: '300', SYNTHETIC_TOKEN_INTERVAL_MS: '10', SYNTHETIC_SLOTS: '1' }, SLOW_MODEL);
     priorityClient = new OpenAI({ baseURL: stack.baseUrl, apiKey: STACK_API_KEY, maxRetries: 0 });
     plainClient = new OpenAI({ baseURL: stack.baseUrl, apiKey: PLAIN_KEY, maxRetries: 0 });
   }, 60_000);
@@ -47,9 +47,10 @@ describe('service tiers', () => {
 
   it('takes waiting requests in tier order: priority, then default, then flex', async () => {
     const queue = stack.queue(SLOW_MODEL);
+    // The queued ones are short (5 tokens), so the test does not wait on them.
     const request = (client: OpenAI, tier: 'priority' | 'default' | 'flex') =>
-      client.chat.completions.create({ model: SLOW_MODEL, messages: [{ role: 'user', content: tier }], service_tier: tier });
-    const busy = request(plainClient, 'default');
+      client.chat.completions.create({ model: SLOW_MODEL, messages: [{ role: 'user', content: tier }], service_tier: tier, max_tokens: 5 });
+    const busy = plainClient.chat.completions.create({ model: SLOW_MODEL, messages: [{ role: 'user', content: 'busy' }] });
     await waitFor('the slot to be busy', async () => (await queue.getActiveCount()) === 1);
     // Queued lowest tier first, each after the one before is in the queue.
     const answers: Array<Promise<OpenAI.ChatCompletion>> = [];
