@@ -1,3 +1,4 @@
+import { logitBiasRefusal, requiredCapabilities } from '@app/contracts';
 import type { CompletionErrorCode, CompletionFailure, CompletionJobData, CompletionResult } from '@app/contracts';
 import { ContextLengthExceededError, EngineUnavailableError, GenerationAbortedError, UnsupportedOptionError, UpstreamRejectedError } from './engine/inference-engine';
 import type { GenerationOutcome, InferenceEngine } from './engine/inference-engine';
@@ -66,6 +67,17 @@ export interface CompletionRun {
   requeue: () => Promise<boolean>;
 }
 
+/**
+ * Admission refuses what the live engines cannot honour; a job that meets its engine only here
+ * (queued while no worker was live, or a batch line) is checked against the same capabilities.
+ */
+function refuseWhatEngineCannotHonour(job: CompletionJobData, engine: InferenceEngine): void {
+  const lacking = requiredCapabilities(job).find(({ capability }) => !engine.capabilities[capability]);
+  if (lacking) throw new UnsupportedOptionError(engine.name, lacking.param);
+  const refusal = logitBiasRefusal(job.sampling.logitBias, engine.capabilities.logitBiasTokens);
+  if (refusal) throw new UnsupportedOptionError(engine.name, 'logit_bias', 'unsupported' in refusal ? undefined : `logit_bias for token ${refusal.highest}, which is not in its vocabulary`);
+}
+
 /** One result from `n` choices: the prompt counted once, the answers' tokens summed (as OpenAI does). */
 function combineChoices(outcomes: GenerationOutcome[]): CompletionResult {
   const [first] = outcomes;
@@ -94,6 +106,7 @@ export async function generateCompletion(
   try {
     // A retry is awaited past the first deadline: the API restarts its wait when a worker dies.
     if (attempt === 1 && Date.now() > job.startDeadline) throw new CompletionExpiredError();
+    refuseWhatEngineCannotHonour(job, engine);
     const choices = job.choices ?? 1;
     for (let choice = 0; choice < choices; choice++) {
       outcomes.push(

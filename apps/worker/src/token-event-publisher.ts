@@ -123,7 +123,10 @@ export class TokenEventPublisher implements OutputSink {
     this.lastSentAt = performance.now();
     const encoded = encodeTokenEvent(event);
     // Awaited together: a refused log append (Redis gone, or full) must reject here, not unhandled.
-    const [receivers] = await Promise.all([this.replies.publish(replyTo.channel, encoded), replyTo.log && this.appendToLog(replyTo.log, encoded)]);
+    const [receivers] = await Promise.all([
+      replyTo.channel === undefined ? undefined : this.replies.publish(replyTo.channel, encoded),
+      replyTo.log && this.appendToLog(replyTo.log, encoded),
+    ]);
     const final = body.type === 'end' || body.type === 'error';
     if (receivers === 0 && !final && replyTo.stopWhenUnheard) this.undeliverable(new Error('no subscriber for the completion'));
   }

@@ -1,3 +1,8 @@
+import { randomBytes } from 'node:crypto';
+
+/** An id for a call the model makes, in OpenAI's form (`call_…`), when nothing gave it one. */
+export const newToolCallId = (): string => `call_${randomBytes(12).toString('base64url')}`;
+
 /** A call the model made, as the conversation carries it back (OpenAI's assistant `tool_calls`). */
 export interface ToolCall {
   id: string;

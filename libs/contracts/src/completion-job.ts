@@ -24,8 +24,11 @@ export interface SamplingParams {
  * stored completions later) changes without touching engines.
  */
 export interface ReplyTo {
-  /** The sharded pub/sub channel (SPUBLISH) that carries the events. */
-  channel: string;
+  /**
+   * The sharded pub/sub channel (SPUBLISH) that carries the events; absent when nobody follows
+   * them live (a batch line, whose outcome is all that is kept).
+   */
+  channel?: string;
   /**
    * An interactive reply that reaches no subscriber means its API instance is gone: the worker
    * stops generating. Batch and background replies must set this false.
@@ -122,9 +125,10 @@ export interface CompletionJobData {
 export type CompletionJobInput = Omit<CompletionJobData, 'replyTo'>;
 
 /** OpenAI's finish reasons that this service produces. */
-export type FinishReason = 'stop' | 'length' | 'tool_calls';
+const FINISH_REASON_LIST = ['stop', 'length', 'tool_calls'] as const;
+export type FinishReason = (typeof FINISH_REASON_LIST)[number];
 
-const FINISH_REASONS: ReadonlySet<unknown> = new Set<FinishReason>(['stop', 'length', 'tool_calls']);
+const FINISH_REASONS: ReadonlySet<unknown> = new Set(FINISH_REASON_LIST);
 
 export const isFinishReason = (value: unknown): value is FinishReason => FINISH_REASONS.has(value);
 

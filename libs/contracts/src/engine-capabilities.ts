@@ -1,3 +1,6 @@
+import type { CompletionJobInput, SamplingParams } from './completion-job';
+import { callsAllowed } from './generation-options';
+
 /** Most choices (`n`) one request may ask for: the worker generates them one after another. */
 export const MAX_CHOICES = 8;
 
@@ -26,4 +29,24 @@ export interface RequiredCapability {
   capability: Exclude<EngineCapability, 'maxChoices' | 'logitBiasTokens'>;
   /** The request field that asks for it, for the 400's `param`. */
   param: string;
+}
+
+/** What a job needs of the engine that runs it, each named by the request field that asks for it. */
+export function requiredCapabilities(job: Pick<CompletionJobInput, 'tools' | 'responseFormat' | 'logprobs'>): RequiredCapability[] {
+  const needs: RequiredCapability[] = [];
+  if (callsAllowed(job.tools)) needs.push({ capability: 'tools', param: 'tools' });
+  if (job.responseFormat.type !== 'text') needs.push({ capability: 'grammar', param: 'response_format' });
+  if (job.logprobs) needs.push({ capability: 'logprobs', param: 'logprobs' });
+  return needs;
+}
+
+/**
+ * Why `logit_bias` cannot apply on an engine whose vocabulary has `logitBiasTokens` tokens: it
+ * takes no logit_bias at all, or names the highest token id outside its vocabulary.
+ */
+export function logitBiasRefusal(bias: SamplingParams['logitBias'], logitBiasTokens: number): { unsupported: true } | { highest: number } | undefined {
+  if (!bias || bias.length === 0) return undefined;
+  if (logitBiasTokens === 0) return { unsupported: true };
+  const highest = Math.max(...bias.map(({ token }) => token));
+  return highest >= logitBiasTokens ? { highest } : undefined;
 }

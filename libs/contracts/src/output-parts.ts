@@ -1,5 +1,6 @@
 import { isFinishReason } from './completion-job';
 import type { FinishReason } from './completion-job';
+import { isCount, isRecord } from './value-guards';
 
 /**
  * What an engine produces for a completion, in order: one kind per variant. New capabilities
@@ -82,8 +83,6 @@ export function appendPart(parts: OutputPart[], part: OutputPart): void {
   }
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
-const isChoiceIndex = (value: unknown): value is number => Number.isInteger(value) && (value as number) >= 0;
 
 function isTopLogprob(value: unknown): value is TopLogprob {
   return (
@@ -104,7 +103,7 @@ function isTokenLogprob(value: unknown): value is TokenLogprob {
 
 /** Checks one part's fields by kind; anything else is rejected rather than guessed at. */
 export function isOutputPart(value: unknown): value is OutputPart {
-  if (!isRecord(value) || !isChoiceIndex(value.choice)) return false;
+  if (!isRecord(value) || !isCount(value.choice)) return false;
   switch (value.type) {
     case 'text':
       return typeof value.text === 'string';
@@ -114,7 +113,7 @@ export function isOutputPart(value: unknown): value is OutputPart {
       return Array.isArray(value.content) && value.content.every(isTokenLogprob);
     case 'tool_call':
       return (
-        isChoiceIndex(value.index) &&
+        isCount(value.index) &&
         typeof value.arguments === 'string' &&
         (value.id === undefined || typeof value.id === 'string') &&
         (value.name === undefined || typeof value.name === 'string')

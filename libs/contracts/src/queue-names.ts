@@ -55,14 +55,6 @@ export function storedCompletionsIndexKey(apiKeyId: string): string {
   return `{stored-completions:${apiKeyId}}:by-created`;
 }
 
-/**
- * Where a batch line's worker publishes its events: nobody subscribes (the line's outcome goes to
- * the batch's hashes instead), so its reply never stops the worker.
- */
-export function batchRepliesChannel(batchId: string): string {
-  return `completion-replies:batch:${batchId}`;
-}
-
 /** The queue of batch coordination jobs (one per batch), processed by the API instances. */
 export const BATCH_QUEUE_NAME = 'batches';
 export const BATCH_QUEUE_PREFIX = '{batches}';

@@ -2,6 +2,7 @@ import { isFinishReason } from './completion-job';
 import type { CompletionUsage, FinishReason } from './completion-job';
 import { isOutputPart } from './output-parts';
 import type { OutputPart } from './output-parts';
+import { isCount } from './value-guards';
 
 /**
  * Events a worker publishes to a completion's reply channel. Every event names its completion
@@ -39,29 +40,24 @@ export interface EndEvent extends EventEnvelope {
 }
 
 /** Error codes a worker reports; they map onto OpenAI error types at the API. */
-export type CompletionErrorCode =
-  | 'context_length_exceeded'
-  | 'engine_error'
-  | 'cancelled'
-  | 'generation_timeout'
-  | 'expired'
-  /** The upstream server (ENGINE=openai) refused the request; `upstream` says how. */
-  | 'upstream_rejected'
-  /** The upstream server did not answer on any of the attempts the job was given. */
-  | 'upstream_unavailable'
-  /** The engine cannot honour an option (a job the API could not check first: queued before any worker was live, or a batch line); `param` names it. */
-  | 'unsupported_option';
-
-const ERROR_CODES = new Set<string>([
+const ERROR_CODE_LIST = [
   'context_length_exceeded',
   'engine_error',
   'cancelled',
   'generation_timeout',
   'expired',
+  // The upstream server (ENGINE=openai) refused the request; `upstream` says how.
   'upstream_rejected',
+  // The upstream server did not answer on any of the attempts the job was given.
   'upstream_unavailable',
+  // The engine cannot honour an option (a job the API could not check first: queued before any
+  // worker was live, or a batch line); `param` names it.
   'unsupported_option',
-]);
+] as const;
+
+export type CompletionErrorCode = (typeof ERROR_CODE_LIST)[number];
+
+const ERROR_CODES: ReadonlySet<string> = new Set(ERROR_CODE_LIST);
 
 /**
  * A running job's worker sends some event at least this often (a heartbeat when it has no
@@ -105,7 +101,6 @@ export function encodeTokenEvent(event: TokenEvent): string {
 }
 
 type Fields = Record<string, unknown>;
-const isCount = (value: unknown): boolean => Number.isInteger(value) && (value as number) >= 0;
 
 function isUsage(value: unknown): value is CompletionUsage {
   if (typeof value !== 'object' || value === null) return false;

@@ -1,4 +1,5 @@
 import type { EngineCapabilities } from './engine-capabilities';
+import { isCount } from './value-guards';
 
 /**
  * The live model registry: each worker announces itself every ANNOUNCE_INTERVAL_MS and counts
@@ -29,7 +30,6 @@ export interface WorkerAnnouncement {
   announcedAt: number;
 }
 
-const isCount = (value: unknown): value is number => Number.isInteger(value) && (value as number) >= 0;
 
 function isCapabilities(value: unknown): value is EngineCapabilities {
   if (typeof value !== 'object' || value === null) return false;

@@ -10,6 +10,9 @@ const digest = (key: string): Buffer => createHash('sha256').update(key).digest(
 /** Who is calling, as limits, tiers and ownership know a key: a prefix of its SHA-256, never the key itself. */
 export const apiKeyIdOf = (keyDigest: Buffer): string => keyDigest.toString('hex').slice(0, 24);
 
+/** The caller of a request this guard let through: owner of what it creates, subject of its limits. */
+export const callerOf = (request: FastifyRequest): string => request.apiKeyId ?? '';
+
 /** The id of a configured key (API_KEYS, PRIORITY_TIER_KEYS). */
 export const apiKeyId = (key: string): string => apiKeyIdOf(digest(key));
 

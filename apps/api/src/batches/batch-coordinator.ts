@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
-import { BATCH_PRIORITY, BATCH_QUEUE_NAME, BATCH_QUEUE_PREFIX, batchRepliesChannel, cancellationsChannel } from '@app/contracts';
+import { BATCH_PRIORITY, BATCH_QUEUE_NAME, BATCH_QUEUE_PREFIX, cancellationsChannel } from '@app/contracts';
 import type { CompletionJobInput } from '@app/contracts';
 import { closeRedis, createRedisConnection, redisTarget } from '@app/redis';
 import type { RedisClient } from '@app/redis';
@@ -189,7 +189,8 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
   private async enqueue(batch: BatchRecord, jobs: CompletionJobInput[]): Promise<void> {
     if (jobs.length === 0 || batch.model === undefined) return;
     const keys = batchKeys(batch.id);
-    const replyTo = { channel: batchRepliesChannel(batch.id), stopWhenUnheard: false };
+    // No channel: nobody follows a line live; its outcome goes to the batch's hashes.
+    const replyTo = { stopWhenUnheard: false };
     const queue = this.queues.forModel(batch.model);
     const lineOf = (job: CompletionJobInput): number => Number(job.completionId.slice(job.completionId.lastIndexOf('-') + 1));
     // Read just before adding: a line answered since the pass began (and gone from the queue) is not run again.
@@ -234,8 +235,11 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
     await this.records.save(batch);
   }
 
-  /** Lines without an outcome, each with its job's state, `unfed` for a line never queued (in chunks, for big batches). */
-  private async *openLines(batch: BatchRecord): AsyncGenerator<{ index: number; jobId: string; state: string }> {
+  /**
+   * Calls `act` for every line without an outcome, with its job's state (`unfed` for a line never
+   * queued), a chunk at a time: one round trip per chunk for the states and one for the actions.
+   */
+  private async forOpenLines(batch: BatchRecord, act: (line: { index: number; jobId: string; state: string }) => Promise<void>): Promise<void> {
     const { model } = batch;
     const fedLines = batch.fed?.index ?? batch.request_counts.total;
     const finished = await this.records.finishedLines(batch.id);
@@ -244,27 +248,27 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
       const chunk = open.slice(start, start + CHUNK).map((index) => ({ index, jobId: lineCompletionId(batch.id, index) }));
       const queue = model === undefined ? undefined : this.queues.forModel(model);
       const states = await Promise.all(chunk.map(async ({ index, jobId }) => (index >= fedLines || !queue ? 'unfed' : queue.getJobState(jobId))));
-      yield* chunk.map((line, position) => ({ ...line, state: states[position] }));
+      await Promise.all(chunk.map((line, position) => act({ ...line, state: states[position] })));
     }
   }
 
   /** Cancel or window past: waiting lines leave the queue unrun, running ones are stopped (their worker reports them). */
   private async stopLines(batch: BatchRecord): Promise<void> {
     const { model, stopping = 'cancelled' } = batch;
-    for await (const { index, jobId, state } of this.openLines(batch)) {
+    await this.forOpenLines(batch, async ({ index, jobId, state }) => {
       const removed = model !== undefined && isInProgress(state) && state !== 'active' ? await this.queues.forModel(model).remove(jobId) : 0;
       if (removed === 1 || state === 'unknown' || state === 'unfed') await this.records.fail(batch.id, index, { unrun: stopping }, this.retentionMs);
       else if (model !== undefined && isInProgress(state)) await this.commands.spublish(cancellationsChannel(model), jobId);
-    }
+    });
   }
 
   /** A line whose job ended with no outcome written (its workers died, or an operator removed it) has failed. */
   private async sweepLostLines(batch: BatchRecord): Promise<void> {
-    for await (const { index, state } of this.openLines(batch)) {
-      if (isInProgress(state) || state === 'unfed') continue;
+    await this.forOpenLines(batch, async ({ index, state }) => {
+      if (isInProgress(state) || state === 'unfed') return;
       // Written after the job ended: an outcome the worker wrote since the states were read wins.
       await this.records.fail(batch.id, index, { code: 'engine_error', message: 'The request was lost with its worker and was not answered.' }, this.retentionMs);
-    }
+    });
   }
 
   /**

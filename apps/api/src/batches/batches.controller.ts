@@ -2,11 +2,13 @@ import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, UseGuards } f
 import { ApiEnv } from '@app/config';
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import type { FastifyRequest } from 'fastify';
-import { ApiKeyGuard } from '../auth/api-key.guard';
+import { ApiKeyGuard, callerOf } from '../auth/api-key.guard';
 import { IsMetadata } from '../chat/tool-and-format.dto';
+import { redisUnavailable } from '../completions/completion-admission';
 import { OpenAiError } from '../errors/openai-error';
 import { FilesService } from '../files/files.service';
-import { parseCursorQuery } from '../http/cursor-query';
+import { cursorPage, parseCursorQuery } from '../http/cursor-query';
+import type { CursorPage } from '../http/cursor-query';
 import { isFinished, newBatchId, toBatchObject } from './batch-object';
 import type { BatchObject, BatchRecord } from './batch-object';
 import { BatchQueue } from './batch-queue';
@@ -48,7 +50,7 @@ export class BatchesController {
   @Post()
   @HttpCode(200)
   async create(@Body() request: CreateBatchDto, @Req() http: FastifyRequest): Promise<BatchObject> {
-    const owner = ownerOf(http);
+    const owner = callerOf(http);
     const input = await this.files.get(owner, request.input_file_id).catch(() => {
       throw OpenAiError.invalidRequest(`No file found with id '${request.input_file_id}'.`, 'input_file_id', 'invalid_value');
     });
@@ -83,17 +85,17 @@ export class BatchesController {
     } catch {
       // Nothing would ever run it: it must not stay visible as `validating`.
       await this.records.remove(record).catch(() => undefined);
-      throw OpenAiError.unavailable('The service cannot reach its queue right now. Please retry shortly.', 'service_unavailable', 2);
+      throw redisUnavailable();
     }
     return toBatchObject(record, null);
   }
 
   @Get()
-  async list(@Query() query: Record<string, unknown>, @Req() http: FastifyRequest): Promise<{ object: 'list'; data: BatchObject[]; first_id: string | null; last_id: string | null; has_more: boolean }> {
+  async list(@Query() query: Record<string, unknown>, @Req() http: FastifyRequest): Promise<CursorPage<BatchObject>> {
     const { after, limit } = parseCursorQuery(query, {});
-    const { ids, hasMore } = await this.records.page(ownerOf(http), after, limit);
+    const { ids, hasMore } = await this.records.page(callerOf(http), after, limit);
     const data = (await Promise.all(ids.map((id) => this.find(http, id).catch(() => undefined)))).filter((batch) => batch !== undefined);
-    return { object: 'list', data, first_id: data.at(0)?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: hasMore };
+    return cursorPage(data, hasMore);
   }
 
   @Get(':id')
@@ -105,7 +107,7 @@ export class BatchesController {
   @Post(':id/cancel')
   @HttpCode(200)
   async cancel(@Param('id') id: string, @Req() http: FastifyRequest): Promise<BatchObject> {
-    const record = await this.records.find(id, ownerOf(http));
+    const record = await this.records.find(id, callerOf(http));
     if (!record) throw notFound(id);
     if (isFinished(record.status) || record.status === 'finalizing') {
       throw new OpenAiError(409, 'invalid_request_error', `Batch '${id}' is ${record.status} and can no longer be cancelled.`, null, 'batch_not_cancellable');
@@ -115,12 +117,8 @@ export class BatchesController {
   }
 
   private async find(http: FastifyRequest, id: string): Promise<BatchObject> {
-    const record = await this.records.find(id, ownerOf(http));
+    const record = await this.records.find(id, callerOf(http));
     if (!record) throw notFound(id);
     return toBatchObject(record, await this.records.cancelRequestedAt(id));
   }
-}
-
-function ownerOf(http: FastifyRequest): string {
-  return http.apiKeyId ?? '';
 }

@@ -3,7 +3,7 @@ import { ApiEnv } from '@app/config';
 import type { CompletionJobInput } from '@app/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
-import { ApiKeyGuard } from '../auth/api-key.guard';
+import { ApiKeyGuard, callerOf } from '../auth/api-key.guard';
 import { CompletionAdmission, redisUnavailable } from '../completions/completion-admission';
 import type { Admission } from '../completions/completion-admission';
 import { CompletionRunner } from '../completions/completion-runner';
@@ -38,7 +38,7 @@ export class ChatCompletionsController {
   @HttpCode(200)
   async create(@Body() request: ChatCompletionRequestDto, @Req() http: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const acceptedAt = Date.now();
-    const owner = http.apiKeyId ?? '';
+    const owner = callerOf(http);
     const job = { ...toCompletionJob(request, newCompletionId(), acceptedAt, this.env.MAX_QUEUE_WAIT_MS), serviceTier: this.tiers.granted(request.service_tier, owner) };
     const storing = request.store === true;
     const formatter = new ChatCompletionFormatter(

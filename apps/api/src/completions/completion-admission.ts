@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { BeforeApplicationShutdown } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
-import { callsAllowed } from '@app/contracts';
+import { logitBiasRefusal, requiredCapabilities } from '@app/contracts';
 import type { CompletionJobInput, RequiredCapability, WorkerAnnouncement } from '@app/contracts';
 import { OpenAiError } from '../errors/openai-error';
 import { ModelRegistry } from '../models/model-registry';
@@ -16,15 +16,6 @@ export const redisUnavailable = (): OpenAiError =>
 export const shuttingDown = (): OpenAiError => OpenAiError.unavailable('This server is shutting down. Please retry.', 'shutting_down', 1);
 const queueFull = (model: string): OpenAiError =>
   OpenAiError.unavailable(`Too many requests are waiting for ${model}. Please retry shortly.`, 'queue_full', 2);
-
-/** What a job needs of the engine that runs it, each named by the request field that asks for it. */
-export function requiredCapabilities(job: CompletionJobInput): RequiredCapability[] {
-  const needs: RequiredCapability[] = [];
-  if (callsAllowed(job.tools)) needs.push({ capability: 'tools', param: 'tools' });
-  if (job.responseFormat.type !== 'text') needs.push({ capability: 'grammar', param: 'response_format' });
-  if (job.logprobs) needs.push({ capability: 'logprobs', param: 'logprobs' });
-  return needs;
-}
 
 /** An admitted request: its queue, a place held in it, and what it took from its key's budget. */
 export interface Admission {
@@ -109,14 +100,12 @@ export class CompletionAdmission implements BeforeApplicationShutdown {
 
   /** Every token id must exist in the vocabulary of every engine that may take the job. */
   private checkLogitBias(job: CompletionJobInput, workers: WorkerAnnouncement[]): void {
-    const biased = job.sampling.logitBias;
-    if (!biased || biased.length === 0) return;
-    const highest = Math.max(...biased.map(({ token }) => token));
     for (const worker of workers) {
       const { logitBiasTokens } = worker.capabilities;
-      if (logitBiasTokens === 0) throw OpenAiError.invalidRequest(`The engine serving this model (${worker.engine}) does not support logit_bias.`, 'logit_bias', 'unsupported_parameter');
-      if (highest >= logitBiasTokens) {
-        throw OpenAiError.invalidRequest(`Invalid key in 'logit_bias': ${highest} is not a token of this model (its vocabulary has ${logitBiasTokens}).`, 'logit_bias', 'invalid_value');
+      const refusal = logitBiasRefusal(job.sampling.logitBias, logitBiasTokens);
+      if (refusal && 'unsupported' in refusal) throw OpenAiError.invalidRequest(`The engine serving this model (${worker.engine}) does not support logit_bias.`, 'logit_bias', 'unsupported_parameter');
+      if (refusal) {
+        throw OpenAiError.invalidRequest(`Invalid key in 'logit_bias': ${refusal.highest} is not a token of this model (its vocabulary has ${logitBiasTokens}).`, 'logit_bias', 'invalid_value');
       }
     }
   }

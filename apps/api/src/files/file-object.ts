@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto';
+import type { CursorPage } from '../http/cursor-query';
 
 /** Every purpose OpenAI gives a file; clients may upload `batch` only, the service writes `batch_output`. */
 export const FILE_PURPOSES = [
@@ -29,13 +30,7 @@ export interface FileObject {
   status_details: null;
 }
 
-export interface FileList {
-  object: 'list';
-  data: FileObject[];
-  first_id: string | null;
-  last_id: string | null;
-  has_more: boolean;
-}
+export type FileList = CursorPage<FileObject>;
 
 export interface FileDeleted {
   id: string;

@@ -1,14 +1,12 @@
 import { Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiKeyGuard } from '../auth/api-key.guard';
+import { ApiKeyGuard, callerOf } from '../auth/api-key.guard';
 import type { FileDeleted, FileList, FileObject } from './file-object';
 import { FilesService } from './files.service';
 import { ListFilesQueryDto } from './list-files-query.dto';
 import { readUploadForm } from './upload-form';
 
-/** Whose files: the API key's id (the guard sets it); files of other keys do not exist for it. */
-const ownerOf = (request: FastifyRequest): string => request.apiKeyId ?? '';
 
 /** OpenAI's Files API: upload (batch input only), retrieve, list, content, delete. */
 @Controller('v1/files')
@@ -23,28 +21,28 @@ export class FilesController {
   @HttpCode(200)
   async upload(@Req() request: FastifyRequest): Promise<FileObject> {
     const { purpose, received } = await readUploadForm(request, this.env.FILES_MAX_BYTES, this.files);
-    return this.files.commit(ownerOf(request), received, purpose);
+    return this.files.commit(callerOf(request), received, purpose);
   }
 
   @Get()
   list(@Req() request: FastifyRequest, @Query() query: ListFilesQueryDto): Promise<FileList> {
-    return this.files.list(ownerOf(request), query);
+    return this.files.list(callerOf(request), query);
   }
 
   @Get(':id')
   get(@Req() request: FastifyRequest, @Param('id') id: string): Promise<FileObject> {
-    return this.files.get(ownerOf(request), id);
+    return this.files.get(callerOf(request), id);
   }
 
   /** The bytes as uploaded (or as written, for outputs), streamed from storage. */
   @Get(':id/content')
   async content(@Req() request: FastifyRequest, @Param('id') id: string, @Res() reply: FastifyReply): Promise<void> {
-    const { file, body } = await this.files.open(ownerOf(request), id);
+    const { file, body } = await this.files.open(callerOf(request), id);
     void reply.header('content-type', 'application/octet-stream').header('content-length', file.bytes).send(body);
   }
 
   @Delete(':id')
   delete(@Req() request: FastifyRequest, @Param('id') id: string): Promise<FileDeleted> {
-    return this.files.delete(ownerOf(request), id);
+    return this.files.delete(callerOf(request), id);
   }
 }

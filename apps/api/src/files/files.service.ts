@@ -4,6 +4,7 @@ import { Readable, Transform } from 'node:stream';
 import type { TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { OpenAiError } from '../errors/openai-error';
+import { cursorPage } from '../http/cursor-query';
 import { fileIdTime, isFileId, newFileId, toFileObject } from './file-object';
 import type { FileDeleted, FileList, FileObject, FilePurpose, FileRecord } from './file-object';
 import { FileRecords } from './file-records';
@@ -33,8 +34,7 @@ export interface ReceivedBody {
 }
 
 /** The one 404 for a file that does not exist and a file of another API key alike. */
-export const fileNotFound = (id: string): OpenAiError =>
-  new OpenAiError(404, 'invalid_request_error', `No such File object: ${id}`, null, 'file_not_found');
+export const fileNotFound = (id: string): OpenAiError => OpenAiError.notFound(`No such File object: ${id}`, null, 'file_not_found');
 
 /** Counts what goes through: the size of a body that is not checked as JSONL. */
 class ByteCounter extends Transform {
@@ -116,8 +116,7 @@ export class FilesService {
 
   async list(owner: string, query: PageQuery): Promise<FileList> {
     const { records, hasMore } = await this.records.page(owner, query);
-    const data = records.map(toFileObject);
-    return { object: 'list', data, first_id: data.at(0)?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: hasMore };
+    return cursorPage(records.map(toFileObject), hasMore);
   }
 
   /** The file's bytes as stored. */

@@ -14,6 +14,19 @@ export interface CursorQuery {
 
 const MAX_LIMIT = 100;
 
+/** OpenAI's cursor page: what every list of this API answers (chat completions, files, batches, messages). */
+export interface CursorPage<T extends { id: string }> {
+  object: 'list';
+  data: T[];
+  first_id: string | null;
+  last_id: string | null;
+  has_more: boolean;
+}
+
+export function cursorPage<T extends { id: string }>(data: T[], hasMore: boolean): CursorPage<T> {
+  return { object: 'list', data, first_id: data.at(0)?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: hasMore };
+}
+
 /** `accepts` names the filters the list has; `order` absent means a fixed order (the default). */
 export function parseCursorQuery(
   query: Record<string, unknown>,

@@ -1,13 +1,14 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
 import { ValidateIf } from 'class-validator';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiKeyGuard } from '../auth/api-key.guard';
+import { ApiKeyGuard, callerOf } from '../auth/api-key.guard';
 import { IsMetadata } from '../chat/tool-and-format.dto';
 import { clientGoneSignal } from '../http/client-gone-signal';
 import { CompletionQueues, isInProgress } from '../completions/completion-queues';
 import { OpenAiError } from '../errors/openai-error';
 import { CompletionResumption } from './completion-resumption';
-import { parseCursorQuery } from '../http/cursor-query';
+import { cursorPage, parseCursorQuery } from '../http/cursor-query';
+import type { CursorPage } from '../http/cursor-query';
 import { storedCompletionObject, storedMessageObject } from './stored-completion-objects';
 import { StoredCompletions } from './stored-completions';
 import type { StoredCompletionRecord } from './stored-completions';
@@ -17,18 +18,6 @@ export class UpdateStoredCompletionDto {
   @ValidateIf((body: UpdateStoredCompletionDto) => body.metadata !== null)
   @IsMetadata()
   metadata!: Record<string, string> | null;
-}
-
-interface CursorPage<T extends { id: string }> {
-  object: 'list';
-  data: T[];
-  first_id: string | null;
-  last_id: string | null;
-  has_more: boolean;
-}
-
-function page<T extends { id: string }>(data: T[], hasMore: boolean): CursorPage<T> {
-  return { object: 'list', data, first_id: data.at(0)?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: hasMore };
 }
 
 const notFound = (id: string): OpenAiError => OpenAiError.notFound(`No chat completion found with id '${id}'.`, 'completion_id');
@@ -59,8 +48,8 @@ export class StoredCompletionsController {
 
   @Get()
   async list(@Query() query: Record<string, unknown>, @Req() http: FastifyRequest): Promise<CursorPage<{ id: string }>> {
-    const { items, hasMore } = await this.stored.list(owner(http), parseCursorQuery(query, { model: true, metadata: true, order: true }));
-    return page(
+    const { items, hasMore } = await this.stored.list(callerOf(http), parseCursorQuery(query, { model: true, metadata: true, order: true }));
+    return cursorPage(
       items.map(({ record, answer }) => ({ id: record.id, ...storedCompletionObject(record, answer) })),
       hasMore,
     );
@@ -102,11 +91,11 @@ export class StoredCompletionsController {
     const afterIndex = ordered.findIndex((message) => message.id === after);
     const start = after === undefined ? 0 : afterIndex < 0 ? ordered.length : afterIndex + 1;
     const selected = ordered.slice(start, start + limit);
-    return page(selected, start + limit < ordered.length);
+    return cursorPage(selected, start + limit < ordered.length);
   }
 
   private async find(http: FastifyRequest, id: string): Promise<StoredCompletionRecord> {
-    const record = await this.stored.find(owner(http), id);
+    const record = await this.stored.find(callerOf(http), id);
     if (!record) throw notFound(id);
     return record;
   }
@@ -122,8 +111,4 @@ export class StoredCompletionsController {
     // It ended without an answer (an error, or cancelled): nothing was stored.
     throw notFound(record.id);
   }
-}
-
-function owner(http: FastifyRequest): string {
-  return http.apiKeyId ?? '';
 }

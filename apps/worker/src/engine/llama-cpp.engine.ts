@@ -1,4 +1,4 @@
-import { MAX_CHOICES, callsAllowed } from '@app/contracts';
+import { MAX_CHOICES, callsAllowed, newToolCallId } from '@app/contracts';
 import type { EngineCapabilities, FinishReason, OutputSink, SamplingParams, ToolCall, ToolOptions } from '@app/contracts';
 import type {
   ChatHistoryItem,
@@ -14,8 +14,7 @@ import type {
   Token,
   TokenBias,
 } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
-import { randomBytes } from 'node:crypto';
-import { ContextLengthExceededError, GenerationAbortedError, UnsupportedOptionError } from './inference-engine';
+import { ContextLengthExceededError, GenerationAbortedError } from './inference-engine';
 import type { GenerationOutcome, GenerationRequest, InferenceEngine } from './inference-engine';
 import { toChatHistory } from './llama-chat-history';
 import { scoreAnswer } from './llama-logprobs';
@@ -89,7 +88,7 @@ class ToolCallStream {
   onParamsChunk = ({ callIndex, functionName, paramsChunk }: LlamaChatResponseFunctionCallParamsChunk): void => {
     let call = this.calls[callIndex];
     const opening = call === undefined;
-    call ??= this.calls[callIndex] = { id: `call_${randomBytes(12).toString('base64url')}`, name: functionName, arguments: '' };
+    call ??= this.calls[callIndex] = { id: newToolCallId(), name: functionName, arguments: '' };
     const pending = (this.heldWhitespace[callIndex] ?? '') + paramsChunk;
     const fragment = pending.trimEnd();
     this.heldWhitespace[callIndex] = pending.slice(fragment.length);
@@ -206,9 +205,6 @@ export class LlamaCppEngine implements InferenceEngine {
     // Without max_tokens the answer may use the rest of the context (finish_reason "length").
     const maxTokens = sampling.maxTokens ?? room;
 
-    // Admission checks token ids against live workers; a job queued while none was live is checked here.
-    const unknownToken = sampling.logitBias?.find(({ token }) => token >= this.capabilities.logitBiasTokens);
-    if (unknownToken) throw new UnsupportedOptionError(this.name, 'logit_bias', `logit_bias for token ${unknownToken.token}, which is not in its vocabulary`);
     const grammar = await this.grammars.forFormat(responseFormat);
     const mustCall = functions !== undefined && tools?.choice.type !== 'auto';
     const toolCalls = new ToolCallStream(output);

@@ -1,6 +1,6 @@
-import { MAX_CHOICES, callsAllowed } from '@app/contracts';
+import { MAX_CHOICES } from '@app/contracts';
 import type { ChatMessage, EngineCapabilities, FinishReason } from '@app/contracts';
-import { ContextLengthExceededError, GenerationAbortedError, UnsupportedOptionError } from './inference-engine';
+import { ContextLengthExceededError, GenerationAbortedError } from './inference-engine';
 import type { GenerationOutcome, GenerationRequest, InferenceEngine } from './inference-engine';
 
 /**
@@ -59,11 +59,7 @@ export class SyntheticEngine implements InferenceEngine {
     this.contextSize = options.contextSize;
   }
 
-  async generate({ messages, sampling, tools, responseFormat, logprobs, signal, output }: GenerationRequest): Promise<GenerationOutcome> {
-    if (callsAllowed(tools)) throw new UnsupportedOptionError(this.name, 'tools');
-    if (logprobs) throw new UnsupportedOptionError(this.name, 'logprobs');
-    if (responseFormat && responseFormat.type !== 'text') throw new UnsupportedOptionError(this.name, 'response_format');
-    if (sampling.logitBias && sampling.logitBias.length > 0) throw new UnsupportedOptionError(this.name, 'logit_bias');
+  async generate({ messages, sampling, signal, output }: GenerationRequest): Promise<GenerationOutcome> {
     const promptTokens = countPromptTokens(messages);
     const room = this.contextSize - promptTokens;
     // As the llama.cpp engine: a max_tokens that does not fit is refused, not shortened.

@@ -1,5 +1,5 @@
+import { newToolCallId } from '@app/contracts';
 import type { CompletionUsage, FinishReason, OutputSink, TokenLogprob, ToolCall, TopLogprob } from '@app/contracts';
-import { randomBytes } from 'node:crypto';
 import type { GenerationOutcome } from '../inference-engine';
 import type { ServerSentEvent } from './server-sent-events';
 
@@ -52,10 +52,9 @@ interface CallInProgress {
   /** Our index: calls are numbered in the order they open, whatever the upstream numbers them. */
   index: number;
   id: string;
+  /** Empty until the upstream names the call: the call opens (goes out) with its name. */
   name: string;
   arguments: string;
-  /** Written out: its first part, with id and name, has gone to the output. */
-  opened: boolean;
 }
 
 /**
@@ -101,7 +100,7 @@ export class UpstreamAnswer {
   outcome(): GenerationOutcome {
     if (this.finishReason === undefined) throw new UpstreamProtocolError('The upstream stream ended before the answer did (no finish_reason).');
     const toolCalls: ToolCall[] = [...this.calls.values()].map(({ id, name, arguments: args }) => ({ id, name, arguments: args }));
-    if ([...this.calls.values()].some((call) => !call.opened)) throw new UpstreamProtocolError('The upstream server sent a tool call without a name.');
+    if ([...this.calls.values()].some((call) => call.name === '')) throw new UpstreamProtocolError('The upstream server sent a tool call without a name.');
     const finishReason: FinishReason = this.finishReason === 'length' ? 'length' : toolCalls.length > 0 ? 'tool_calls' : 'stop';
     // Servers that ignore stream_options.include_usage: one chunk is about one token.
     const usage = this.usage ?? { prompt_tokens: 0, completion_tokens: this.outputChunks, total_tokens: this.outputChunks };
@@ -136,16 +135,17 @@ export class UpstreamAnswer {
     const upstreamIndex = Number.isInteger(fragment.index) ? (fragment.index as number) : this.indexWithoutNumber(id);
     let call = this.calls.get(upstreamIndex);
     if (!call) {
-      call = { index: this.calls.size, id: id || `call_${randomBytes(12).toString('base64url')}`, name: '', arguments: '', opened: false };
+      call = { index: this.calls.size, id: id || newToolCallId(), name: '', arguments: '' };
       this.calls.set(upstreamIndex, call);
     }
+    // A call is open once it has a name (it never loses it); its first fragment then goes out with it.
+    const wasOpen = call.name !== '';
     call.name ||= text(fn.name) ?? '';
     const args = text(fn.arguments) ?? '';
     call.arguments += args;
-    if (!call.opened && call.name !== '') {
-      call.opened = true;
+    if (!wasOpen && call.name !== '') {
       this.write({ type: 'tool_call', choice: 0, index: call.index, id: call.id, name: call.name, arguments: call.arguments });
-    } else if (call.opened && args !== '') {
+    } else if (wasOpen && args !== '') {
       this.write({ type: 'tool_call', choice: 0, index: call.index, arguments: args });
     }
   }
