@@ -19,7 +19,7 @@ import OpenAI, { toFile } from 'openai';
 import type { Batch } from 'openai/resources/batches';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { mkdtemp, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { completionQueueName, completionQueuePrefix } from '@app/contracts';
@@ -27,6 +27,7 @@ import { batchKeys } from '../apps/api/src/batches/batch-object';
 import type { ManagedProcess } from '../tools/local-stack/managed-process';
 import { startRedisServer } from '../tools/local-stack/redis-server';
 import type { LocalRedis } from '../tools/local-stack/redis-server';
+import { childPids } from '../tools/local-stack/process-tree';
 import { REPO_ROOT, startApi, startWorker } from '../tools/local-stack/services';
 import type { RunningApi } from '../tools/local-stack/services';
 import { round, summarize } from './stats';
@@ -227,18 +228,6 @@ async function sendPlain(baseUrl: string, lines: LineRequest[], concurrency: num
 
 const roundSummary = (summary: Summary): Summary => Object.fromEntries(Object.entries(summary).map(([key, value]: [string, number]) => [key, round(value, 1)])) as unknown as Summary;
 
-/** Children of this process still running (Linux /proc; none elsewhere). */
-async function childPids(): Promise<number[]> {
-  const entries = await readdir('/proc').catch(() => [] as string[]);
-  const pids: number[] = [];
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(fields[1]) === process.pid && fields[0] !== 'Z') pids.push(Number(entry));
-  }
-  return pids;
-}
 
 async function main(): Promise<void> {
   if (!Number.isInteger(LINES) || LINES < 10 || !Number.isInteger(PROBES) || PROBES < 1) throw new Error('--lines must be an integer ≥ 10 and --probes ≥ 1');
@@ -246,7 +235,7 @@ async function main(): Promise<void> {
   await mkdir(LOG_DIR, { recursive: true });
   const filesDir = await mkdtemp(join(tmpdir(), 'bench-batch-files-'));
   // Children from before the stack (tsx's esbuild service) are not ours to stop.
-  const preexisting = new Set(await childPids());
+  const preexisting = new Set(childPids(process.pid));
   const started: Array<{ name: string; stop: () => Promise<unknown> }> = [];
   let redis: LocalRedis | undefined;
   let commands: Redis | undefined;
@@ -263,7 +252,7 @@ async function main(): Promise<void> {
       for (const { stop } of started.reverse()) await stop().catch(() => undefined);
       await redis?.stop().catch(() => undefined);
       // A start that timed out (startApi, startWorker) does not hand back its process: stop it by its pid.
-      const leftovers = (await childPids()).filter((pid) => !preexisting.has(pid));
+      const leftovers = (childPids(process.pid)).filter((pid) => !preexisting.has(pid));
       const signal = (pid: number, name: NodeJS.Signals): void => {
         try {
           process.kill(pid, name);
@@ -277,7 +266,7 @@ async function main(): Promise<void> {
         signal(pid, 'SIGTERM');
       }
       if (leftovers.length > 0) await sleep(5000);
-      for (const pid of (await childPids()).filter((pid) => leftovers.includes(pid))) signal(pid, 'SIGKILL');
+      for (const pid of (childPids(process.pid)).filter((pid) => leftovers.includes(pid))) signal(pid, 'SIGKILL');
       await rm(filesDir, { recursive: true, force: true });
     })());
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {

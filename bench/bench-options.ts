@@ -1,8 +1,12 @@
+import { availableParallelism } from 'node:os';
+
 /**
  * What `npm run bench` runs: the full plan (about 6-9 minutes on 2 cores) or `--quick` (about a
  * minute, fewer levels and shorter runs). `--profile` also CPU-profiles the API process during
- * the synthetic phases and reports its top self-time functions. `--only=llama,synthetic,relay,
- * open-streams,non-stream` runs some phases only.
+ * the synthetic phases and reports its top self-time functions (with `--api-processes=1`).
+ * `--only=llama,synthetic,relay,open-streams,non-stream` runs some phases only.
+ * `--api-processes=N` sets the API's API_PROCESSES for the throughput phases (default: as
+ * deployed, one per core); the open-streams phase measures one process.
  */
 export type PhaseName = 'llama' | 'synthetic' | 'relay' | 'open-streams' | 'non-stream';
 export const PHASES: PhaseName[] = ['llama', 'synthetic', 'relay', 'open-streams', 'non-stream'];
@@ -55,6 +59,7 @@ export interface NonStreamPlan {
 export interface BenchOptions {
   mode: 'full' | 'quick';
   profile: boolean;
+  apiProcesses: number;
   phases: Set<PhaseName>;
   llama: LlamaPlan;
   /** Time to first token and inter-token latency around an engine of known speed. */
@@ -65,7 +70,7 @@ export interface BenchOptions {
   nonStream: NonStreamPlan;
 }
 
-const FULL: Omit<BenchOptions, 'mode' | 'profile' | 'phases'> = {
+const FULL: Omit<BenchOptions, 'mode' | 'profile' | 'phases' | 'apiProcesses'> = {
   llama: {
     parallelSequences: 4,
     threads: 1,
@@ -108,11 +113,18 @@ const QUICK: typeof FULL = {
 export function parseOptions(argv: string[]): BenchOptions {
   const known = new Set(['--quick', '--profile']);
   const only = argv.find((arg) => arg.startsWith('--only='));
+  const processes = argv.find((arg) => arg.startsWith('--api-processes='));
   for (const arg of argv) {
-    if (!known.has(arg) && arg !== only) throw new Error(`unknown option ${arg} (use --quick, --profile, --only=${PHASES.join(',')})`);
+    if (!known.has(arg) && arg !== only && arg !== processes) {
+      throw new Error(`unknown option ${arg} (use --quick, --profile, --api-processes=N, --only=${PHASES.join(',')})`);
+    }
   }
+  const apiProcesses = processes ? Number(processes.slice('--api-processes='.length)) : availableParallelism();
+  if (!Number.isInteger(apiProcesses) || apiProcesses < 1) throw new Error(`${processes} is not a whole number of processes`);
+  const profile = argv.includes('--profile');
+  if (profile && apiProcesses > 1) throw new Error('--profile profiles one API process: add --api-processes=1');
   const phases = only ? only.slice('--only='.length).split(',') : PHASES;
   for (const phase of phases) if (!PHASES.includes(phase as PhaseName)) throw new Error(`unknown phase ${phase}`);
   const quick = argv.includes('--quick');
-  return { mode: quick ? 'quick' : 'full', profile: argv.includes('--profile'), phases: new Set(phases as PhaseName[]), ...(quick ? QUICK : FULL) };
+  return { mode: quick ? 'quick' : 'full', profile, apiProcesses, phases: new Set(phases as PhaseName[]), ...(quick ? QUICK : FULL) };
 }

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { childPids } from '../tools/local-stack/process-tree';
 
 const CLOCK_TICKS_PER_SECOND = 100;
 
@@ -24,7 +25,12 @@ export function residentBytes(pid: number): number {
   }
 }
 
-/** Cores each named process kept busy between `start()` and `stop()` (1.0 = one core all the time). */
+/** CPU seconds of a process and its live children (an API supervisor's serving processes). */
+export function treeCpuSeconds(pid: number): number {
+  return childPids(pid).reduce((sum, child) => sum + cpuSeconds(child), cpuSeconds(pid));
+}
+
+/** Cores each named process, with its children, kept busy between `start()` and `stop()` (1.0 = one core all the time). */
 export class CpuMeter {
   private readonly before = new Map<string, number>();
   private startedAt = 0;
@@ -33,13 +39,13 @@ export class CpuMeter {
 
   start(): void {
     this.startedAt = performance.now();
-    for (const [name, pid] of Object.entries(this.pids)) this.before.set(name, cpuSeconds(pid));
+    for (const [name, pid] of Object.entries(this.pids)) this.before.set(name, treeCpuSeconds(pid));
   }
 
   stop(): Record<string, number> {
     const seconds = (performance.now() - this.startedAt) / 1000;
     return Object.fromEntries(
-      Object.entries(this.pids).map(([name, pid]) => [name, Math.round(((cpuSeconds(pid) - (this.before.get(name) ?? 0)) / seconds) * 100) / 100]),
+      Object.entries(this.pids).map(([name, pid]) => [name, Math.round(((treeCpuSeconds(pid) - (this.before.get(name) ?? 0)) / seconds) * 100) / 100]),
     );
   }
 }

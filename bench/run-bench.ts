@@ -160,7 +160,7 @@ const syntheticEngine = (tokens: number, tokenIntervalMs: number): EngineSpec =>
 });
 
 /** Relay levels that share a token interval share one service stack (the interval is the worker's setting). */
-async function runRelay(plan: RelayPlan, fits: (streams: number) => boolean, profile: boolean): Promise<{ levels: ComparisonLevel[]; profiles: ProfileSummary[] }> {
+async function runRelay(plan: RelayPlan, fits: (streams: number) => boolean, profile: boolean, apiProcesses: number): Promise<{ levels: ComparisonLevel[]; profiles: ProfileSummary[] }> {
   const levels = plan.levels.filter((level) => fits(level.streams));
   const busiest = levels.reduce<number | undefined>((most, level) => Math.max(most ?? 0, level.streams), undefined);
   const outcome: { levels: ComparisonLevel[]; profiles: ProfileSummary[] } = { levels: [], profiles: [] };
@@ -174,7 +174,7 @@ async function runRelay(plan: RelayPlan, fits: (streams: number) => boolean, pro
         profile: profile && streams === busiest,
       }));
     console.log(`  ${tokens} tokens ${interval} ms apart per stream`);
-    const result = await runComparison(`relay-${interval}ms`, syntheticEngine(tokens, interval), group);
+    const result = await runComparison(`relay-${interval}ms`, syntheticEngine(tokens, interval), group, apiProcesses);
     outcome.levels.push(...result.levels.map((level) => ({ ...level, tokenIntervalMs: interval })));
     outcome.profiles.push(...result.profiles);
   }
@@ -188,7 +188,7 @@ async function runPhases(options: BenchOptions, target: LlamaTarget, limit: numb
     mode: options.mode,
     machine: { cpus: cpuList.length, cpuModel: cpuList[0]?.model.trim() ?? 'unknown', node: process.version, loadAverageAtStart: loadavg().map((value) => Math.round(value * 100) / 100), openFilesLimit: limit },
     // A model inside the repository is recorded by its relative path: results do not name the machine's folders.
-    settings: { llamaEngine: { ...target, modelPath: displayPath(target.modelPath) }, llama: options.llama, synthetic: options.synthetic, relay: options.relay, openStreams: options.openStreams, nonStream: options.nonStream, syntheticSlots: SYNTHETIC_SLOTS },
+    settings: { llamaEngine: { ...target, modelPath: displayPath(target.modelPath) }, llama: options.llama, synthetic: options.synthetic, relay: options.relay, openStreams: options.openStreams, nonStream: options.nonStream, syntheticSlots: SYNTHETIC_SLOTS, apiProcesses: options.apiProcesses },
     profiles: [],
   };
   const fitsFds = (concurrency: number): boolean => concurrency + 500 <= limit;
@@ -201,28 +201,28 @@ async function runPhases(options: BenchOptions, target: LlamaTarget, limit: numb
       const plan: LoadPlan = { ...streamPlan(concurrency, requests, 120_000, llama.maxTokens), hardStopMs: 180_000 };
       return { plan, repeats: concurrency <= llama.repeatUpTo ? llama.repeats : 1, profile: false };
     });
-    results.llama = (await runComparison('llama', engine, levels)).levels;
+    results.llama = (await runComparison('llama', engine, levels, options.apiProcesses)).levels;
   }
   if (options.phases.has('synthetic')) {
     console.log(`\n» synthetic engine (${options.synthetic.tokens} tokens, ${options.synthetic.tokenIntervalMs} ms apart): engine alone vs service`);
     const levels = syntheticLevels({ ...options.synthetic, levels: options.synthetic.levels.filter(fitsFds) }, options.profile ? 100 : undefined);
-    const outcome = await runComparison('synthetic', syntheticEngine(options.synthetic.tokens, options.synthetic.tokenIntervalMs), levels);
+    const outcome = await runComparison('synthetic', syntheticEngine(options.synthetic.tokens, options.synthetic.tokenIntervalMs), levels, options.apiProcesses);
     results.synthetic = outcome.levels;
     results.profiles?.push(...outcome.profiles);
   }
   if (options.phases.has('relay')) {
     console.log('\n» relay: long synthetic streams, one token per delta event');
-    const outcome = await runRelay(options.relay, fitsFds, options.profile);
+    const outcome = await runRelay(options.relay, fitsFds, options.profile, options.apiProcesses);
     results.relay = outcome.levels;
     results.profiles?.push(...outcome.profiles);
   }
   if (options.phases.has('open-streams')) {
-    console.log('\n» open streams: memory per stream and Redis connections of one API instance');
+    console.log('\n» open streams: memory per stream and Redis connections of one API process');
     results.openStreams = await runOpenStreams(options.openStreams, limit);
   }
   if (options.phases.has('non-stream')) {
     console.log('\n» non-stream requests, synthetic engine at zero delay');
-    const outcome = await runNonStream(options.nonStream, options.profile);
+    const outcome = await runNonStream(options.nonStream, options.profile, options.apiProcesses);
     results.nonStream = outcome.levels;
     results.profiles?.push(...outcome.profiles);
   }
@@ -236,7 +236,7 @@ async function main(): Promise<void> {
   preflight(target);
   stopEverythingOnSignals();
   const limit = openFilesLimit();
-  console.log(`bench: ${options.mode} run, phases ${[...options.phases].join(', ')}; ulimit -n ${limit}; ${cpus().length} CPUs, load ${loadavg().map((value) => value.toFixed(2)).join(' ')}`);
+  console.log(`bench: ${options.mode} run, phases ${[...options.phases].join(', ')}, API_PROCESSES ${options.apiProcesses}; ulimit -n ${limit}; ${cpus().length} CPUs, load ${loadavg().map((value) => value.toFixed(2)).join(' ')}`);
   const startedAt = performance.now();
   const measured = await runPhases(options, target, limit);
   const results: BenchResults = { ...measured, bars: evaluateBars(measured), durationSeconds: Math.round((performance.now() - startedAt) / 1000) };

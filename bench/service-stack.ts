@@ -17,9 +17,10 @@ export const ARTIFACTS_DIR = resolve(REPO_ROOT, 'test-artifacts/bench');
 export interface ServiceStack {
   target: HttpTarget;
   redisUrl: string;
+  /** The API's is its supervisor's when it runs several processes (CpuMeter counts its children). */
   pids: { api: number; worker: number; redis: number };
-  /** The API process's inspector: memory after GC, CPU profiles. */
-  inspector: InspectorClient;
+  /** The API process's inspector (memory after GC, CPU profiles); only when it runs one process. */
+  inspector: InspectorClient | undefined;
   /** Connections Redis holds whose name starts with `prefix` (the API names its own `api-…`). */
   redisClients(prefix: string): Promise<number>;
   stop(): Promise<void>;
@@ -43,8 +44,11 @@ function workerEnv(engine: EngineSpec): NodeJS.ProcessEnv {
   };
 }
 
-/** Starts a fresh Redis, worker and API, so that nothing one phase left in Redis reaches the next. */
-export async function startServiceStack(label: string, engine: EngineSpec): Promise<ServiceStack> {
+/**
+ * Starts a fresh Redis, worker and API, so that nothing one phase left in Redis reaches the next.
+ * `apiProcesses` is the API's API_PROCESSES.
+ */
+export async function startServiceStack(label: string, engine: EngineSpec, apiProcesses = 1): Promise<ServiceStack> {
   const logFile = (part: string): string => resolve(ARTIFACTS_DIR, 'logs', `${label}-${part}.log`);
   const started: Array<{ stop: () => Promise<unknown> }> = [];
   const forget = whenInterrupted(() => Promise.allSettled([...started].reverse().map((part) => part.stop())));
@@ -67,18 +71,22 @@ export async function startServiceStack(label: string, engine: EngineSpec): Prom
       redisUrl: redis.url,
       apiKeys: [API_KEY],
       models: [BENCH_MODEL],
+      processes: apiProcesses,
       logFile: logFile('api'),
       env: {
-        NODE_OPTIONS: [process.env.NODE_OPTIONS, '--inspect=127.0.0.1:0'].filter(Boolean).join(' '),
+        NODE_OPTIONS: [process.env.NODE_OPTIONS, apiProcesses === 1 ? '--inspect=127.0.0.1:0' : ''].filter(Boolean).join(' '),
         // The benchmark measures throughput and latency, not admission control: nothing is refused for waiting.
         MAX_WAITING_JOBS: '1000000',
         MAX_QUEUE_WAIT_MS: '600000',
       },
     });
     started.push({ stop: () => api.process.stop('SIGTERM', 10_000) });
-    const inspectorUrl = InspectorClient.inspectorUrlIn(api.process.recentOutput);
-    if (!inspectorUrl) throw new Error(`the API printed no inspector address:\n${api.process.recentOutput}`);
-    const inspector = await InspectorClient.connect(inspectorUrl);
+    let inspector: InspectorClient | undefined;
+    if (apiProcesses === 1) {
+      const inspectorUrl = InspectorClient.inspectorUrlIn(api.process.recentOutput);
+      if (!inspectorUrl) throw new Error(`the API printed no inspector address:\n${api.process.recentOutput}`);
+      inspector = await InspectorClient.connect(inspectorUrl);
+    }
     const admin = new Redis(redis.url, { connectionName: 'bench-admin', maxRetriesPerRequest: 1 });
 
     return {
@@ -92,7 +100,7 @@ export async function startServiceStack(label: string, engine: EngineSpec): Prom
       },
       async stop(): Promise<void> {
         forget();
-        inspector.close();
+        inspector?.close();
         admin.disconnect();
         for (const part of started.reverse()) await part.stop();
       },

@@ -34,12 +34,14 @@ function describe(side: string, plan: LoadPlan, result: LoadResult, cpu?: Record
 
 /** Profiles the API process while `work` runs and saves the raw profile under test-artifacts/bench. */
 export async function profileApi(stack: ServiceStack, phase: string, work: () => Promise<unknown>): Promise<ProfileSummary> {
-  await stack.inspector.startProfiling();
+  const { inspector } = stack;
+  if (!inspector) throw new Error('profiling needs one API process (--api-processes=1)');
+  await inspector.startProfiling();
   const failure = await work().then(
     () => undefined,
     (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
   );
-  const profile = await stack.inspector.stopProfiling();
+  const profile = await inspector.stopProfiling();
   if (failure !== undefined) throw failure;
   mkdirSync(resolve(ARTIFACTS_DIR, 'profiles'), { recursive: true });
   writeFileSync(resolve(ARTIFACTS_DIR, 'profiles', `${phase}.cpuprofile`), JSON.stringify(profile));
@@ -51,13 +53,13 @@ export async function profileApi(stack: ServiceStack, phase: string, work: () =>
  * level by level, alternating which side goes first on each repeat so that drift in the machine's
  * other load falls on both sides alike.
  */
-export async function runComparison(label: string, engine: EngineSpec, levels: ComparisonLevelPlan[]): Promise<ComparisonOutcome> {
+export async function runComparison(label: string, engine: EngineSpec, levels: ComparisonLevelPlan[], apiProcesses: number): Promise<ComparisonOutcome> {
   const engineAlone = await DriverClient.start('engine-alone', 'engine-driver.ts', engine);
   let stack: ServiceStack | undefined;
   let load: DriverClient | undefined;
   try {
     // The engine-alone process stays idle while the service runs, and the other way round.
-    stack = await startServiceStack(label, engine);
+    stack = await startServiceStack(label, engine, apiProcesses);
     load = await DriverClient.start('load-generator', 'http-load-driver.ts', stack.target);
     const meter = new CpuMeter({ ...stack.pids, load: load.pid });
     const engineMeter = new CpuMeter({ engine: engineAlone.pid });

@@ -1,6 +1,6 @@
 import { DriverClient } from '../driver-client';
 import type { EngineSpec } from '../driver-protocol';
-import type { MemoryUsage } from '../inspector-client';
+import type { InspectorClient, MemoryUsage } from '../inspector-client';
 import type { OpenStreamsPlan } from '../bench-options';
 import type { OpenStreamsLevel } from '../results-model';
 import { startServiceStack } from '../service-stack';
@@ -28,7 +28,9 @@ export async function runOpenStreams(
   openFilesLimit: number,
 ): Promise<{ redisApiConnectionsIdle: number; levels: OpenStreamsLevel[]; skipped: string[] }> {
   const engine: EngineSpec = { kind: 'synthetic', tokens: 2, tokenIntervalMs: 600_000, slots: 20_000, contextSize: 4096 };
-  const stack = await startServiceStack('open-streams', engine);
+  // One process: its memory is read through its inspector, and memory per stream is per process.
+  const stack = await startServiceStack('open-streams', engine, 1);
+  const inspector = stack.inspector as InspectorClient;
   const load = await DriverClient.start('load-generator', 'http-load-driver.ts', stack.target);
   const levels: OpenStreamsLevel[] = [];
   const skipped: string[] = [];
@@ -44,10 +46,10 @@ export async function runOpenStreams(
         console.log(`  ${skipped[skipped.length - 1]}`);
         continue;
       }
-      const before = await stack.inspector.memoryAfterGc();
+      const before = await inspector.memoryAfterGc();
       const held = await load.hold({ streams, openBatch: plan.openBatch, maxTokens: 2, openTimeoutMs: 60_000 });
       await sleep(1000);
-      const during = await stack.inspector.memoryAfterGc();
+      const during = await inspector.memoryAfterGc();
       const redisApiConnections = await stack.redisClients('api-');
       await load.release();
       const perStream = (key: keyof MemoryUsage): number => round((during[key] - before[key]) / Math.max(1, held.opened), 0);

@@ -61,3 +61,33 @@ describe('Redis restarted under load', () => {
     expect(Date.now() - backAt).toBeLessThan(5000);
   });
 });
+
+/** SIGTERM while Redis is away: a shutdown step waiting on Redis must not hold a process for good. */
+describe('SIGTERM while Redis is down', () => {
+  it('the API and the worker still exit, once their drain time and a margin have passed', async () => {
+    const stack = await ServiceStack.start({
+      name: 'redis-down-sigterm',
+      workers: 1,
+      apiEnv: { SHUTDOWN_DRAIN_MS: '1000' },
+      workerEnv: { MAX_GENERATION_MS: '2000' },
+    });
+    try {
+      await stack.killRedis();
+      const stoppedAt = Date.now();
+      // Far beyond each deadline (drain + 10 s), so that only a process that hangs meets the SIGKILL.
+      const [apiExit, workerExit] = await Promise.all([stack.api.process.stop('SIGTERM', 40_000), stack.workers[0].stop('SIGTERM', 40_000)]);
+      const took = Date.now() - stoppedAt;
+      recordFigure('redis down -> SIGTERMed API and worker exited', took);
+      expect(took).toBeLessThan(20_000);
+      for (const [exitCode, process_] of [
+        [apiExit, stack.api.process],
+        [workerExit, stack.workers[0]],
+      ] as const) {
+        // Either the shutdown finished (the re-raised SIGTERM) or its deadline ended it: never SIGKILL.
+        expect(process_.child.signalCode === 'SIGTERM' || exitCode === 1).toBe(true);
+      }
+    } finally {
+      await stack.stop();
+    }
+  });
+});

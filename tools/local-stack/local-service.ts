@@ -83,6 +83,8 @@ export class LocalService {
       models: [options.model],
       port: options.port,
       host: options.host,
+      // As deployed: one process per core (API_PROCESSES).
+      processes: 'default',
       env: { ADMIN_USER: admin.user, ADMIN_PASSWORD: admin.password },
       ...this.output('api'),
     });

@@ -11,6 +11,11 @@ export interface ApiOptions {
   models: string[];
   port?: number;
   host?: string;
+  /**
+   * API_PROCESSES: 1 unless given, so that the API's pid is its one serving process (tests and
+   * benchmarks kill, measure and profile it by pid); `'default'` leaves the service's own default.
+   */
+  processes?: number | 'default';
   logFile?: string;
   echo?: boolean;
   env?: NodeJS.ProcessEnv;
@@ -34,6 +39,7 @@ export async function startApi(options: ApiOptions): Promise<RunningApi> {
       MODELS: options.models.join(','),
       PORT: options.port ?? 0,
       HOST: options.host ?? '127.0.0.1',
+      API_PROCESSES: options.processes === 'default' ? undefined : (options.processes ?? options.env?.API_PROCESSES ?? 1),
     }),
     logFile: options.logFile,
     echo: options.echo,

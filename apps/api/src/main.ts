@@ -3,8 +3,9 @@ import fastifyMultipart from '@fastify/multipart';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { ApiEnv, loadEnv, logLevelsUpTo } from '@app/config';
+import { ApiEnv, exitIfShutdownOutlasts, loadEnv, logLevelsUpTo } from '@app/config';
 import { ApiModule } from './api.module';
+import { isSupervisedApiProcess, superviseApiProcesses } from './cluster/api-process-supervisor';
 import { setupApiDocs } from './docs/api-docs';
 import { OpenAiExceptionFilter } from './errors/openai-exception.filter';
 import { openAiClientErrorHandler, openAiFrameworkErrorHandler } from './http/client-error-handler';
@@ -14,8 +15,9 @@ import { requestLoggingOptions } from './observability/request-logging';
 import { RequestTelemetry } from './observability/request-telemetry';
 import { requestPipes } from './request-pipes';
 
-async function bootstrap(): Promise<void> {
-  const env = loadEnv(ApiEnv);
+const SHUTDOWN_MARGIN_MS = 10_000;
+
+async function bootstrap(env: ApiEnv): Promise<void> {
   const app = await NestFactory.create<NestFastifyApplication>(
     ApiModule.register(env),
     new FastifyAdapter({
@@ -43,14 +45,28 @@ async function bootstrap(): Promise<void> {
   app.useGlobalFilters(new OpenAiExceptionFilter());
   app.useGlobalPipes(...requestPipes());
   setupApiDocs(app);
-  app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
+  // The supervisor alone decides when its processes stop (its SIGTERM); a terminal's Ctrl-C reaches it too.
+  const stopSignals: NodeJS.Signals[] = isSupervisedApiProcess() ? ['SIGTERM'] : ['SIGTERM', 'SIGINT'];
+  if (isSupervisedApiProcess()) process.on('SIGINT', () => undefined);
+  app.enableShutdownHooks(stopSignals);
+  // Open requests drain for SHUTDOWN_DRAIN_MS; past that, a step waiting on Redis is stuck.
+  exitIfShutdownOutlasts(env.SHUTDOWN_DRAIN_MS + SHUTDOWN_MARGIN_MS, stopSignals);
   await app.listen({ port: env.PORT, host: env.HOST });
+  if (isSupervisedApiProcess()) return; // the supervisor announces the port once all its processes listen
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : env.PORT;
   console.log(`API listening: http://${env.HOST === '0.0.0.0' ? '127.0.0.1' : env.HOST}:${port}/v1`);
 }
 
-bootstrap().catch((error: unknown) => {
-  console.error(error instanceof Error ? error.message : String(error));
-  process.exit(1);
-});
+function main(): Promise<void> | void {
+  const env = loadEnv(ApiEnv);
+  if (env.API_PROCESSES > 1 && !isSupervisedApiProcess()) return superviseApiProcesses(env.API_PROCESSES, env.HOST);
+  return bootstrap(env);
+}
+
+Promise.resolve()
+  .then(main)
+  .catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : String(error));
+    process.exit(1);
+  });

@@ -1,10 +1,12 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { WorkerEnv, loadEnv, logLevelsUpTo } from '@app/config';
+import { WorkerEnv, exitIfShutdownOutlasts, loadEnv, logLevelsUpTo } from '@app/config';
 import { hostname } from 'node:os';
 import { selfTestInChildProcess } from './boot/isolated-self-test';
 import { WorkerModule } from './worker.module';
+
+const SHUTDOWN_MARGIN_MS = 10_000;
 
 /** A worker is an application context: a queue consumer with no HTTP API of its own. */
 async function bootstrap(): Promise<void> {
@@ -18,6 +20,8 @@ async function bootstrap(): Promise<void> {
     logger: logLevelsUpTo(env.LOG_LEVEL),
   });
   app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
+  // Running jobs may take MAX_GENERATION_MS to finish; past that, a step waiting on Redis is stuck.
+  exitIfShutdownOutlasts(env.MAX_GENERATION_MS + SHUTDOWN_MARGIN_MS);
   await app.init();
 }
 

@@ -1,4 +1,5 @@
 import { ArrayNotEmpty, IsBoolean, IsIn, IsInt, IsString, IsUrl, Matches, Max, Min, MinLength, ValidateIf } from 'class-validator';
+import { availableParallelism } from 'node:os';
 import { CommaList, EnvBoolean, EnvInteger } from './env-transforms';
 import { MetricsTokenEnv } from './metrics-token';
 import { RedisEnv } from './redis-env';
@@ -25,6 +26,17 @@ export class ApiEnv extends RedisEnv {
   @ArrayNotEmpty({ message: 'must list at least one model' })
   @Matches(/^[A-Za-z0-9][A-Za-z0-9._\-/]{0,127}$/, { each: true, message: 'each model name must be 1-128 of [A-Za-z0-9._-/]' })
   MODELS: string[] = ['tiny-chat'];
+
+  /**
+   * Processes serving the one port, each with its own Redis connections: the core count by
+   * default (libuv's count, which follows CPU affinity). 1 runs no supervisor; in a container
+   * with a CPU limit, set it to that limit.
+   */
+  @EnvInteger()
+  @IsInt()
+  @Min(1)
+  @Max(256)
+  API_PROCESSES = availableParallelism();
 
   /** Largest accepted request body. */
   @EnvInteger()

@@ -4,3 +4,4 @@ export * from './redis-env';
 export * from './worker-env';
 export * from './log-levels';
 export * from './metrics-token';
+export * from './shutdown-deadline';

@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
+import cluster from 'node:cluster';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { CompletionQueues } from '../completions/completion-queues';
 import type { CompletionQueue } from '../completions/completion-queues';
+import { metricsFromSupervisor, shareMetricsWithSupervisor } from '../cluster/cluster-metrics';
 import { ModelRegistry } from '../models/model-registry';
 
 /** Seconds, from a few milliseconds (a health probe) to five minutes (a long answer from a large model). */
@@ -13,7 +15,8 @@ const FIRST_TOKEN_SECONDS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 3
  * The API's Prometheus metrics, in a registry of their own (served at /metrics). Names follow
  * Prometheus conventions: `llm_api_` prefix, base units (`_seconds`), `_total` for counters.
  * The queue gauges are read from Redis on each scrape, so every API instance reports the same
- * queue: aggregate them with max(), not sum().
+ * queue: aggregate them with max(), not sum(). Under the supervisor (API_PROCESSES > 1) a scrape
+ * answers for all of the host's processes (cluster/cluster-metrics.ts).
  */
 @Injectable()
 export class ApiMetrics {
@@ -66,6 +69,7 @@ export class ApiMetrics {
 
   constructor(queues: CompletionQueues, registry: ModelRegistry) {
     collectDefaultMetrics({ register: this.registry });
+    if (cluster.isWorker) shareMetricsWithSupervisor(this.registry);
     const served: ServedQueues = { models: () => registry.list().map(({ id }) => id), queue: (model) => queues.forModel(model) };
     queueGauge(this.registry, served, 'llm_api_queue_waiting_jobs', 'Jobs waiting in the model queue for a worker (read from Redis on scrape).', (queue) =>
       queue.getWaitingCount(),
@@ -80,6 +84,11 @@ export class ApiMetrics {
     queueGauge(this.registry, served, 'llm_api_queue_active_jobs', 'Jobs a worker is running for the model queue (read from Redis on scrape).', (queue) =>
       queue.getActiveCount(),
     );
+  }
+
+  /** The text a scrape answers: this process's metrics, or the whole host's under the supervisor. */
+  scrape(): Promise<string> {
+    return cluster.isWorker ? metricsFromSupervisor() : this.registry.metrics();
   }
 }
 
@@ -102,6 +111,8 @@ function queueGauge(
     help,
     labelNames: ['model'] as const,
     registers: [registry],
+    // Every process of a host reads the same queue: its processes' values are not added up.
+    aggregator: 'max',
     collect: async () => {
       gauge.reset();
       await Promise.all(

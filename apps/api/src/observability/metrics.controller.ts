@@ -22,7 +22,7 @@ export class MetricsController {
   }
 
   @Get()
-  @ApiOperation({ summary: 'Prometheus metrics of this API instance (text exposition format); needs METRICS_TOKEN as a Bearer token when one is set.' })
+  @ApiOperation({ summary: 'Prometheus metrics of this API instance, all its processes (text exposition format); needs METRICS_TOKEN as a Bearer token when one is set.' })
   @ApiProduces('text/plain')
   async scrape(@Headers('authorization') authorization: string | undefined, @Res({ passthrough: true }) reply: FastifyReply): Promise<string> {
     if (!this.token.accepts(authorization)) {
@@ -30,7 +30,7 @@ export class MetricsController {
         'www-authenticate': 'Bearer realm="metrics"',
       });
     }
-    const body = await this.metrics.registry.metrics();
+    const body = await this.metrics.scrape();
     void reply.header('content-type', this.metrics.registry.contentType).header('cache-control', 'no-store');
     return body;
   }

@@ -1,0 +1,172 @@
+import { Redis } from 'ioredis';
+import { request } from 'node:http';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import { childPids, isAlive } from '../../tools/local-stack/process-tree';
+import { REPO_ROOT, startApi } from '../../tools/local-stack/services';
+import { longRequest, postChat, readStream } from '../support/chat-requests';
+import { STACK_API_KEY, STACK_MODEL, ServiceStack, waitFor } from '../support/service-stack';
+
+/** API_PROCESSES=2: one supervisor, two serving processes on one port. */
+describe('API_PROCESSES: several processes serve one port', () => {
+  let stack: ServiceStack;
+  let redis: Redis;
+
+  beforeAll(async () => {
+    stack = await ServiceStack.start({ name: 'api-processes', workers: 1, parallelSequences: 2, apiEnv: { API_PROCESSES: '2' } });
+    redis = new Redis(stack.redis.url);
+  });
+
+  afterAll(async () => {
+    redis?.disconnect();
+    await stack?.stop();
+  });
+
+  it('hands connections to every process, each with its own Redis connections, and one scrape counts them all', async () => {
+    expect(childPids(supervisorPid(stack))).toHaveLength(2);
+    const commandConnections = new Set((await clientNames(redis)).filter((name) => name.startsWith('api-commands:')));
+    expect(commandConnections.size).toBe(2);
+
+    const children = childPids(supervisorPid(stack));
+    const servedBy = new Set<number>();
+    for (let index = 0; index < 6; index++) servedBy.add(await servingPid(stack, `hello ${index}`));
+    expect([...servedBy].sort((a, b) => a - b)).toEqual(children);
+
+    // Each process counts only what it served: the total is right only if the scrape sums them.
+    const metrics = await scrape(stack);
+    expect(sample(metrics, 'llm_api_http_requests_total{method="POST",route="/v1/chat/completions",status="200"}')).toBe(6);
+
+    // Both processes read the same queue from Redis: a queue gauge is not doubled. Two streams
+    // hold the worker's two slots; three more requests wait behind them.
+    const queue = stack.queue();
+    const abort = new AbortController();
+    const requests = [0, 1, 2, 3, 4].map(() => postChat(stack.baseUrl, STACK_API_KEY, longRequest(STACK_MODEL, { stream: true }), abort.signal).catch(() => undefined));
+    try {
+      await waitFor('two running and three waiting', async () => (await queue.getActiveCount()) === 2 && (await queue.getWaitingCount()) === 3);
+      expect(sample(await scrape(stack), `llm_api_queue_waiting_jobs{model="${STACK_MODEL}"}`)).toBe(3);
+    } finally {
+      abort.abort();
+      await Promise.all(requests);
+    }
+    await waitFor('the queue to empty', async () => (await queue.getWaitingCount()) + (await queue.getActiveCount()) === 0);
+  });
+
+  it('replaces a process that dies, and the other one serves meanwhile', async () => {
+    const [victim, survivor] = childPids(supervisorPid(stack));
+    process.kill(victim, 'SIGKILL');
+    await waitFor('the supervisor to notice', () => Promise.resolve(!childPids(supervisorPid(stack)).includes(victim)));
+
+    for (let index = 0; index < 4; index++) expect(await servingPid(stack, 'still there?')).toBe(survivor);
+    const replacement = await waitFor('a replacement process', () => {
+      const pids = childPids(supervisorPid(stack));
+      return Promise.resolve(pids.length === 2 && pids.includes(survivor) ? pids.find((pid) => pid !== survivor) : undefined);
+    });
+    expect(replacement).not.toBe(victim);
+    // Once it listens, connections reach it again.
+    await waitFor('the replacement to serve', async () => (await servingPid(stack, 'and now?')) === replacement, 30_000);
+  });
+
+  it('SIGTERM drains the open streams of every process, then the supervisor exits with nothing left behind', async () => {
+    const children = childPids(supervisorPid(stack));
+    let stopping: Promise<number | null> | undefined;
+    // Two streams on two connections: round-robin puts them on both processes.
+    const readings = [0, 1].map(async () => {
+      const response = await postChat(stack.baseUrl, STACK_API_KEY, longRequest(STACK_MODEL, { max_tokens: 400, stream: true }));
+      return readStream(response, (_event, soFar) => {
+        if (!stopping && soFar.content.length > 20) stopping = stack.api.process.stop('SIGTERM', 30_000);
+      });
+    });
+
+    for (const reading of await Promise.all(readings)) {
+      expect(reading.sawDone).toBe(true);
+      expect((reading.events.at(-1) as { choices: Array<{ finish_reason: string }> }).choices[0].finish_reason).toBe('length');
+    }
+    expect(await stopping).toBe(0);
+    for (const pid of children) expect(isAlive(pid)).toBe(false);
+  });
+
+  it('a supervisor that is killed takes its processes with it', async () => {
+    const api = await stack.addApi();
+    const children = childPids(api.process.pid ?? 0);
+    expect(children).toHaveLength(2);
+    await api.process.stop('SIGKILL');
+    await waitFor('its processes to end', () => Promise.resolve(children.every((pid) => !isAlive(pid))));
+  });
+
+  it('a process that cannot start stops the whole service with an error', async () => {
+    const taken = createServer();
+    await new Promise<void>((done) => taken.listen(0, '127.0.0.1', done));
+    try {
+      const port = (taken.address() as AddressInfo).port;
+      const starting = startApi({
+        redisUrl: stack.redis.url,
+        apiKeys: [STACK_API_KEY],
+        models: [STACK_MODEL],
+        port,
+        processes: 2,
+        logFile: resolve(REPO_ROOT, 'test-artifacts/logs/api-processes-port-taken.log'),
+      });
+      await expect(starting).rejects.toThrow(/failed to start/);
+    } finally {
+      taken.close();
+    }
+  });
+});
+
+function supervisorPid(stack: ServiceStack): number {
+  return stack.api.process.pid ?? 0;
+}
+
+/**
+ * Which process served a request sent on a connection of its own: its job names the reply
+ * channel of the process that took it, and that channel carries the process's pid.
+ */
+async function servingPid(stack: ServiceStack, content: string): Promise<number> {
+  const answer = await postOnNewConnection(stack.baseUrl, { model: STACK_MODEL, messages: [{ role: 'user', content }], max_tokens: 4 });
+  expect(answer.status).toBe(200);
+  const job = await stack.queue().getJob((answer.body as { id: string }).id);
+  const channel = (job?.data as { replyTo: { channel: string } }).replyTo.channel;
+  return Number(/-(\d+)-[0-9a-f]+\}?$/.exec(channel)?.[1]);
+}
+
+function scrape(stack: ServiceStack): Promise<string> {
+  return fetch(`${stack.baseUrl.replace(/\/v1$/, '')}/metrics`).then((response) => response.text());
+}
+
+async function clientNames(redis: Redis): Promise<string[]> {
+  const list = (await redis.call('CLIENT', 'LIST')) as string;
+  return list
+    .split('\n')
+    .map((line) => /\bname=(\S*)/.exec(line)?.[1] ?? '')
+    .filter(Boolean);
+}
+
+/** The value of one exact sample line of a Prometheus text scrape. */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((candidate) => candidate.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+/** A chat request on a connection of its own (no keep-alive pool), as separate clients would send it. */
+function postOnNewConnection(baseUrl: string, body: unknown): Promise<{ status: number; body: unknown }> {
+  const payload = JSON.stringify(body);
+  return new Promise((resolveAnswer, reject) => {
+    const call = request(
+      `${baseUrl}/chat/completions`,
+      {
+        method: 'POST',
+        agent: false,
+        headers: { authorization: `Bearer ${STACK_API_KEY}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+      },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => resolveAnswer({ status: response.statusCode ?? 0, body: JSON.parse(text) as unknown }));
+      },
+    );
+    call.on('error', reject);
+    call.end(payload);
+  });
+}
