@@ -4,7 +4,8 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { childPids, isAlive } from '../../tools/local-stack/process-tree';
-import { REPO_ROOT, startApi } from '../../tools/local-stack/services';
+import { ManagedProcess } from '../../tools/local-stack/managed-process';
+import { API_ENTRY, REPO_ROOT } from '../../tools/local-stack/services';
 import { longRequest, postChat, readStream } from '../support/chat-requests';
 import { STACK_API_KEY, STACK_MODEL, ServiceStack, waitFor } from '../support/service-stack';
 
@@ -99,15 +100,15 @@ describe('API_PROCESSES: several processes serve one port', () => {
     await new Promise<void>((done) => taken.listen(0, '127.0.0.1', done));
     try {
       const port = (taken.address() as AddressInfo).port;
-      const starting = startApi({
-        redisUrl: stack.redis.url,
-        apiKeys: [STACK_API_KEY],
-        models: [STACK_MODEL],
-        port,
-        processes: 2,
+      const api = new ManagedProcess({
+        name: 'api',
+        command: process.execPath,
+        args: [API_ENTRY],
+        env: { ...process.env, REDIS_URL: stack.redis.url, API_KEYS: STACK_API_KEY, MODELS: STACK_MODEL, HOST: '127.0.0.1', PORT: String(port), API_PROCESSES: '2' },
         logFile: resolve(REPO_ROOT, 'test-artifacts/logs/api-processes-port-taken.log'),
       });
-      await expect(starting).rejects.toThrow(/failed to start/);
+      expect(await api.exit).toBe(1);
+      expect(api.recentOutput).toMatch(/API process \d+ failed to start/);
     } finally {
       taken.close();
     }

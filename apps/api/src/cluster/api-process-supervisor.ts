@@ -36,8 +36,8 @@ export function superviseApiProcesses(processes: number, host: string): void {
     const how = signal ?? `exit code ${code}`;
     if (!wasServing) {
       console.error(`API process ${worker.process.pid} failed to start (${how}); stopping`);
-      stopAll();
       process.exitCode = 1;
+      stopAll();
       return;
     }
     console.error(`API process ${worker.process.pid} ended (${how}); starting a replacement`);
