@@ -23,14 +23,21 @@ import { BLOCKING_REDIS, PUBLISHER_REDIS } from './worker-redis.providers';
  */
 const UNAVAILABLE_ENGINE_BACKOFF_MS = 1000;
 
+/** The engine's slots shared out among `consumers` queue consumers, as evenly as they go. */
+export function shareSlots(slots: number, consumers: number): number[] {
+  const count = Math.min(slots, consumers);
+  return Array.from({ length: count }, (_, index) => Math.floor(slots / count) + (index < slots % count ? 1 : 0));
+}
+
 /**
  * Takes jobs from this worker's model queue, as many at once as the engine has sequences, and
- * hands each to the generateCompletion use case. It holds no logic of its own.
+ * hands each to the generateCompletion use case. It holds no logic of its own. The slots are
+ * shared among QUEUE_CONSUMERS BullMQ Workers, which take jobs side by side.
  */
 @Injectable()
 export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(CompletionProcessor.name);
-  private worker: Worker<CompletionJobData, CompletionResult> | undefined;
+  private readonly workers: Array<Worker<CompletionJobData, CompletionResult>> = [];
   private backoffTimer: NodeJS.Timeout | undefined;
   private readonly replies: ReplyBatcher;
 
@@ -48,21 +55,30 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
   onApplicationBootstrap(): void {
     const queueName = completionQueueName(this.env.MODEL_NAME);
     const retention = new JobRetention(this.env.RETAIN_CONTENT);
-    this.worker = new Worker<CompletionJobData, CompletionResult>(queueName, retention.around((job, token, signal) => this.process(job, token, signal)), {
-      connection: this.blocking,
-      prefix: completionQueuePrefix(this.env.MODEL_NAME),
-      // Recorded on each job as processedBy, so operators can see which worker ran it.
-      name: this.env.WORKER_ID,
-      concurrency: this.engine.slots,
-      // A short lock hands a dead worker's jobs to another worker within seconds, not minutes.
-      lockDuration: this.env.JOB_LOCK_MS,
-      stalledInterval: this.env.JOB_LOCK_MS,
-      maxStalledCount: 1,
-    });
-    this.worker.on('error', (error) => this.logger.error(`queue worker error: ${error.message}`));
-    this.monitor.watch(this.worker);
-    retention.watch(this.worker);
-    this.logger.log(`worker ${this.env.WORKER_ID} ready: model ${this.env.MODEL_NAME}, queue ${queueName}, ${this.engine.slots} slots`);
+    const processor = retention.around<Job<CompletionJobData, CompletionResult>>((job, token, signal) => this.process(job, token, signal));
+    for (const [index, concurrency] of shareSlots(this.engine.slots, this.env.QUEUE_CONSUMERS).entries()) {
+      // Each makes its own blocking connection from this one and shares it for its commands.
+      const worker = new Worker<CompletionJobData, CompletionResult>(queueName, processor, {
+        connection: this.blocking,
+        prefix: completionQueuePrefix(this.env.MODEL_NAME),
+        // Recorded on each job as processedBy, so operators can see which worker ran it.
+        name: this.env.WORKER_ID,
+        concurrency,
+        // A short lock hands a dead worker's jobs to another worker within seconds, not minutes.
+        lockDuration: this.env.JOB_LOCK_MS,
+        stalledInterval: this.env.JOB_LOCK_MS,
+        maxStalledCount: 1,
+        // The queue's stalled jobs are found by one consumer per process; more would repeat its scans.
+        skipStalledCheck: index > 0,
+      });
+      worker.on('error', (error) => this.logger.error(`queue worker error: ${error.message}`));
+      this.monitor.watch(worker);
+      retention.watch(worker);
+      this.workers.push(worker);
+    }
+    this.logger.log(
+      `worker ${this.env.WORKER_ID} ready: model ${this.env.MODEL_NAME}, queue ${queueName}, ${this.engine.slots} slots, ${this.workers.length} queue consumers`,
+    );
   }
 
   private async process(job: Job<CompletionJobData, CompletionResult>, token: string | undefined, queueSignal: AbortSignal | undefined): Promise<CompletionResult> {
@@ -98,12 +114,11 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
    * limit bounds that case.
    */
   private async requeue(job: Job<CompletionJobData, CompletionResult>, token: string | undefined): Promise<boolean> {
-    const worker = this.worker;
-    if (!worker || token === undefined) return false;
-    await worker.pause(true);
+    if (token === undefined) return false;
+    await Promise.all(this.workers.map((worker) => worker.pause(true)));
     clearTimeout(this.backoffTimer);
     this.backoffTimer = setTimeout(() => {
-      if (!worker.closing) void worker.resume();
+      for (const worker of this.workers) if (!worker.closing) void worker.resume();
     }, UNAVAILABLE_ENGINE_BACKOFF_MS);
     try {
       await job.moveToWait(token);
@@ -121,6 +136,6 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
    */
   async onModuleDestroy(): Promise<void> {
     clearTimeout(this.backoffTimer);
-    await this.worker?.close();
+    await Promise.all(this.workers.map((worker) => worker.close()));
   }
 }

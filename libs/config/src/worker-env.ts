@@ -19,6 +19,17 @@ export class WorkerEnv extends RedisEnv {
   @Max(256)
   PARALLEL_SEQUENCES = 4;
 
+  /**
+   * BullMQ consumers sharing the engine's slots, each taking jobs on its own. One consumer takes
+   * jobs one Redis round trip after another, which a busy process makes slow: several fill free
+   * slots that much sooner when requests arrive together. Each holds one more Redis connection.
+   */
+  @EnvInteger()
+  @IsInt()
+  @Min(1)
+  @Max(64)
+  QUEUE_CONSUMERS = 4;
+
   /** CPU threads for llama.cpp. Its threads spin-wait, so oversubscribing cores slows it down badly. */
   @EnvInteger()
   @IsInt()

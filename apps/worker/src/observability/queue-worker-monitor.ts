@@ -4,17 +4,17 @@ import type { Worker } from 'bullmq';
 import { WorkerMetrics } from './worker-metrics';
 
 /**
- * Watches the BullMQ Worker the processor creates: records each job's queue wait from BullMQ's
- * own timestamps (processedOn - timestamp) and tells readiness whether the worker is running.
+ * Watches the BullMQ Workers the processor creates: records each job's queue wait from BullMQ's
+ * own timestamps (processedOn - timestamp) and tells readiness whether they are all running.
  */
 @Injectable()
 export class QueueWorkerMonitor {
-  private worker: Worker<CompletionJobData, CompletionResult> | undefined;
+  private readonly workers: Array<Worker<CompletionJobData, CompletionResult>> = [];
 
   constructor(private readonly metrics: WorkerMetrics) {}
 
   watch(worker: Worker<CompletionJobData, CompletionResult>): void {
-    this.worker = worker;
+    this.workers.push(worker);
     worker.on('active', (job) => {
       // A retried job's timestamp is its first enqueue: only first attempts measure the wait.
       if (job.attemptsStarted > 1 || job.processedOn === undefined) return;
@@ -22,8 +22,8 @@ export class QueueWorkerMonitor {
     });
   }
 
-  /** Whether a queue worker is taking jobs (false before it starts and once it closes). */
+  /** Whether the queue workers are taking jobs (false before they start and once one closes). */
   get isRunning(): boolean {
-    return this.worker !== undefined && this.worker.isRunning() && this.worker.closing === undefined;
+    return this.workers.length > 0 && this.workers.every((worker) => worker.isRunning() && worker.closing === undefined);
   }
 }
