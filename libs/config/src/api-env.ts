@@ -28,9 +28,9 @@ export class ApiEnv extends RedisEnv {
   MODELS: string[] = ['tiny-chat'];
 
   /**
-   * Processes serving the one port, each with its own Redis connections: the core count by
-   * default (libuv's count, which follows CPU affinity). 1 runs no supervisor; in a container
-   * with a CPU limit, set it to that limit.
+   * Processes serving the one port, each with its own Redis connections: by default the cores
+   * Node sees (os.availableParallelism: the CPU affinity and a container's CPU limit, but the
+   * whole host when a container has no limit). 1 runs no supervisor.
    */
   @EnvInteger()
   @IsInt()
