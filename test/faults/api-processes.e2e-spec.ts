@@ -1,6 +1,8 @@
 import { Redis } from 'ioredis';
+import { existsSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
+import { Readable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { childPids, isAlive } from '../../tools/local-stack/process-tree';
@@ -56,9 +58,14 @@ describe('API_PROCESSES: several processes serve one port', () => {
   it('replaces a process that dies, and the other one serves meanwhile', async () => {
     const [victim, survivor] = childPids(supervisorPid(stack));
     process.kill(victim, 'SIGKILL');
-    await waitFor('the supervisor to notice', () => Promise.resolve(!childPids(supervisorPid(stack)).includes(victim)));
+    // Reaped: the supervisor has seen the exit and hands it no more connections.
+    await waitFor('the supervisor to reap it', () => Promise.resolve(!existsSync(`/proc/${victim}`)));
 
-    for (let index = 0; index < 4; index++) expect(await servingPid(stack, 'still there?')).toBe(survivor);
+    // A scrape while the replacement boots answers from the processes that serve.
+    const scraped = await fetch(`${stack.baseUrl.replace(/\/v1$/, '')}/metrics`);
+    expect(scraped.status).toBe(200);
+    // The survivor serves meanwhile (the replacement may already serve some of these too).
+    for (let index = 0; index < 4; index++) expect(await servingPid(stack, 'still there?')).not.toBe(victim);
     const replacement = await waitFor('a replacement process', () => {
       const pids = childPids(supervisorPid(stack));
       return Promise.resolve(pids.length === 2 && pids.includes(survivor) ? pids.find((pid) => pid !== survivor) : undefined);
@@ -71,18 +78,21 @@ describe('API_PROCESSES: several processes serve one port', () => {
   it('SIGTERM drains the open streams of every process, then the supervisor exits with nothing left behind', async () => {
     const children = childPids(supervisorPid(stack));
     let stopping: Promise<number | null> | undefined;
-    // Two streams on two connections: round-robin puts them on both processes.
+    // Two streams on two connections: round-robin puts them on both processes (checked below).
     const readings = [0, 1].map(async () => {
-      const response = await postChat(stack.baseUrl, STACK_API_KEY, longRequest(STACK_MODEL, { max_tokens: 400, stream: true }));
+      const response = await streamOnNewConnection(stack.baseUrl, longRequest(STACK_MODEL, { max_tokens: 400, stream: true }));
       return readStream(response, (_event, soFar) => {
         if (!stopping && soFar.content.length > 20) stopping = stack.api.process.stop('SIGTERM', 30_000);
       });
     });
 
+    const servedBy = new Set<number>();
     for (const reading of await Promise.all(readings)) {
       expect(reading.sawDone).toBe(true);
       expect((reading.events.at(-1) as { choices: Array<{ finish_reason: string }> }).choices[0].finish_reason).toBe('length');
+      servedBy.add(await pidOfJob(stack, reading.events[0].id as string));
     }
+    expect([...servedBy].sort((a, b) => a - b)).toEqual(children);
     expect(await stopping).toBe(0);
     for (const pid of children) expect(isAlive(pid)).toBe(false);
   });
@@ -98,9 +108,10 @@ describe('API_PROCESSES: several processes serve one port', () => {
   it('a process that cannot start stops the whole service with an error', async () => {
     const taken = createServer();
     await new Promise<void>((done) => taken.listen(0, '127.0.0.1', done));
+    let api: ManagedProcess | undefined;
     try {
       const port = (taken.address() as AddressInfo).port;
-      const api = new ManagedProcess({
+      api = new ManagedProcess({
         name: 'api',
         command: process.execPath,
         args: [API_ENTRY],
@@ -110,6 +121,7 @@ describe('API_PROCESSES: several processes serve one port', () => {
       expect(await api.exit).toBe(1);
       expect(api.recentOutput).toMatch(/API process \d+ failed to start/);
     } finally {
+      await api?.stop('SIGKILL');
       taken.close();
     }
   });
@@ -126,7 +138,11 @@ function supervisorPid(stack: ServiceStack): number {
 async function servingPid(stack: ServiceStack, content: string): Promise<number> {
   const answer = await postOnNewConnection(stack.baseUrl, { model: STACK_MODEL, messages: [{ role: 'user', content }], max_tokens: 4 });
   expect(answer.status).toBe(200);
-  const job = await stack.queue().getJob((answer.body as { id: string }).id);
+  return pidOfJob(stack, (answer.body as { id: string }).id);
+}
+
+async function pidOfJob(stack: ServiceStack, completionId: string): Promise<number> {
+  const job = await stack.queue().getJob(completionId);
   const channel = (job?.data as { replyTo: { channel: string } }).replyTo.channel;
   return Number(/-(\d+)-[0-9a-f]+\}?$/.exec(channel)?.[1]);
 }
@@ -150,9 +166,15 @@ function sample(text: string, series: string): number | undefined {
 }
 
 /** A chat request on a connection of its own (no keep-alive pool), as separate clients would send it. */
-function postOnNewConnection(baseUrl: string, body: unknown): Promise<{ status: number; body: unknown }> {
+async function postOnNewConnection(baseUrl: string, body: unknown): Promise<{ status: number; body: unknown }> {
+  const response = await streamOnNewConnection(baseUrl, body);
+  return { status: response.status, body: await response.json() };
+}
+
+/** The same, as a fetch Response whose body streams (an SSE answer is read as it comes). */
+function streamOnNewConnection(baseUrl: string, body: unknown): Promise<Response> {
   const payload = JSON.stringify(body);
-  return new Promise((resolveAnswer, reject) => {
+  return new Promise((resolveResponse, reject) => {
     const call = request(
       `${baseUrl}/chat/completions`,
       {
@@ -160,12 +182,7 @@ function postOnNewConnection(baseUrl: string, body: unknown): Promise<{ status: 
         agent: false,
         headers: { authorization: `Bearer ${STACK_API_KEY}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
       },
-      (response) => {
-        let text = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => (text += chunk));
-        response.on('end', () => resolveAnswer({ status: response.statusCode ?? 0, body: JSON.parse(text) as unknown }));
-      },
+      (response) => resolveResponse(new Response(Readable.toWeb(response) as ReadableStream<Uint8Array>, { status: response.statusCode })),
     );
     call.on('error', reject);
     call.end(payload);

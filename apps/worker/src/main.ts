@@ -6,7 +6,8 @@ import { hostname } from 'node:os';
 import { selfTestInChildProcess } from './boot/isolated-self-test';
 import { WorkerModule } from './worker.module';
 
-const SHUTDOWN_MARGIN_MS = 10_000;
+/** Within the orchestrators' grace periods (Kubernetes: MAX_GENERATION_MS + this < 310 s). */
+const SHUTDOWN_MARGIN_MS = 5000;
 
 /** A worker is an application context: a queue consumer with no HTTP API of its own. */
 async function bootstrap(): Promise<void> {

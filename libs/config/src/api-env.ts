@@ -36,7 +36,7 @@ export class ApiEnv extends RedisEnv {
   @IsInt()
   @Min(1)
   @Max(256)
-  API_PROCESSES = availableParallelism();
+  API_PROCESSES = Math.min(availableParallelism(), 256);
 
   /** Largest accepted request body. */
   @EnvInteger()

@@ -1,52 +1,86 @@
-import cluster from 'node:cluster';
+import type { Worker } from 'node:cluster';
 import { randomUUID } from 'node:crypto';
 import { AggregatorRegistry } from 'prom-client';
 import type { Registry } from 'prom-client';
 
 /**
  * /metrics under the supervisor: whichever API process a scrape reaches asks the supervisor,
- * which gathers every process's registry over IPC (prom-client's cluster support) and sums them,
- * so one scrape of the port sees the whole host. A metric that every process reads from the same
- * place (a queue's length in Redis) declares `aggregator: 'max'` instead of being summed.
+ * which gathers the registries of the processes that serve (not one still booting) over IPC and
+ * merges them with prom-client's aggregation, so one scrape of the port sees the whole host.
+ * Counters and histograms are summed; a metric that every process reads from the same place (a
+ * queue's length in Redis) declares `aggregator: 'max'` instead.
  */
-interface MetricsRequest {
-  type: 'api-metrics:request';
-  id: string;
-}
-interface MetricsReply {
-  type: 'api-metrics:reply';
-  id: string;
-  body?: string;
-  error?: string;
-}
+type Metrics = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
 
+type MetricsMessage =
+  | { type: 'api-metrics:request'; id: string } // a process asks the supervisor for the host's metrics
+  | { type: 'api-metrics:reply'; id: string; body?: string; error?: string }
+  | { type: 'api-metrics:collect'; id: string } // the supervisor asks a process for its own
+  | { type: 'api-metrics:collected'; id: string; metrics: Metrics };
+
+const GATHER_TIMEOUT_MS = 5000;
 const SCRAPE_TIMEOUT_MS = 10_000;
 
-/** In the supervisor: answers each process's request with the aggregate of all of them. */
-export function answerMetricsRequests(): void {
-  const aggregator = new AggregatorRegistry();
-  cluster.on('message', (worker, message: Partial<MetricsRequest>) => {
-    if (message?.type !== 'api-metrics:request' || typeof message.id !== 'string') return;
-    const id = message.id;
-    aggregator.clusterMetrics().then(
-      (body) => worker.send({ type: 'api-metrics:reply', id, body } satisfies MetricsReply),
-      (error: Error) => worker.send({ type: 'api-metrics:reply', id, error: error.message } satisfies MetricsReply),
-    );
-  });
+const isMetricsMessage = (message: unknown): message is MetricsMessage =>
+  typeof message === 'object' && message !== null && typeof (message as { type?: unknown }).type === 'string' && typeof (message as { id?: unknown }).id === 'string';
+
+/**
+ * In the supervisor: answers a process's request with the aggregate of `serving()`'s registries.
+ * A process that does not answer in time fails the scrape (500), as a scrape of a stuck process would.
+ */
+export function answerMetricsRequests(serving: () => Worker[]): (from: Worker, message: unknown) => void {
+  const gathering = new Map<string, { pending: number; metrics: Metrics[]; done: (metrics: Metrics[]) => void }>();
+  return (from, message) => {
+    if (!isMetricsMessage(message)) return;
+    if (message.type === 'api-metrics:collected') {
+      const gather = gathering.get(message.id);
+      if (!gather) return;
+      gather.metrics.push(message.metrics);
+      if (--gather.pending === 0) gather.done(gather.metrics);
+      return;
+    }
+    if (message.type !== 'api-metrics:request') return;
+    const reply = (answer: { body?: string; error?: string }): void => {
+      if (from.isConnected()) from.send({ type: 'api-metrics:reply', id: message.id, ...answer } satisfies MetricsMessage, () => undefined);
+    };
+    const processes = serving().filter((worker) => worker.isConnected());
+    const id = randomUUID();
+    const timer = setTimeout(() => {
+      const missing = gathering.get(id)?.pending ?? 0;
+      gathering.delete(id);
+      reply({ error: `${missing} of ${processes.length} API processes did not answer` });
+    }, GATHER_TIMEOUT_MS);
+    gathering.set(id, {
+      pending: processes.length,
+      metrics: [],
+      done: (metrics) => {
+        clearTimeout(timer);
+        gathering.delete(id);
+        AggregatorRegistry.aggregate(metrics)
+          .metrics()
+          .then((body) => reply({ body }))
+          .catch((error: Error) => reply({ error: error.message }));
+      },
+    });
+    if (processes.length === 0) gathering.get(id)?.done([]);
+    for (const worker of processes) worker.send({ type: 'api-metrics:collect', id } satisfies MetricsMessage, () => undefined);
+  };
 }
 
-/** In an API process: lets the supervisor read `registry` whenever any process is scraped. */
+/** In an API process: hands `registry` to the supervisor whenever any process is scraped. */
 export function shareMetricsWithSupervisor(registry: Registry): void {
-  AggregatorRegistry.setRegistries(registry);
-  new AggregatorRegistry(); // its constructor installs the worker's side of prom-client's IPC
+  process.on('message', (message: unknown) => {
+    if (!isMetricsMessage(message) || message.type !== 'api-metrics:collect') return;
+    void registry.getMetricsAsJSON().then((metrics) => process.send?.({ type: 'api-metrics:collected', id: message.id, metrics } satisfies MetricsMessage, () => undefined));
+  });
 }
 
 /** In an API process: the whole host's metrics, from the supervisor. */
 export function metricsFromSupervisor(): Promise<string> {
   const id = randomUUID();
   return new Promise((resolve, reject) => {
-    const onMessage = (message: Partial<MetricsReply>): void => {
-      if (message?.type !== 'api-metrics:reply' || message.id !== id) return;
+    const onMessage = (message: unknown): void => {
+      if (!isMetricsMessage(message) || message.type !== 'api-metrics:reply' || message.id !== id) return;
       finish();
       if (message.body !== undefined) resolve(message.body);
       else reject(new Error(`metrics from the other API processes: ${message.error ?? 'no answer'}`));
@@ -60,6 +94,6 @@ export function metricsFromSupervisor(): Promise<string> {
       process.off('message', onMessage);
     };
     process.on('message', onMessage);
-    process.send?.({ type: 'api-metrics:request', id } satisfies MetricsRequest);
+    process.send?.({ type: 'api-metrics:request', id } satisfies MetricsMessage);
   });
 }
