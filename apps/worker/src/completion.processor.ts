@@ -56,7 +56,10 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
     const queueName = completionQueueName(this.env.MODEL_NAME);
     const retention = new JobRetention(this.env.RETAIN_CONTENT);
     const processor = retention.around<Job<CompletionJobData, CompletionResult>>((job, token, signal) => this.process(job, token, signal));
-    for (const [index, concurrency] of shareSlots(this.engine.slots, this.env.QUEUE_CONSUMERS).entries()) {
+    // A job put back for another worker must not go to one of this worker's own idle consumers,
+    // which may already wait for the next job (pausing does not stop a wait under way).
+    const consumers = this.engine.mayBeUnavailable ? 1 : this.env.QUEUE_CONSUMERS;
+    for (const [index, concurrency] of shareSlots(this.engine.slots, consumers).entries()) {
       // Each makes its own blocking connection from this one and shares it for its commands.
       const worker = new Worker<CompletionJobData, CompletionResult>(queueName, processor, {
         connection: this.blocking,

@@ -23,6 +23,7 @@ export class WorkerEnv extends RedisEnv {
    * BullMQ consumers sharing the engine's slots, each taking jobs on its own. One consumer takes
    * jobs one Redis round trip after another, which a busy process makes slow: several fill free
    * slots that much sooner when requests arrive together. Each holds one more Redis connection.
+   * The openai engine keeps one: a job it puts back (upstream down) must go to another worker.
    */
   @EnvInteger()
   @IsInt()

@@ -44,6 +44,11 @@ export interface InferenceEngine {
   readonly slots: number;
   /** Tokens of prompt plus answer that fit in one sequence. */
   readonly contextSize: number;
+  /**
+   * Whether `generate` may fail with EngineUnavailableError (an upstream server down), which puts
+   * the job back in the queue for another worker.
+   */
+  readonly mayBeUnavailable?: boolean;
   generate(request: GenerationRequest): Promise<GenerationOutcome>;
   close(): Promise<void>;
 }

@@ -60,6 +60,7 @@ export class OpenAiUpstreamEngine implements InferenceEngine {
   readonly capabilities: EngineCapabilities = { tools: true, grammar: true, logprobs: true, maxChoices: MAX_CHOICES, logitBiasTokens: Number.MAX_SAFE_INTEGER };
   readonly slots: number;
   readonly contextSize: number;
+  readonly mayBeUnavailable = true;
   private readonly client: OpenAI;
   private readonly logger = new Logger(OpenAiUpstreamEngine.name);
 

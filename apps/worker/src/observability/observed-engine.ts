@@ -32,6 +32,10 @@ export class ObservedEngine implements InferenceEngine {
     return this.engine.slots;
   }
 
+  get mayBeUnavailable(): boolean {
+    return this.engine.mayBeUnavailable === true;
+  }
+
   /** Slots not generating right now, as the registry announces them. */
   get freeSlots(): number {
     return Math.max(this.engine.slots - this.busy, 0);
