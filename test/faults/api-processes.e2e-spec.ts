@@ -75,6 +75,27 @@ describe('API_PROCESSES: several processes serve one port', () => {
     await waitFor('the replacement to serve', async () => (await servingPid(stack, 'and now?')) === replacement, 30_000);
   });
 
+  it('tries a replacement that cannot start again, with a delay, while the instance stays up', async () => {
+    const [victim, survivor] = childPids(supervisorPid(stack));
+    await stack.killRedis();
+    process.kill(victim, 'SIGKILL');
+    // Without Redis a process cannot start: the supervisor says so and tries again later.
+    await stack.api.process.waitForOutput(/failed to start \(exit code 1\); trying again in 1000 ms/, 30_000);
+    expect(stack.api.process.isRunning).toBe(true);
+
+    await stack.startRedisAgain();
+    // Once Redis is back, a later try starts, and it serves beside the survivor.
+    await waitFor(
+      'a replacement that serves',
+      async () => {
+        const replacement = childPids(supervisorPid(stack)).find((pid) => pid !== survivor);
+        return replacement !== undefined && (await servingPid(stack, 'back?')) === replacement;
+      },
+      45_000,
+    );
+    expect(stack.api.process.isRunning).toBe(true);
+  }, 90_000);
+
   it('SIGTERM drains the open streams of every process, then the supervisor exits with nothing left behind', async () => {
     const children = childPids(supervisorPid(stack));
     let stopping: Promise<number | null> | undefined;
