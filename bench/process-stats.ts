@@ -1,18 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { childPids } from '../tools/local-stack/process-tree';
+import { childPids, procStatFields } from '../tools/local-stack/process-tree';
 
 const CLOCK_TICKS_PER_SECOND = 100;
 
 /** CPU seconds (user + system) a process has used so far, from /proc (Linux); 0 elsewhere. */
 export function cpuSeconds(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name, which is in parentheses and may hold spaces.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
-  } catch {
-    return 0;
-  }
+  const fields = procStatFields(pid);
+  return fields ? (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND : 0;
 }
 
 /** Resident memory of a process in bytes, from /proc (Linux); 0 elsewhere. */

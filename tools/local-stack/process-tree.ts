@@ -1,15 +1,23 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
-/** State and parent of a process from /proc (Linux); undefined once it is gone. */
-function statOf(pid: number | string): { state: string; parent: number } | undefined {
+/**
+ * The fields of /proc/<pid>/stat after the command name (which is in parentheses and may hold
+ * spaces): [0] state, [1] parent, [11] user and [12] system clock ticks. Undefined once it is gone
+ * (and off Linux).
+ */
+export function procStatFields(pid: number | string): string[] | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name, which is in parentheses and may hold spaces.
-    const [state, parent] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { state, parent: Number(parent) };
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return undefined;
   }
+}
+
+/** State and parent of a process; undefined once it is gone. */
+function statOf(pid: number | string): { state: string; parent: number } | undefined {
+  const fields = procStatFields(pid);
+  return fields && { state: fields[0], parent: Number(fields[1]) };
 }
 
 /** Whether `pid` runs (a zombie, ended but not yet reaped, does not). */

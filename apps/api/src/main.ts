@@ -5,7 +5,7 @@ import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ApiEnv, exitIfShutdownOutlasts, loadEnv, logLevelsUpTo } from '@app/config';
 import { ApiModule } from './api.module';
-import { isSupervisedApiProcess, superviseApiProcesses } from './cluster/api-process-supervisor';
+import { baseUrl, isSupervisedApiProcess, superviseApiProcesses } from './cluster/api-process-supervisor';
 import { setupApiDocs } from './docs/api-docs';
 import { OpenAiExceptionFilter } from './errors/openai-exception.filter';
 import { openAiClientErrorHandler, openAiFrameworkErrorHandler } from './http/client-error-handler';
@@ -56,7 +56,7 @@ async function bootstrap(env: ApiEnv): Promise<void> {
   if (isSupervisedApiProcess()) return; // the supervisor announces the port once all its processes listen
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : env.PORT;
-  console.log(`API listening: http://${env.HOST === '0.0.0.0' ? '127.0.0.1' : env.HOST}:${port}/v1`);
+  console.log(`API listening: ${baseUrl(env.HOST, port)}`);
 }
 
 function main(): Promise<void> | void {

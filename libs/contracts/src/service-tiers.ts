@@ -7,8 +7,6 @@
  */
 export type ServiceTier = 'priority' | 'default' | 'flex';
 
-export const SERVICE_TIERS: readonly ServiceTier[] = ['priority', 'default', 'flex'];
-
 /** BullMQ priorities in the prioritized set (a lower number is taken first; 0 is the wait list). */
 export const FLEX_PRIORITY = 1;
 export const BATCH_PRIORITY = 2;

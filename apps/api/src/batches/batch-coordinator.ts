@@ -14,7 +14,7 @@ import { toOpenAiError } from '../errors/http-error-mapping';
 import { OpenAiError } from '../errors/openai-error';
 import { FilesService } from '../files/files.service';
 import { ModelRegistry } from '../models/model-registry';
-import { addUsage, outputLine } from './batch-output';
+import { addUsage, fileOf, outputLine } from './batch-output';
 import { isBatchError, lineJob, parseLine } from './batch-lines';
 import type { BatchLine } from './batch-lines';
 import { batchKeys, isFinished, lineCompletionId } from './batch-object';
@@ -22,6 +22,12 @@ import type { BatchError, BatchRecord, BatchUsage } from './batch-object';
 import type { BatchJobData } from './batch-queue';
 import { BatchRecords } from './batch-records';
 import type { LineOutcome } from './batch-records';
+
+/** A line of the input file fed to the queue: its position in the file and its job. */
+interface FedLine {
+  index: number;
+  job: CompletionJobInput;
+}
 
 /** How often a running batch is looked at: its counts, a cancel, its window, its end. */
 const TICK_MS = 500;
@@ -130,7 +136,7 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
   private async feed(batch: BatchRecord, count: number): Promise<void> {
     const fed = batch.fed ?? { index: 0, line: 0, byte: 0 };
     const startedAt = (batch.in_progress_at ?? batch.created_at) * 1000;
-    let chunk: CompletionJobInput[] = [];
+    let chunk: FedLine[] = [];
     let taken = 0;
     const flush = async (): Promise<void> => {
       await this.enqueue(batch, chunk);
@@ -142,7 +148,7 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
       const index = fed.index;
       const { body } = parseLine(text, line, batch.endpoint) as BatchLine;
       try {
-        chunk.push(await lineJob(body, lineCompletionId(batch.id, index), startedAt, batch.expires_at * 1000));
+        chunk.push({ index, job: await lineJob(body, lineCompletionId(batch.id, index), startedAt, batch.expires_at * 1000) });
       } catch (error) {
         const refusal = toOpenAiError(error);
         await this.records.fail(batch.id, index, { refused: { status: refusal.status, body: refusal.toBody() } }, this.retentionMs);
@@ -186,25 +192,21 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
   }
 
   /** Adds lines to the model's queue below every interactive request; an id already there is left as it is. */
-  private async enqueue(batch: BatchRecord, jobs: CompletionJobInput[]): Promise<void> {
-    if (jobs.length === 0 || batch.model === undefined) return;
+  private async enqueue(batch: BatchRecord, lines: FedLine[]): Promise<void> {
+    if (lines.length === 0 || batch.model === undefined) return;
     const keys = batchKeys(batch.id);
     // No channel: nobody follows a line live; its outcome goes to the batch's hashes.
     const replyTo = { stopWhenUnheard: false };
     const queue = this.queues.forModel(batch.model);
-    const lineOf = (job: CompletionJobInput): number => Number(job.completionId.slice(job.completionId.lastIndexOf('-') + 1));
     // Read just before adding: a line answered since the pass began (and gone from the queue) is not run again.
-    const outcomes = await this.records.outcomes(batch.id, jobs.map(lineOf));
-    const open = jobs.filter((_, position) => !outcomes[position].answer && !outcomes[position].failure);
+    const outcomes = await this.records.outcomes(batch.id, lines.map(({ index }) => index));
+    const open = lines.filter((_, position) => !outcomes[position].answer && !outcomes[position].failure);
     await queue.addBulk(
-      open.map((job) => {
-        const field = String(lineOf(job));
-        return {
-          name: 'batch-line',
-          data: { ...job, replyTo, store: { key: keys.answers, field, ttlMs: this.retentionMs, failuresKey: keys.failures } },
-          opts: { jobId: job.completionId, priority: BATCH_PRIORITY },
-        };
-      }),
+      open.map(({ index, job }) => ({
+        name: 'batch-line',
+        data: { ...job, replyTo, store: { key: keys.answers, field: String(index), ttlMs: this.retentionMs, failuresKey: keys.failures } },
+        opts: { jobId: job.completionId, priority: BATCH_PRIORITY },
+      })),
     );
   }
 
@@ -328,10 +330,10 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
   ): AsyncGenerator<string> {
     const outcomes = await this.records.outcomes(batch.id, chunk.map(({ index }) => index));
     for (const [position, { index, customId, body }] of chunk.entries()) {
-      const written = outputLine(batch, index, customId, body, outcomes[position]);
-      if (written.file !== file) continue;
+      // Decided before formatting: the other file's lines are not built only to be dropped.
+      if (fileOf(outcomes[position]) !== file) continue;
       counted(outcomes[position]);
-      yield `${written.line}\n`;
+      yield `${outputLine(batch, index, customId, body, outcomes[position])}\n`;
     }
   }
 }

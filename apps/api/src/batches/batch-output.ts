@@ -17,13 +17,16 @@ const UNRUN_MESSAGES = {
   expired: 'The batch expired before this request ran.',
 } as const;
 
+/** Where a line's outcome goes: an answer to the output file, anything else to the error file. */
+export const fileOf = (outcome: LineOutcome): 'output' | 'error' => (outcome.answer ? 'output' : 'error');
+
 /**
- * Where a line's outcome goes: an answer to the output file as the `chat.completion` the same
- * request would have got; a failure to the error file, as the error response it would have got
- * (`response` with its status and OpenAI error body), or, for a line the batch never ran,
- * `error` with `batch_cancelled` / `batch_expired`.
+ * A line's outcome as its file holds it: an answer as the `chat.completion` the same request
+ * would have got; a failure as the error response it would have got (`response` with its status
+ * and OpenAI error body), or, for a line the batch never ran, `error` with `batch_cancelled` /
+ * `batch_expired`.
  */
-export function outputLine(batch: BatchRecord, index: number, customId: string, body: Record<string, unknown>, outcome: LineOutcome): { file: 'output' | 'error'; line: string } {
+export function outputLine(batch: BatchRecord, index: number, customId: string, body: Record<string, unknown>, outcome: LineOutcome): string {
   const requestId = lineCompletionId(batch.id, index);
   const base = { id: `batch_req_${batch.id.slice('batch_'.length)}_${index}`, custom_id: customId };
   let line: OutputLine;
@@ -33,7 +36,7 @@ export function outputLine(batch: BatchRecord, index: number, customId: string, 
     const formatter = new ChatCompletionFormatter(requestId, String(body.model), created, false, body.logprobs === true);
     const choices = typeof body.n === 'number' ? body.n : 1;
     line = { ...base, response: { status_code: 200, request_id: requestId, body: formatter.completion(answer.parts, answer, choices) }, error: null };
-    return { file: 'output', line: JSON.stringify(line) };
+    return JSON.stringify(line);
   }
   const failure = outcome.failure ?? { unrun: batch.stopping ?? 'expired' };
   if ('unrun' in failure) {
@@ -48,7 +51,7 @@ export function outputLine(batch: BatchRecord, index: number, customId: string, 
     const error = workerError(failure);
     line = { ...base, response: { status_code: error.status, request_id: requestId, body: error.toBody() }, error: null };
   }
-  return { file: 'error', line: JSON.stringify(line) };
+  return JSON.stringify(line);
 }
 
 /** The batch's usage: the sum over its answers, in OpenAI's shape for batches. */

@@ -36,8 +36,7 @@ export function superviseApiProcesses(processes: number, host: string): void {
     restartDelayMs = RESTART_DELAY_MS.first;
     if (announced || listening.size < processes) return;
     announced = true;
-    const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-    console.log(`API listening: http://${shownHost}:${address.port}/v1 (${processes} processes)`);
+    console.log(`API listening: ${baseUrl(host, address.port)} (${processes} processes)`);
   });
 
   cluster.on('exit', (worker, code, signal) => {
@@ -79,6 +78,9 @@ export function superviseApiProcesses(processes: number, host: string): void {
   cluster.on('message', answerMetricsRequests(() => [...listening.values()]));
   for (let index = 0; index < processes; index++) start();
 }
+
+/** The base URL a client on this machine uses: a wildcard bind address is reached on 127.0.0.1. */
+export const baseUrl = (host: string, port: number): string => `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}/v1`;
 
 /** An API process under the supervisor: only the supervisor's SIGTERM stops it (a terminal's Ctrl-C reaches the supervisor). */
 export const isSupervisedApiProcess = (): boolean => cluster.isWorker;

@@ -80,7 +80,7 @@ export class CompletionEventBus implements OnApplicationBootstrap {
     try {
       elements = eventBatchElements(message);
     } catch {
-      this.failMalformed(message);
+      this.failMalformed(/"completionId"\s*:\s*"([^"]+)"/.exec(message)?.[1]);
       return;
     }
     for (const element of elements) this.dispatchOne(element);
@@ -91,7 +91,8 @@ export class CompletionEventBus implements OnApplicationBootstrap {
     try {
       event = toTokenEvent(element);
     } catch {
-      this.failMalformed(element);
+      const named = (element as { completionId?: unknown } | null)?.completionId;
+      this.failMalformed(typeof named === 'string' ? named : undefined);
       return;
     }
     const listener = this.listeners.get(event.completionId);
@@ -105,13 +106,7 @@ export class CompletionEventBus implements OnApplicationBootstrap {
    * One that names none cannot be placed; if it was a real event, the gap in its completion's
    * sequence numbers fails that completion at the next event (or its silence does).
    */
-  private failMalformed(malformed: unknown): void {
-    const named =
-      typeof malformed === 'string'
-        ? /"completionId"\s*:\s*"([^"]+)"/.exec(malformed)?.[1]
-        : typeof malformed === 'object' && malformed !== null && typeof (malformed as { completionId?: unknown }).completionId === 'string'
-          ? (malformed as { completionId: string }).completionId
-          : undefined;
+  private failMalformed(named: string | undefined): void {
     this.logger.warn(`malformed event on ${this.channel}${named ? ` for ${named}` : ''}`);
     if (named !== undefined) this.listeners.get(named)?.onMalformed();
   }

@@ -122,10 +122,14 @@ export class FilesService {
   /** The file's bytes as stored. */
   async open(owner: string, id: string): Promise<{ file: FileObject; body: Readable }> {
     const record = await this.record(owner, id);
+    return { file: toFileObject(record), body: await this.openBody(id) };
+  }
+
+  /** The stored bytes from `start`; metadata without a body (a deletion cut short between its steps) is a file that is gone. */
+  private async openBody(id: string, start?: number): Promise<Readable> {
     try {
-      return { file: toFileObject(record), body: await this.storage.open(id) };
+      return await this.storage.open(id, start);
     } catch (error) {
-      // Metadata without a body: a deletion cut short between its steps. The file is gone.
       throw error instanceof StoredFileMissingError ? fileNotFound(id) : error;
     }
   }
@@ -138,12 +142,7 @@ export class FilesService {
   async *lines(owner: string, id: string, from: { byte: number; line: number } = { byte: 0, line: 0 }): AsyncGenerator<FileLine> {
     const record = await this.record(owner, id);
     if (from.byte >= record.bytes) return;
-    let body: Readable;
-    try {
-      body = await this.storage.open(id, from.byte);
-    } catch (error) {
-      throw error instanceof StoredFileMissingError ? fileNotFound(id) : error;
-    }
+    const body = await this.openBody(id, from.byte);
     let line = from.line;
     let offset = from.byte;
     let carry: Buffer = Buffer.alloc(0);

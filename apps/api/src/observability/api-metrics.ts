@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import cluster from 'node:cluster';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { CompletionQueues } from '../completions/completion-queues';
 import type { CompletionQueue } from '../completions/completion-queues';
+import { isSupervisedApiProcess } from '../cluster/api-process-supervisor';
 import { metricsFromSupervisor, shareMetricsWithSupervisor } from '../cluster/cluster-metrics';
 import { ModelRegistry } from '../models/model-registry';
 
@@ -69,7 +69,7 @@ export class ApiMetrics {
 
   constructor(queues: CompletionQueues, registry: ModelRegistry) {
     collectDefaultMetrics({ register: this.registry });
-    if (cluster.isWorker) shareMetricsWithSupervisor(this.registry);
+    if (isSupervisedApiProcess()) shareMetricsWithSupervisor(this.registry);
     const served: ServedQueues = { models: () => registry.list().map(({ id }) => id), queue: (model) => queues.forModel(model) };
     queueGauge(this.registry, served, 'llm_api_queue_waiting_jobs', 'Jobs waiting in the model queue for a worker (read from Redis on scrape).', (queue) =>
       queue.getWaitingCount(),
@@ -88,7 +88,7 @@ export class ApiMetrics {
 
   /** The text a scrape answers: this process's metrics, or the whole host's under the supervisor. */
   scrape(): Promise<string> {
-    return cluster.isWorker ? metricsFromSupervisor() : this.registry.metrics();
+    return isSupervisedApiProcess() ? metricsFromSupervisor() : this.registry.metrics();
   }
 }
 
