@@ -30,6 +30,7 @@ import type { LocalRedis } from '../tools/local-stack/redis-server';
 import { childPids } from '../tools/local-stack/process-tree';
 import { REPO_ROOT, startApi, startWorker } from '../tools/local-stack/services';
 import type { RunningApi } from '../tools/local-stack/services';
+import { postChatCompletion } from './http-request';
 import { round, summarize } from './stats';
 import type { Summary } from './stats';
 
@@ -73,16 +74,12 @@ interface Probe {
 async function probe(baseUrl: string): Promise<Omit<Probe, 'linesAnsweredWhileWaiting' | 'batchStillRunning'>> {
   const sentAt = Date.now();
   const started = performance.now();
-  const response = await fetch(`${baseUrl}/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-    body: JSON.stringify({
-      model: MODEL,
-      messages: [{ role: 'user', content: 'Tell me a short story about a fox.' }],
-      max_tokens: PROBE_MAX_TOKENS,
-      seed: PROBE_SEED,
-      stream: true,
-    }),
+  const response = await postChatCompletion(baseUrl, KEY, {
+    model: MODEL,
+    messages: [{ role: 'user', content: 'Tell me a short story about a fox.' }],
+    max_tokens: PROBE_MAX_TOKENS,
+    seed: PROBE_SEED,
+    stream: true,
   });
   if (!response.ok || !response.body) throw new Error(`probe answered ${response.status}: ${await response.text()}`);
   const reader: ReadableStreamDefaultReader<Uint8Array> = response.body.getReader();
@@ -213,11 +210,7 @@ async function sendPlain(baseUrl: string, lines: LineRequest[], concurrency: num
   const runner = async (): Promise<void> => {
     while (next < lines.length) {
       const line = lines[next++];
-      const response = await fetch(`${baseUrl}/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-        body: JSON.stringify(line.body),
-      });
+      const response = await postChatCompletion(baseUrl, KEY, line.body);
       await response.text();
       if (response.status !== 200) non200++;
     }

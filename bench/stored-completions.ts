@@ -16,6 +16,7 @@ import { resolve } from 'node:path';
 import { storedCompletionKeys } from '@app/contracts';
 import { startRedisServer } from '../tools/local-stack/redis-server';
 import { REPO_ROOT, startApi, startWorker } from '../tools/local-stack/services';
+import { postChatCompletion } from './http-request';
 import { summarize } from './stats';
 
 const RUNS = Number(process.argv.find((arg) => arg.startsWith('--runs='))?.split('=')[1] ?? 10);
@@ -32,18 +33,14 @@ interface StreamRun {
 /** Streams one answer over raw HTTP and reads it to [DONE]; tokens from the usage chunk. */
 async function stream(baseUrl: string, maxTokens: number, seed: number, store: boolean): Promise<StreamRun> {
   const started = performance.now();
-  const response = await fetch(`${baseUrl}/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-    body: JSON.stringify({
-      model: MODEL,
-      messages: [{ role: 'user', content: 'Tell me a long story.' }],
-      max_tokens: maxTokens,
-      seed,
-      stream: true,
-      stream_options: { include_usage: true },
-      store,
-    }),
+  const response = await postChatCompletion(baseUrl, KEY, {
+    model: MODEL,
+    messages: [{ role: 'user', content: 'Tell me a long story.' }],
+    max_tokens: maxTokens,
+    seed,
+    stream: true,
+    stream_options: { include_usage: true },
+    store,
   });
   const text = await response.text();
   const ms = performance.now() - started;

@@ -2,6 +2,7 @@ import type { CompletionJobInput } from '@app/contracts';
 import { ChatCompletionRequestDto } from '../chat/chat-completion-request.dto';
 import { toCompletionJob } from '../chat/completion-job.mapper';
 import { OpenAiError } from '../errors/openai-error';
+import { isJsonObject } from '../http/json-kinds';
 import { validateBody } from '../request-pipes';
 import type { BatchError } from './batch-object';
 
@@ -15,8 +16,6 @@ const MAX_CUSTOM_ID = 512;
 
 const lineError = (line: number, code: string, message: string, param: string | null = null): BatchError => ({ code, message, param, line });
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /**
  * A line's envelope, as OpenAI checks it before the batch runs: a JSON object with a
  * `custom_id`, `method: "POST"`, the batch's endpoint as `url`, and an object `body`. What is
@@ -29,14 +28,14 @@ export function parseLine(text: string, line: number, endpoint: string): BatchLi
   } catch {
     return lineError(line, 'invalid_json_line', `Line ${line} is not valid JSON.`);
   }
-  if (!isObject(value)) return lineError(line, 'invalid_request', `Line ${line} must be a JSON object.`);
+  if (!isJsonObject(value)) return lineError(line, 'invalid_request', `Line ${line} must be a JSON object.`);
   const { custom_id: customId, method, url, body } = value;
   if (typeof customId !== 'string' || customId.length === 0 || customId.length > MAX_CUSTOM_ID) {
     return lineError(line, 'invalid_request', `Line ${line}: custom_id must be a string of 1 to ${MAX_CUSTOM_ID} characters.`, 'custom_id');
   }
   if (method !== 'POST') return lineError(line, 'invalid_request', `Line ${line}: method must be "POST".`, 'method');
   if (url !== endpoint) return lineError(line, 'invalid_url', `Line ${line}: url must be "${endpoint}", the batch's endpoint.`, 'url');
-  if (!isObject(body)) return lineError(line, 'invalid_request', `Line ${line}: body must be a JSON object.`, 'body');
+  if (!isJsonObject(body)) return lineError(line, 'invalid_request', `Line ${line}: body must be a JSON object.`, 'body');
   const extra = Object.keys(value).find((key) => !['custom_id', 'method', 'url', 'body'].includes(key));
   if (extra !== undefined) return lineError(line, 'invalid_request', `Line ${line}: unrecognized field ${extra}.`, extra);
   return { customId, body };

@@ -1,15 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { ArgumentMetadata, PipeTransform } from '@nestjs/common';
 import { OpenAiError } from '../errors/openai-error';
+import { isJsonObject, jsonKindOf } from '../http/json-kinds';
 import { ChatCompletionRequestDto } from './chat-completion-request.dto';
-
-function kindOf(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
-}
-
-const isObject = (value: unknown): value is Record<string, unknown> => kindOf(value) === 'an object';
 
 /** The arrays of objects in a request, each with its path: `messages`, `tools`, every message's `tool_calls`. */
 function objectArrays(body: Record<string, unknown>): Array<{ path: string; items: unknown[] }> {
@@ -18,7 +11,7 @@ function objectArrays(body: Record<string, unknown>): Array<{ path: string; item
   if (Array.isArray(messages)) {
     arrays.push({ path: 'messages', items: messages });
     messages.forEach((message, index) => {
-      if (isObject(message) && Array.isArray(message.tool_calls)) arrays.push({ path: `messages[${index}].tool_calls`, items: message.tool_calls });
+      if (isJsonObject(message) && Array.isArray(message.tool_calls)) arrays.push({ path: `messages[${index}].tool_calls`, items: message.tool_calls });
     });
   }
   if (Array.isArray(tools)) arrays.push({ path: 'tools', items: tools });
@@ -34,12 +27,12 @@ function objectArrays(body: Record<string, unknown>): Array<{ path: string; item
 @Injectable()
 export class MessageObjectsPipe implements PipeTransform {
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
-    if (metadata.type !== 'body' || metadata.metatype !== ChatCompletionRequestDto || !isObject(value)) return value;
+    if (metadata.type !== 'body' || metadata.metatype !== ChatCompletionRequestDto || !isJsonObject(value)) return value;
     for (const { path, items } of objectArrays(value)) {
-      const index = items.findIndex((item) => !isObject(item));
+      const index = items.findIndex((item) => !isJsonObject(item));
       if (index === -1) continue;
       const param = `${path}[${index}]`;
-      throw OpenAiError.invalidRequest(`Invalid type for '${param}': expected an object, but got ${kindOf(items[index])} instead.`, param, 'invalid_type');
+      throw OpenAiError.invalidRequest(`Invalid type for '${param}': expected an object, but got ${jsonKindOf(items[index])} instead.`, param, 'invalid_type');
     }
     return value;
   }

@@ -1,6 +1,7 @@
 import { Transform } from 'node:stream';
 import type { TransformCallback } from 'node:stream';
 import { OpenAiError } from '../errors/openai-error';
+import { isJsonObject, jsonKindOf } from '../http/json-kinds';
 
 export interface JsonlLimits {
   maxBytes: number;
@@ -11,11 +12,6 @@ export interface JsonlLimits {
 const NEWLINE = 0x0a;
 
 const invalidFile = (message: string): OpenAiError => OpenAiError.invalidRequest(message, 'file', 'invalid_file');
-
-function kindOf(value: unknown): string {
-  if (value === null) return 'null';
-  return Array.isArray(value) ? 'an array' : `a ${typeof value}`;
-}
 
 /**
  * Passes a batch input file through unchanged while checking it, so that it can be streamed to
@@ -98,8 +94,8 @@ export class JsonlValidator extends Transform {
     } catch {
       throw invalidFile(`Line ${this.lineNumber} of the file is not valid JSON: each line must be one JSON object.`);
     }
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      throw invalidFile(`Line ${this.lineNumber} of the file is ${kindOf(value)}, not a JSON object.`);
+    if (!isJsonObject(value)) {
+      throw invalidFile(`Line ${this.lineNumber} of the file is ${jsonKindOf(value)}, not a JSON object.`);
     }
   }
 }
