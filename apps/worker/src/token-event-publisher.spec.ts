@@ -95,11 +95,41 @@ describe('TokenEventPublisher', () => {
       [log.key, 'output', 'MAXLEN', '~', '1000'],
       [log.key, 'end', 'MAXLEN', '~', '1000'],
     ]);
-    expect(commands.filter(([name]) => name === 'pexpire')).toHaveLength(4);
+    // Its expiry is set with the first event and pushed back by the final one, not once per event.
+    expect(commands.filter(([name]) => name === 'pexpire')).toEqual([
+      ['pexpire', log.key, '600000'],
+      ['pexpire', log.key, '600000'],
+    ]);
     const stored = commands.find(([name]) => name === 'set');
     expect(stored?.slice(0, 2)).toEqual(['set', '{completion:c}:answer']);
     expect(JSON.parse(stored?.[2] ?? '')).toEqual({ parts: [{ type: 'text', choice: 0, text: 'Hello' }], finishReason: 'stop', usage });
     expect(stored?.slice(3)).toEqual(['PX', '5000']);
+  });
+
+  it("pushes a resumable log's expiry back while events flow, at most once a second or a tenth of its window", async () => {
+    jest.useFakeTimers({ doNotFake: ['setImmediate'] });
+    const expiries: number[] = [];
+    const redis = {
+      spublish: () => Promise.resolve(1),
+      xadd: () => Promise.resolve('1-0'),
+      pexpire: (_key: string, ms: number) => Promise.resolve(expiries.push(ms) && 1),
+    } as unknown as RedisClient;
+    const expiriesOver = async (keepMs: number, gapsMs: number[]): Promise<number> => {
+      expiries.length = 0;
+      const log = { key: 'log', keepMs, maxEvents: 100 };
+      const publisher = new TokenEventPublisher(redis, new ReplyBatcher(redis), { completionId: 'c', replyTo: { ...replyTo, stopWhenUnheard: false, log } }, 1);
+      for (const gap of gapsMs) {
+        await jest.advanceTimersByTimeAsync(gap);
+        publisher.write({ type: 'text', choice: 0, text: 'x' });
+      }
+      await publisher.finish({ type: 'end', finishReason: 'stop', usage });
+      expect(new Set(expiries)).toEqual(new Set([keepMs]));
+      return expiries.length;
+    };
+    // Outputs at 0, 600, 1200 and 1800 ms: set at 0, pushed back at 1200, and by the end.
+    await expect(expiriesOver(600_000, [0, 600, 600, 600])).resolves.toBe(3);
+    // A 2 s window is pushed back every 200 ms: at 0, 250 and 500, and by the end.
+    await expect(expiriesOver(2000, [0, 250, 250])).resolves.toBe(4);
   });
 
   it('stops a resumable generation once its lease is gone (no client for the grace period)', async () => {

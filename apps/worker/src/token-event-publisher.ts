@@ -6,6 +6,9 @@ import type { ReplyBatcher } from './reply-batcher';
 /** Output closer together than this goes out as one event: fewer messages at high token rates. */
 export const OUTPUT_COALESCE_MS = 5;
 
+/** A resumable reply's log has its expiry pushed back at most this often (and by its final event), not per event. */
+const LOG_EXPIRY_REFRESH_MS = 1000;
+
 /**
  * Publishes one attempt's events to the job's reply channel, numbering them in order. It is the
  * engine's output sink: the first part goes out at once (time to first token); later ones are
@@ -24,6 +27,7 @@ export class TokenEventPublisher implements OutputSink {
   private lastOutputSentAt = Number.NEGATIVE_INFINITY;
   private flushTimer: NodeJS.Timeout | undefined;
   private lastSentAt = 0;
+  private logExpirySetAt = Number.NEGATIVE_INFINITY;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private failure: Error | undefined;
   /** Every part of the answer, merged, when it is to be stored. */
@@ -122,18 +126,29 @@ export class TokenEventPublisher implements OutputSink {
     const event: TokenEvent = { ...body, completionId: this.job.completionId, attempt: this.attempt, seq: this.seq++ };
     this.lastSentAt = performance.now();
     const encoded = encodeTokenEvent(event);
+    const final = body.type === 'end' || body.type === 'error';
     // Awaited together: a refused log append (Redis gone, or full) must reject here, not unhandled.
     const [receivers] = await Promise.all([
       replyTo.channel === undefined ? undefined : this.replies.publish(replyTo.channel, encoded),
-      replyTo.log && this.appendToLog(replyTo.log, encoded),
+      replyTo.log && this.appendToLog(replyTo.log, encoded, final),
     ]);
-    const final = body.type === 'end' || body.type === 'error';
     if (receivers === 0 && !final && replyTo.stopWhenUnheard) this.undeliverable(new Error('no subscriber for the completion'));
   }
 
-  /** In the same order as the publish (one connection); the log outlives the last event by `keepMs`. */
-  private async appendToLog(log: ReplyLog, encoded: string): Promise<void> {
-    await Promise.all([this.redis.xadd(log.key, 'MAXLEN', '~', log.maxEvents, '*', 'e', encoded), this.redis.pexpire(log.key, log.keepMs)]);
+  /**
+   * In the same order as the publish (one connection). The log outlives the final event by
+   * `keepMs`; while events flow its expiry is pushed back every LOG_EXPIRY_REFRESH_MS (a tenth
+   * of `keepMs` when that is shorter), so it never lapses mid-stream.
+   */
+  private async appendToLog(log: ReplyLog, encoded: string, final: boolean): Promise<void> {
+    const appended = this.redis.xadd(log.key, 'MAXLEN', '~', log.maxEvents, '*', 'e', encoded);
+    const now = performance.now();
+    if (!final && now - this.logExpirySetAt < Math.min(LOG_EXPIRY_REFRESH_MS, log.keepMs / 10)) {
+      await appended;
+      return;
+    }
+    this.logExpirySetAt = now;
+    await Promise.all([appended, this.redis.pexpire(log.key, log.keepMs)]);
   }
 
   /** No client has followed the completion for the grace period: nobody will read the rest. */

@@ -21,7 +21,7 @@ import { batchKeys, isFinished, lineCompletionId } from './batch-object';
 import type { BatchError, BatchRecord, BatchUsage } from './batch-object';
 import type { BatchJobData } from './batch-queue';
 import { BatchRecords } from './batch-records';
-import type { LineOutcome } from './batch-records';
+import type { LineFailure, LineOutcome } from './batch-records';
 
 /** A line of the input file fed to the queue: its position in the file and its job. */
 interface FedLine {
@@ -137,10 +137,13 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
     const fed = batch.fed ?? { index: 0, line: 0, byte: 0 };
     const startedAt = (batch.in_progress_at ?? batch.created_at) * 1000;
     let chunk: FedLine[] = [];
+    let refused: Array<{ index: number; failure: LineFailure }> = [];
     let taken = 0;
     const flush = async (): Promise<void> => {
-      await this.enqueue(batch, chunk);
+      // Side by side: the refusals of a chunk share round trips rather than take two each in turn.
+      await Promise.all([this.enqueue(batch, chunk), ...refused.map(({ index, failure }) => this.records.fail(batch.id, index, failure, this.retentionMs))]);
       chunk = [];
+      refused = [];
       batch.fed = { ...fed };
       await this.records.save(batch);
     };
@@ -151,11 +154,11 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
         chunk.push({ index, job: await lineJob(body, lineCompletionId(batch.id, index), startedAt, batch.expires_at * 1000) });
       } catch (error) {
         const refusal = toOpenAiError(error);
-        await this.records.fail(batch.id, index, { refused: { status: refusal.status, body: refusal.toBody() } }, this.retentionMs);
+        refused.push({ index, failure: { refused: { status: refusal.status, body: refusal.toBody() } } });
       }
       Object.assign(fed, { index: index + 1, line, byte: end });
       if (++taken >= count) break;
-      if (chunk.length >= CHUNK) await flush();
+      if (chunk.length + refused.length >= CHUNK) await flush();
     }
     await flush();
   }
