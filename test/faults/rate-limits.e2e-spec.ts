@@ -4,7 +4,7 @@ import { STACK_API_KEY, STACK_MODEL, ServiceStack } from '../support/service-sta
 
 /**
  * Per-key limits counted in Redis and shared by every API instance: two instances, a limit of
- * 3 requests and 400 tokens per 2-second window.
+ * 3 requests and 400 tokens per 2-second window, one worker with a 256-token context.
  */
 describe('per-API-key rate limits', () => {
   let stack: ServiceStack;
@@ -17,6 +17,8 @@ describe('per-API-key rate limits', () => {
       workers: 1,
       parallelSequences: 2,
       apiEnv: { RATE_LIMIT_RPM: '3', RATE_LIMIT_TPM: '400', RATE_LIMIT_WINDOW_SECONDS: '2' },
+      // Small enough that a request within the token limit can ask for more than the context holds.
+      workerEnv: { CONTEXT_SIZE: '256' },
     });
     const second = await stack.addApi();
     clients = [stack.baseUrl, second.baseUrl].map((baseURL) => new OpenAI({ baseURL, apiKey: STACK_API_KEY, maxRetries: 0 }));
@@ -70,5 +72,30 @@ describe('per-API-key rate limits', () => {
     const error = await clients[0].chat.completions.create(large).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(OpenAI.RateLimitError);
     expect((error as InstanceType<typeof OpenAI.RateLimitError>).error).toMatchObject({ type: 'tokens', code: 'rate_limit_exceeded' });
+  });
+
+  it('takes none of the tokens a refused request asked for', async () => {
+    await nextWindow();
+    const response = await fetch(`${clients[0].baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${STACK_API_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ ...hello, max_tokens: 1000 }),
+    });
+    expect(response.status).toBe(429);
+    expect(response.headers.get('x-ratelimit-remaining-tokens')).toBe('400');
+    // Had its 1,000 stayed counted, the key would be over its 400 for the rest of the window.
+    const small = await clients[1].chat.completions.create(hello);
+    expect(small.choices[0].message.content).toBeTruthy();
+  });
+
+  it('gives back the tokens of a request that failed before any output', async () => {
+    await nextWindow();
+    // Admitted (an estimate of about 302 tokens), then refused by the worker: 300 exceed the context.
+    const tooLong = await clients[0].chat.completions.create({ ...hello, max_tokens: 300 }).catch((caught: unknown) => caught);
+    expect(tooLong).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((tooLong as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('context_length_exceeded');
+    // Its estimate kept, this one's 152 would make 454 of 400.
+    const next = await clients[1].chat.completions.create({ ...hello, max_tokens: 150 });
+    expect(next.usage!.completion_tokens).toBeGreaterThan(0);
   });
 });

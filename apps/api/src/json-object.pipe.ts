@@ -1,13 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import type { PipeTransform } from '@nestjs/common';
 import { OpenAiError } from './errors/openai-error';
+import { isJsonObject } from './http/json-kinds';
 
 /** A body that is valid JSON but not an object (`[]`, `"x"`, `null`) is refused before validation. */
 @Injectable()
 export class JsonObjectBodyPipe implements PipeTransform {
   transform(value: unknown, metadata: { type: string }): unknown {
     if (metadata.type !== 'body') return value;
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    if (!isJsonObject(value)) {
       throw OpenAiError.invalidRequest('The request body must be a JSON object.');
     }
     return value;

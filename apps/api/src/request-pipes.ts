@@ -1,17 +1,19 @@
 import { ValidationPipe } from '@nestjs/common';
 import type { ArgumentMetadata, PipeTransform } from '@nestjs/common';
 import { MessageObjectsPipe } from './chat/message-objects.pipe';
+import { NullFieldsPipe } from './chat/null-fields.pipe';
 import { validationErrorToOpenAi } from './errors/validation-errors';
 import { JsonObjectBodyPipe } from './json-object.pipe';
 
 /**
- * How every request body is checked, in order: a JSON object, well-formed message objects, then
- * the DTO's rules (unknown fields refused by name). Global pipes of the app, and the same check
+ * How every request body is checked, in order: a JSON object, fields sent as `null` dropped,
+ * well-formed message objects, then the DTO's rules (unknown fields refused by name). Global pipes of the app, and the same check
  * for bodies that do not come over HTTP (the lines of a batch).
  */
 export function requestPipes(): PipeTransform[] {
   return [
     new JsonObjectBodyPipe(),
+    new NullFieldsPipe(),
     new MessageObjectsPipe(),
     new ValidationPipe({
       transform: true,

@@ -74,8 +74,53 @@ describe('reduceJsonSchema', () => {
     expect(reduceJsonSchema(schema)).toEqual({ ok: false, keyword, path });
   });
 
-  it('reads {} as any value', () => {
-    const reduced = reduceJsonSchema({});
-    expect(reduced.ok).toBe(true);
+  const anyValue = { oneOf: [{ type: ['string', 'number', 'boolean', 'null'] }, { type: 'object', additionalProperties: true }, { type: 'array' }] };
+
+  it('reads {}, and a schema of annotations only, as any value wherever it stands', () => {
+    expect(reduceJsonSchema({})).toEqual({ ok: true, schema: anyValue });
+    const reduced = reduceJsonSchema({
+      type: 'object',
+      properties: { data: {}, note: { description: 'anything' } },
+      additionalProperties: {},
+      required: ['data'],
+    });
+    expect(reduced).toEqual({ ok: true, schema: { type: 'object', properties: { data: anyValue, note: anyValue }, additionalProperties: anyValue, required: ['data'] } });
+    expect(reduceJsonSchema({ type: 'array', items: {} })).toEqual({ ok: true, schema: { type: 'array', items: anyValue } });
+  });
+
+  it("gives a schema without a type every type, each with the keywords that apply to it", () => {
+    const reduced = reduceJsonSchema({ properties: { a: { type: 'string' } }, required: ['a'], maxLength: 3 });
+    expect(reduced).toEqual({
+      ok: true,
+      schema: {
+        oneOf: [
+          { type: 'string', maxLength: 3 },
+          { type: 'number' },
+          { type: 'boolean' },
+          { type: 'null' },
+          { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] },
+          { type: 'array' },
+        ],
+      },
+    });
+  });
+
+  it('splits a type list whose types have keywords of their own, and keeps one with enum as it is', () => {
+    expect(reduceJsonSchema({ type: ['string', 'null'], maxLength: 10 })).toEqual({ ok: true, schema: { oneOf: [{ type: 'string', maxLength: 10 }, { type: 'null' }] } });
+    expect(reduceJsonSchema({ type: ['string', 'null'] })).toEqual({ ok: true, schema: { type: ['string', 'null'] } });
+    expect(reduceJsonSchema({ type: ['string', 'null'], enum: ['a', null] })).toEqual({ ok: true, schema: { type: ['string', 'null'], enum: ['a', null] } });
+  });
+
+  it.each([
+    ['anyOf', { type: 'object', properties: { a: { type: 'string' } }, anyOf: [{ required: ['a'] }, { required: ['b'] }] }, '$.anyOf'],
+    ['$ref', { $ref: '#/$defs/A', type: 'object', $defs: { A: { type: 'object' } } }, '$.$ref'],
+    ['allOf', { type: 'object', properties: { a: { type: 'string' } }, allOf: [{ properties: { b: { type: 'string' } } }] }, '$.allOf'],
+  ])('refuses %s beside other constraints, which the grammar would not enforce', (keyword, schema, path) => {
+    expect(reduceJsonSchema(schema)).toEqual({ ok: false, keyword, path });
+  });
+
+  it('keeps $defs beside a $ref, and one allOf beside annotations', () => {
+    expect(reduceJsonSchema({ $ref: '#/definitions/A', definitions: { A: { type: 'string' } } })).toEqual({ ok: true, schema: { $ref: '#/$defs/A', $defs: { A: { type: 'string' } } } });
+    expect(reduceJsonSchema({ description: 'a name', allOf: [{ $ref: '#/$defs/A' }] })).toEqual({ ok: true, schema: { $ref: '#/$defs/A' } });
   });
 });

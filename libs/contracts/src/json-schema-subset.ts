@@ -49,6 +49,7 @@ function reduce(schema: JsonValue, path: string): GrammarSchema {
   if (schema === true) return anyValue();
   if (!isObject(schema)) throw new Unsupported('schema', path);
   const reduced: GrammarSchema = {};
+  let allOf: GrammarSchema | undefined;
   for (const [keyword, value] of Object.entries(schema)) {
     const at = `${path}.${keyword}`;
     if (ANNOTATIONS.has(keyword) || isLooseBound(keyword, value)) continue;
@@ -69,11 +70,43 @@ function reduce(schema: JsonValue, path: string): GrammarSchema {
       // A generated value matches at least one alternative, which is what anyOf asks.
       reduced[keyword === 'anyOf' ? 'oneOf' : keyword] = value.map((child, index) => reduce(child, `${at}[${index}]`));
     } else if (keyword === 'allOf' && Array.isArray(value) && value.length === 1) {
-      Object.assign(reduced, reduce(value[0], `${at}[0]`));
+      allOf = reduce(value[0], `${at}[0]`);
     } else if (keyword === '$ref') reduced.$ref = rewriteRef(value, at);
     else throw new Unsupported(keyword, at);
   }
-  return splitTypeList(reduced);
+  // The grammar reads `oneOf` and `$ref` before anything beside them, so what stands beside them
+  // would not be enforced; one allOf is its schema only when nothing else constrains.
+  if (allOf !== undefined) {
+    if (constraints(reduced).length > 0) throw new Unsupported('allOf', `${path}.allOf`);
+    Object.assign(reduced, allOf);
+  }
+  const [first, ...others] = constraints(reduced);
+  if ((first === 'oneOf' || first === '$ref') && others.length > 0) {
+    const keyword = first === 'oneOf' ? 'anyOf' : '$ref'; // a oneOf here was written as anyOf
+    throw new Unsupported(keyword, `${path}.${keyword}`);
+  }
+  return splitTypeList(withImplicitType(reduced));
+}
+
+/** The keywords of a reduced schema that constrain its values, `oneOf` and `$ref` first. */
+function constraints(schema: GrammarSchema): string[] {
+  const keywords = Object.keys(schema).filter((keyword) => keyword !== '$defs');
+  return [...keywords.filter((keyword) => keyword === 'oneOf' || keyword === '$ref'), ...keywords.filter((keyword) => keyword !== 'oneOf' && keyword !== '$ref')];
+}
+
+/** Keywords that choose the values a schema allows; with none of them the grammar allows only `null`. */
+const SELECTORS = ['type', 'enum', 'const', 'oneOf', '$ref'];
+const ALL_TYPES = ['string', 'number', 'boolean', 'null', 'object', 'array'];
+
+/**
+ * A schema without a type allows values of every type, its other keywords constraining only the
+ * values of the types they apply to (`{}` or a bare `properties`); the grammar needs the types
+ * said, or it writes `null` alone.
+ */
+function withImplicitType(schema: GrammarSchema): GrammarSchema {
+  if (SELECTORS.some((keyword) => schema[keyword] !== undefined)) return schema;
+  if (constraints(schema).length === 0) return { ...anyValue(), ...schema };
+  return { ...schema, type: ALL_TYPES };
 }
 
 /** The keywords that constrain values of each type; the others do not apply to it. */
@@ -83,10 +116,17 @@ const KEYWORDS_OF_TYPE: Record<string, string[]> = {
   string: ['minLength', 'maxLength', 'format'],
 };
 
-/** `type: ["object", "null"]` has no direct form in the grammar: the same as one alternative per type. */
+/**
+ * The grammar applies a type list's types bare: `type: ["object", "null"]` writes no properties
+ * and `type: ["string", "null"]` no length limit. The same as one alternative per type, each with
+ * its own keywords. `enum` and `const` the grammar reads first and keeps to exactly.
+ */
 function splitTypeList(schema: GrammarSchema): GrammarSchema {
   const { type, $defs } = schema;
-  if (!Array.isArray(type) || type.every((name) => typeof name === 'string' && SIMPLE_TYPES.has(name))) return schema;
+  if (!Array.isArray(type) || schema.enum !== undefined || schema.const !== undefined) return schema;
+  const typeKeywords = Object.values(KEYWORDS_OF_TYPE).flat();
+  const bare = type.every((name) => typeof name === 'string' && SIMPLE_TYPES.has(name)) && typeKeywords.every((keyword) => schema[keyword] === undefined);
+  if (bare) return schema;
   const oneOf = type.map((name) => {
     const alternative: GrammarSchema = { type: name };
     for (const keyword of KEYWORDS_OF_TYPE[name as string] ?? []) if (schema[keyword] !== undefined) alternative[keyword] = schema[keyword];
@@ -102,11 +142,10 @@ function anyValue(): GrammarSchema {
 
 /**
  * The grammar subset of `schema`, or the first keyword it cannot enforce with where it stands
- * (`$.properties.age.minimum`). `{}` and `true` mean any value.
+ * (`$.properties.age.minimum`). `{}` and `true` mean any value, wherever they stand.
  */
 export function reduceJsonSchema(schema: JsonValue): SchemaReduction {
   try {
-    if (isObject(schema) && Object.keys(schema).length === 0) return { ok: true, schema: anyValue() };
     return { ok: true, schema: reduce(schema, '$') };
   } catch (error) {
     if (error instanceof Unsupported) return { ok: false, keyword: error.keyword, path: error.path };

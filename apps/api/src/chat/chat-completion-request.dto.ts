@@ -76,7 +76,7 @@ export class StreamOptionsDto {
 /**
  * The subset of OpenAI's CreateChatCompletionRequest this service implements. Any other field
  * is refused by name (ValidationPipe's forbidNonWhitelisted) rather than silently ignored.
- * `null` counts as absent, as in OpenAI's API.
+ * `null` counts as absent, as in OpenAI's API: NullFieldsPipe drops such fields before validation.
  */
 export class ChatCompletionRequestDto {
   @IsString()

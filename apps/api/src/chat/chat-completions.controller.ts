@@ -38,6 +38,8 @@ export class ChatCompletionsController {
   @HttpCode(200)
   async create(@Body() request: ChatCompletionRequestDto, @Req() http: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const acceptedAt = Date.now();
+    // Before any await: a client that leaves during admission is seen too.
+    const clientGone = clientGoneSignal(reply);
     const owner = callerOf(http);
     const job = { ...toCompletionJob(request, newCompletionId(), acceptedAt, this.env.MAX_QUEUE_WAIT_MS), serviceTier: this.tiers.granted(request.service_tier, owner) };
     const storing = request.store === true;
@@ -60,7 +62,7 @@ export class ChatCompletionsController {
     let ending: CompletionEnding;
     try {
       const storedJob = stored ? { ...job, store: stored.store } : job;
-      ending = await this.runner.run(storedJob, admission, response, clientGoneSignal(reply), stored?.reply);
+      ending = await this.runner.run(storedJob, admission, response, clientGone, stored?.reply);
     } catch (error) {
       this.telemetry.completionFailed(reply, toOpenAiError(error).code);
       return response.fail(error);

@@ -17,6 +17,8 @@ import { streamBrokenError } from './event-sequence-tracker';
 
 export type { CompletionEnding } from './completion-watch';
 
+const NO_USAGE = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+
 /**
  * How a stored completion's events travel besides this instance's channel: logged for a resumed
  * stream, and stopped by its lease (or, answered in the background, never) rather than by its
@@ -48,6 +50,10 @@ export class CompletionRunner implements BeforeApplicationShutdown {
    */
   async run(job: CompletionJobInput, admission: Admission, sink: CompletionSink, signal: AbortSignal, detached?: DetachedReply): Promise<CompletionEnding> {
     const { queue } = admission;
+    if (signal.aborted) {
+      admission.abandon();
+      throw OpenAiError.clientClosed();
+    }
     const watch = new CompletionWatch({
       sink,
       startWaitMs: this.env.MAX_QUEUE_WAIT_MS,
@@ -69,12 +75,14 @@ export class CompletionRunner implements BeforeApplicationShutdown {
     signal.addEventListener('abort', onClientGone, { once: true });
     this.inFlight.add(watch);
     let ended = false;
+    let enqueued = false;
     try {
       try {
         await queue.add('chat-completion', { ...job, replyTo: { ...this.events.replyTo(), ...detached } }, {
           jobId: job.completionId,
           ...tierJobOptions(job.serviceTier ?? 'default'),
         });
+        enqueued = true;
         admission.enqueued();
       } catch (error) {
         admission.abandon();
@@ -91,6 +99,9 @@ export class CompletionRunner implements BeforeApplicationShutdown {
       unsubscribe();
       // A job its worker failed stays in the queue's failed set for operators; anything else is cancelled.
       if (!ended && !watch.workerEndedJob && !detached) this.cancel(queue, job);
+      // Failed before any output: it generated nothing for its key's token budget (a detached job
+      // goes on; one cut short keeps its estimate, its real usage unknown here).
+      if (!ended && enqueued && !detached && !watch.outputReceived) admission.tokens.settle(NO_USAGE);
     }
   }
 

@@ -34,6 +34,7 @@ export class CompletionWatch {
   private lastEventAt = 0;
   private settled = false;
   private jobEndedByWorker = false;
+  private anyOutput = false;
 
   constructor(private readonly options: CompletionWatchOptions) {
     this.tracker = new EventSequenceTracker(options.sink.canRestart);
@@ -47,8 +48,9 @@ export class CompletionWatch {
 
   /** Call once the job is queued: from now on a worker must start it within the wait limit. */
   awaitStart(): void {
-    // Events can come before queue.add has returned: the worker has started already.
-    if (this.workerActive) return;
+    // Events can come before queue.add has returned: the worker has started already. Or the
+    // request has failed meanwhile (client gone, Redis lost): nothing is left to wait for.
+    if (this.workerActive || this.settled) return;
     this.arm(this.options.startWaitMs, () => void this.onStartOverdue());
   }
 
@@ -57,13 +59,21 @@ export class CompletionWatch {
     return this.jobEndedByWorker;
   }
 
+  /** Whether any attempt has produced output: until then nothing was generated. */
+  get outputReceived(): boolean {
+    return this.anyOutput;
+  }
+
   onEvent(event: TokenEvent): void {
     if (this.settled) return;
     const tracked = this.tracker.accept(event);
     if (tracked.kind === 'end' || (tracked.kind === 'failed' && event.type === 'error')) this.jobEndedByWorker = true;
     if (tracked.kind === 'end') return this.settle(() => this.resolveEnding(tracked));
     if (tracked.kind === 'failed') return this.fail(tracked.error);
-    if (tracked.kind === 'output') this.options.sink.write(tracked.parts);
+    if (tracked.kind === 'output') {
+      this.anyOutput = true;
+      this.options.sink.write(tracked.parts);
+    }
     if (tracked.kind === 'restarted') this.options.sink.restart();
     this.expectNextEventSoon();
   }

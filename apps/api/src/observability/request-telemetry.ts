@@ -125,6 +125,8 @@ export class RequestTelemetry {
   }
 
   private end(request: FastifyRequest, reply: FastifyReply, record: RequestRecord): void {
+    // A completion the handler links after this (its client left during admission) is not tracked.
+    this.requests.delete(request);
     const durationMs = performance.now() - record.arrivedAt;
     const status = reply.raw.writableFinished ? reply.raw.statusCode : CLIENT_CLOSED;
     const route = request.routeOptions.url ?? 'unmatched';

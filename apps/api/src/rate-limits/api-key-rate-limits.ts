@@ -77,6 +77,9 @@ export class ApiKeyRateLimits {
       if (!(rejection instanceof RateLimiterRes)) {
         throw OpenAiError.unavailable('The service cannot reach its rate limiter right now. Please retry shortly.', 'service_unavailable', 2);
       }
+      // rate-limiter-flexible counts refused points too. A refused request still counts (as at
+      // OpenAI, so resending at once does not help), but the tokens it asked for it never used.
+      if (kind === 'tokens') limiter.reward(apiKeyId, points).catch(() => undefined);
       throw this.limitReached(kind, limiter.points, points, rejection);
     }
   }
@@ -92,7 +95,7 @@ export class ApiKeyRateLimits {
       'retry-after': String(Math.ceil(waitMs / 1000)),
       'retry-after-ms': String(waitMs),
       [`x-ratelimit-limit-${kind}`]: String(limit),
-      [`x-ratelimit-remaining-${kind}`]: String(Math.max(0, limit - state.consumedPoints)),
+      [`x-ratelimit-remaining-${kind}`]: String(Math.max(0, limit - used)),
       [`x-ratelimit-reset-${kind}`]: `${(waitMs / 1000).toFixed(3)}s`,
     });
   }

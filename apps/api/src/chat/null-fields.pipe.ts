@@ -1,0 +1,23 @@
+import { Injectable } from '@nestjs/common';
+import type { ArgumentMetadata, PipeTransform } from '@nestjs/common';
+import { isJsonObject } from '../http/json-kinds';
+import { ChatCompletionRequestDto } from './chat-completion-request.dto';
+
+const withoutNulls = (object: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(Object.entries(object).filter(([, value]) => value !== null));
+
+/**
+ * OpenAI's API reads a request field, or a message's field, sent as `null` as one not sent (the
+ * Python client sends every `None` so). Dropping them before validation leaves every later check
+ * one meaning of "absent": `seed: null` is a random seed, not seed 0; `stop: null` is no stop
+ * strings; `max_tokens: null` does not disagree with `max_completion_tokens`. Schemas
+ * (`response_format`, tool parameters) are not touched: in them `null` is a value.
+ */
+@Injectable()
+export class NullFieldsPipe implements PipeTransform {
+  transform(value: unknown, metadata: ArgumentMetadata): unknown {
+    if (metadata.type !== 'body' || metadata.metatype !== ChatCompletionRequestDto || !isJsonObject(value)) return value;
+    const body = withoutNulls(value);
+    if (Array.isArray(body.messages)) body.messages = body.messages.map((message: unknown) => (isJsonObject(message) ? withoutNulls(message) : message));
+    return body;
+  }
+}
