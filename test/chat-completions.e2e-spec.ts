@@ -130,7 +130,7 @@ describe('POST /v1/chat/completions', () => {
     expect(chunks.slice(0, -1).every((chunk) => chunk.usage === null)).toBe(true);
   });
 
-  it('applies temperature, top_p, penalties and seed: the same seed repeats, other seeds differ', async () => {
+  it('samples by the seed, with every sampling setting sent: the same seed repeats, other seeds differ', async () => {
     const request = {
       model,
       messages: question,
@@ -149,6 +149,20 @@ describe('POST /v1/chat/completions', () => {
     const others = await Promise.all([1, 2, 3].map((seed) => client.chat.completions.create({ ...request, seed })));
     const texts = new Set([first, ...others].map((completion) => completion.choices[0].message.content));
     expect(texts.size).toBeGreaterThan(1);
+  });
+
+  it('applies top_p: a tiny one at a high temperature leaves only the greedy answer, whatever the seed', async () => {
+    const greedy = await client.chat.completions.create({ model, messages: question, max_tokens: 20, temperature: 0 });
+    const narrowed = await Promise.all(
+      [1, 2, 3].map((seed) => client.chat.completions.create({ model, messages: question, max_tokens: 20, temperature: 1.5, top_p: 1e-6, seed })),
+    );
+    for (const completion of narrowed) expect(completion.choices[0].message.content).toBe(greedy.choices[0].message.content);
+  });
+
+  it('applies presence_penalty: a strong one changes a greedy answer', async () => {
+    const plain = await client.chat.completions.create({ model, messages: question, max_tokens: 30, temperature: 0 });
+    const penalised = await client.chat.completions.create({ model, messages: question, max_tokens: 30, temperature: 0, presence_penalty: 2 });
+    expect(penalised.choices[0].message.content).not.toBe(plain.choices[0].message.content);
   });
 
   it('treats a penalty as part of the request: a strong frequency penalty changes a greedy answer', async () => {

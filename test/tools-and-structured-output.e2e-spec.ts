@@ -74,29 +74,37 @@ describe('tools and structured output', () => {
       expect(chunks.at(-1)?.choices[0].finish_reason).toBe('tool_calls');
     });
 
-    it('runs a tool with runTools and answers with its result', async () => {
+    it("runs a tool with runTools, whose loop sends the call and its result back in the next request", async () => {
       const seen: unknown[] = [];
-      const runner = client.chat.completions.runTools({
-        model,
-        messages: question,
-        seed: 3,
-        tool_choice: { type: 'function', function: { name: 'get_weather' } },
-        tools: [
-          zodFunction({
-            name: 'get_weather',
-            parameters: z.object({ city: z.string(), days: z.number().int() }),
-            function: (args: { city: string; days: number }) => {
-              seen.push(args);
-              return { forecast: 'sunny' };
-            },
-          }),
-        ],
-      });
-      await runner.finalChatCompletion();
-      expect(seen).toHaveLength(1);
-      expect(seen[0]).toEqual({ city: expect.any(String) as string, days: expect.any(Number) as number });
-      const toolMessage = runner.messages.find((message) => message.role === 'tool');
-      expect(toolMessage?.content).toBe('{"forecast":"sunny"}');
+      // `required` makes every answer a call: the runner calls the tool, asks again with the
+      // result, calls again, and stops at its limit of two requests.
+      const runner = client.chat.completions.runTools(
+        {
+          model,
+          messages: question,
+          seed: 3,
+          tool_choice: 'required',
+          tools: [
+            zodFunction({
+              name: 'get_weather',
+              parameters: z.object({ city: z.string(), days: z.number().int() }),
+              function: (args: { city: string; days: number }) => {
+                seen.push(args);
+                return { forecast: 'sunny' };
+              },
+            }),
+          ],
+        },
+        { maxChatCompletions: 2 },
+      );
+      await runner.done();
+      expect(seen).toHaveLength(2);
+      for (const args of seen) expect(args).toEqual({ city: expect.any(String) as string, days: expect.any(Number) as number });
+      const results = runner.messages.filter((message) => message.role === 'tool');
+      expect(results.map((message) => message.content)).toEqual(['{"forecast":"sunny"}', '{"forecast":"sunny"}']);
+      // The second request carried the first call and its result: its prompt is longer.
+      const [first, second] = runner.allChatCompletions();
+      expect(second.usage!.prompt_tokens).toBeGreaterThan(first.usage!.prompt_tokens);
     });
 
     it('continues a conversation that carries a call and its result', async () => {
@@ -112,6 +120,9 @@ describe('tools and structured output', () => {
       });
       assertMatchesSchema('CreateChatCompletionResponse', answer);
       expect(answer.choices[0].message.role).toBe('assistant');
+      // The call and its result are in the prompt: more tokens than the question alone, same tools.
+      const alone = await client.chat.completions.create({ model, tools: [weatherTool], max_tokens: 1, messages: question });
+      expect(answer.usage!.prompt_tokens).toBeGreaterThan(alone.usage!.prompt_tokens);
     });
 
     it('parses a zod response_format: the answer is JSON that satisfies the schema', async () => {

@@ -8,18 +8,29 @@ describe('API instance SIGTERM', () => {
     const stack = await ServiceStack.start({ name: 'api-drain', workers: 1, parallelSequences: 1 });
     try {
       const response = await postChat(stack.baseUrl, STACK_API_KEY, longRequest(STACK_MODEL, { max_tokens: 1500, stream: true }));
+      const { process: api } = stack.api;
       let exit: Promise<number | null> | undefined;
+      let newRequestWhileDraining: Promise<{ answer: number | 'refused'; stillRunning: boolean }> | undefined;
       const reading = await readStream(response, (_event, soFar) => {
-        if (!exit && soFar.content.length > 20) exit = stack.api.process.stop('SIGTERM', 20_000);
+        if (exit || soFar.content.length <= 20) return;
+        exit = api.stop('SIGTERM', 20_000);
+        // Once it drains, a new request (a new connection) is refused while the open stream goes on.
+        newRequestWhileDraining = api.waitForOutput(/draining \d+ open completions/, 10_000).then(async () => {
+          const answer = await postChat(stack.baseUrl, STACK_API_KEY, longRequest(STACK_MODEL)).then(
+            (refusal) => refusal.status,
+            () => 'refused' as const,
+          );
+          return { answer, stillRunning: api.isRunning };
+        });
       });
 
       expect(reading.sawDone).toBe(true);
       const finish = reading.events.at(-1) as { choices: Array<{ finish_reason: string }> };
       expect(finish.choices[0].finish_reason).toBe('length');
+      expect(await newRequestWhileDraining).toEqual({ answer: 'refused', stillRunning: true });
       await exit;
       // Nest re-raises SIGTERM once it has closed; a process that had to be killed shows SIGKILL.
-      expect(stack.api.process.child.signalCode).toBe('SIGTERM');
-      await expect(postChat(stack.baseUrl, STACK_API_KEY, longRequest(STACK_MODEL))).rejects.toThrow();
+      expect(api.child.signalCode).toBe('SIGTERM');
     } finally {
       await stack.stop();
     }

@@ -46,11 +46,15 @@ describe('live model registry with two models', () => {
   });
 
   it('lets a configured model without workers wait in its queue up to the wait limit', async () => {
+    const startedAt = Date.now();
     const error = await client.chat.completions
-      .create({ model: 'scale-from-zero', messages: [{ role: 'user', content: 'Hi' }] })
+      .create({ model: 'scale-from-zero', messages: [{ role: 'user', content: 'Hi' }] }, { maxRetries: 0 })
       .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(OpenAI.APIError);
     expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
+    expect((error as InstanceType<typeof OpenAI.APIError>).code).toBe('no_capacity');
+    // It waited (MAX_QUEUE_WAIT_MS is 1,000 here) rather than being refused at once.
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(900);
   });
 
   it('answers 404 for a model nobody configured or serves', async () => {

@@ -33,12 +33,14 @@ describe('three APIs and three workers, one of each killed mid-load', () => {
     expect(report.problems).toEqual([]);
     expect(counts.lost).toBe(0);
     expect(counts.notSentInTime).toBe(0);
-    expect(counts.completed + counts.clearError + counts.lost + counts.answeredTwice).toBe(counts.sent);
   });
 
   it('answers no request twice, and a retried answer is the one a healthy run gives', () => {
     expect(report.counts.answeredTwice).toBe(0);
     expect(report.jobs.unfinished).toBe(0);
+    // The worker is killed while it answers a non-stream request from a surviving API, so at
+    // least one retried answer reaches its client and is compared.
+    expect(report.retriedAnswers.checked).toBeGreaterThan(0);
     expect(report.retriedAnswers.different).toEqual([]);
   });
 

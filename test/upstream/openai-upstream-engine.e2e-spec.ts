@@ -157,7 +157,8 @@ describe('the openai upstream engine, with this service as its upstream', () => 
       expect(ajv.validate(weatherParameters, JSON.parse(args))).toBe(true);
       expect(finishReason).toBe('tool_calls');
 
-      // The assistant's call and the tool's answer travel upstream as OpenAI messages.
+      // The assistant's call and the tool's answer travel upstream as OpenAI messages: the
+      // upstream's prompt grows by them.
       const next = await client.chat.completions.create({
         model,
         max_tokens: 8,
@@ -169,6 +170,8 @@ describe('the openai upstream engine, with this service as its upstream', () => 
         ],
       });
       expect(next.choices[0].message.content?.length).toBeGreaterThan(0);
+      const alone = await client.chat.completions.create({ model, max_tokens: 1, seed: 2, messages: weatherQuestion });
+      expect(next.usage!.prompt_tokens).toBeGreaterThan(alone.usage!.prompt_tokens);
     });
 
     it('answers response_format json_schema with JSON that satisfies the schema', async () => {
@@ -234,7 +237,8 @@ describe('the openai upstream engine, with this service as its upstream', () => 
     expect(ended.failedReason).toMatch(/cancelled/);
     const tookMs = ended.finishedOn! - disconnectedAt;
     recordFigure('openai engine: client disconnect -> upstream job cancelled', tookMs);
-    expect(tookMs).toBeLessThan(250);
+    // Cancelled rather than finished (above), and promptly; `npm run bench:cancel` measures how promptly.
+    expect(tookMs).toBeLessThan(1000);
   });
 
   it('ends a stream whose upstream fails after the first token with an error event, never a short answer', async () => {

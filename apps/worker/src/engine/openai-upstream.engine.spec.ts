@@ -43,8 +43,8 @@ describe('OpenAiUpstreamEngine', () => {
   let server: Server;
   let baseUrl: string;
   let handler: Handler;
-  let received: Array<{ headers: IncomingMessage['headers']; body: Record<string, unknown> }>;
-  let closedAt: number | undefined;
+  /** Each request this test's upstream got; `closedAt` when its response closed (a late close of an earlier test's lands on that test's entry). */
+  let received: Array<{ headers: IncomingMessage['headers']; body: Record<string, unknown>; closedAt?: number }>;
 
   beforeAll(async () => {
     // The engine logs each upstream failure for operators; here they are the expected outcome.
@@ -54,8 +54,9 @@ describe('OpenAiUpstreamEngine', () => {
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
       request.on('end', () => {
         const body = Buffer.concat(chunks).toString('utf8');
-        received.push({ headers: request.headers, body: JSON.parse(body) as Record<string, unknown> });
-        response.on('close', () => (closedAt ??= performance.now()));
+        const entry: (typeof received)[number] = { headers: request.headers, body: JSON.parse(body) as Record<string, unknown> };
+        received.push(entry);
+        response.on('close', () => (entry.closedAt ??= performance.now()));
         handler(request, body, response);
       });
     });
@@ -68,7 +69,6 @@ describe('OpenAiUpstreamEngine', () => {
   });
   beforeEach(() => {
     received = [];
-    closedAt = undefined;
   });
 
   const engine = (overrides: Partial<ConstructorParameters<typeof OpenAiUpstreamEngine>[0]> = {}): OpenAiUpstreamEngine =>
@@ -293,10 +293,12 @@ describe('OpenAiUpstreamEngine', () => {
     });
     await expect(running).rejects.toBeInstanceOf(GenerationAbortedError);
     await new Promise<void>((resolve) => {
-      const check = (): void => void (closedAt !== undefined ? resolve() : setTimeout(check, 5));
+      const check = (): void => void (received[0]?.closedAt !== undefined ? resolve() : setTimeout(check, 5));
       check();
     });
-    expect(closedAt! - abortedAt).toBeLessThan(250);
+    expect(received).toHaveLength(1);
+    expect(received[0].closedAt! - abortedAt).toBeGreaterThanOrEqual(0);
+    expect(received[0].closedAt! - abortedAt).toBeLessThan(250);
   });
 
   it('forwards every option of the job, streamed with usage, and a bearer key only when one is set', async () => {
