@@ -50,7 +50,10 @@ export class CompletionRunner implements BeforeApplicationShutdown {
    */
   async run(job: CompletionJobInput, admission: Admission, sink: CompletionSink, signal: AbortSignal, detached?: DetachedReply): Promise<CompletionEnding> {
     const { queue } = admission;
-    if (signal.aborted) {
+    // A client gone already (during admission): an interactive job is never queued; a detached
+    // one is queued all the same, for its answer is kept for later.
+    const goneBeforeQueued = signal.aborted;
+    if (goneBeforeQueued && !detached) {
       admission.abandon();
       throw OpenAiError.clientClosed();
     }
@@ -73,6 +76,7 @@ export class CompletionRunner implements BeforeApplicationShutdown {
 
     const onClientGone = (): void => watch.fail(OpenAiError.clientClosed());
     signal.addEventListener('abort', onClientGone, { once: true });
+    if (goneBeforeQueued) onClientGone();
     this.inFlight.add(watch);
     let ended = false;
     let enqueued = false;
