@@ -124,6 +124,16 @@ describe('Batch API', () => {
     expect(batch.output_file_id ?? null).toBeNull();
   });
 
+  it('runs a file saved with a byte-order mark and CRLF line ends, as its upload check read it', async () => {
+    const body = { model: STACK_MODEL, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 2 };
+    const text = `\uFEFF${line('bom-1', body)}\r\n${line('bom-2', body)}\r\n`;
+    const file = await client.files.create({ file: await toFile(Buffer.from(text), 'windows.jsonl'), purpose: 'batch' });
+    const created = await client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const batch = await settled(created.id);
+    expect([batch.status, batch.request_counts]).toEqual(['completed', { total: 2, completed: 2, failed: 0 }]);
+    expect((await fileLines(batch.output_file_id)).map((answer) => answer.custom_id)).toEqual(['bom-1', 'bom-2']);
+  });
+
   it("reports an option the line's engine cannot honour as the 400 naming it", async () => {
     // Admission checks options against the live engines; a batch line meets its engine first on the worker.
     const batch = await settled((await submit([line('lp', { model: SLOW_MODEL, messages: [{ role: 'user', content: 'Hi' }], logprobs: true })])).id);

@@ -193,7 +193,10 @@ describe('stored completions and resumable streams', () => {
     controller.abort();
     const id = String(job.id);
     await expect(client.chat.completions.retrieve(id)).rejects.toMatchObject({ status: 409 });
+    // An update while it is generated is refused and changes nothing.
+    await expect(client.chat.completions.update(id, { metadata: { topic: 'late' } })).rejects.toMatchObject({ status: 409 });
     const stored = await waitFor('the background answer', () => client.chat.completions.retrieve(id), 10_000);
+    expect(stored.metadata ?? {}).toEqual({});
     expect(stored.choices[0].finish_reason).toBe('stop');
     expect(stored.choices[0].message.content?.split(' ')).toHaveLength(SLOW_TOKENS);
   });

@@ -106,6 +106,8 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
     } catch (error) {
       // Anything else (Redis or storage away for a moment) fails the step; its job retries it.
       if (!(error instanceof OpenAiError && error.code === 'file_not_found')) throw error;
+      // Its queued and running lines would answer for nobody: withdrawn and stopped first.
+      if (batch.fed) await this.stopLines(batch);
       const message = `The input file ${batch.input_file_id} was deleted while the batch ran.`;
       Object.assign(batch, { status: 'failed', failed_at: seconds(Date.now()), errors: { object: 'list', data: [{ code: 'input_file_missing', message, param: 'input_file_id', line: null }] } });
       await this.records.save(batch);
@@ -123,6 +125,8 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
     }
     Object.assign(batch, { status: 'in_progress', in_progress_at: seconds(Date.now()), fed: { index: 0, line: 0, byte: 0 } });
     await this.records.save(batch);
+    // Cancelled while its file was checked: nothing is queued; the next step stops every line.
+    if ((await this.records.cancelRequestedAt(batch.id)) !== null) return;
     await this.feed(batch, this.env.BATCH_FEED_WINDOW);
   }
 
@@ -285,30 +289,40 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
       Object.assign(batch, { status: 'finalizing', finalizing_at: seconds(Date.now()) });
       await this.records.save(batch);
     }
-    const tally = { output: 0, error: 0 };
-    let usage: BatchUsage | undefined;
     // Every line has an outcome (checked before), and only answered lines are in the answers hash.
     const { answered } = await this.records.counts(batch.id);
-    const lines = { output: answered, error: batch.request_counts.total - answered };
-    const save = async (file: 'output' | 'error'): Promise<string | null> => {
-      if (lines[file] === 0) return null;
-      const body = Readable.from(
-        this.outputLines(batch, file, (outcome) => {
-          tally[file]++;
-          if (file === 'output') usage = addUsage(usage, outcome);
-        }),
-      );
-      return (await this.files.create(batch.owner, { filename: `${batch.id}_${file}.jsonl`, purpose: 'batch_output', body })).id;
-    };
-    batch.output_file_id = await save('output');
-    batch.error_file_id = await save('error');
+    await this.writeResultFile(batch, 'output', answered);
+    await this.writeResultFile(batch, 'error', batch.request_counts.total - answered);
     const end = seconds(Date.now());
-    Object.assign(batch, { usage, request_counts: { total: batch.request_counts.total, completed: tally.output, failed: tally.error } });
     if (batch.stopping === 'cancelled') Object.assign(batch, { status: 'cancelled', cancelled_at: end });
     else if (batch.stopping === 'expired') Object.assign(batch, { status: 'expired', expired_at: end });
     else Object.assign(batch, { status: 'completed', completed_at: end });
     await this.records.save(batch);
-    this.logger.log(`batch ${batch.id} ${batch.status}: ${tally.output} answered, ${tally.error} failed`);
+    this.logger.log(`batch ${batch.id} ${batch.status}: ${batch.request_counts.completed} answered, ${batch.request_counts.failed} failed`);
+  }
+
+  /**
+   * One result file, streamed to storage, then its id and the number of lines written in it (and
+   * for the output, the usage they add up to) saved with the batch at once: a step tried again
+   * (storage away for a moment, a crash) finds the file written and does not write it twice.
+   */
+  private async writeResultFile(batch: BatchRecord, file: 'output' | 'error', lines: number): Promise<void> {
+    const idField = file === 'output' ? 'output_file_id' : 'error_file_id';
+    if (batch[idField]) return;
+    let written = 0;
+    let usage: BatchUsage | undefined;
+    if (lines > 0) {
+      const body = Readable.from(
+        this.outputLines(batch, file, (outcome) => {
+          written++;
+          if (file === 'output') usage = addUsage(usage, outcome);
+        }),
+      );
+      batch[idField] = (await this.files.create(batch.owner, { filename: `${batch.id}_${file}.jsonl`, purpose: 'batch_output', body })).id;
+    }
+    if (file === 'output') batch.usage = usage;
+    batch.request_counts = { ...batch.request_counts, [file === 'output' ? 'completed' : 'failed']: written };
+    await this.records.save(batch);
   }
 
   /** The lines of one result file, in input order, read with their outcomes a chunk at a time. */

@@ -152,15 +152,15 @@ export class FilesService {
         for (let newline = buffered.indexOf(0x0a); newline >= 0; newline = buffered.indexOf(0x0a)) {
           line++;
           offset += newline + 1;
-          // A CRLF file's lines end in `\r`: not part of the text.
-          const text = buffered.toString('utf8', 0, newline > 0 && buffered[newline - 1] === 0x0d ? newline - 1 : newline);
-          if (text.trim() !== '') yield { line, text, end: offset };
+          // Trimmed as the upload check trims: a CRLF file's `\r`, a byte-order mark, spaces.
+          const text = buffered.toString('utf8', 0, newline).trim();
+          if (text !== '') yield { line, text, end: offset };
           buffered = buffered.subarray(newline + 1);
         }
         carry = buffered;
       }
-      const text = carry.toString('utf8');
-      if (text.trim() !== '') yield { line: line + 1, text, end: offset + carry.length };
+      const text = carry.toString('utf8').trim();
+      if (text !== '') yield { line: line + 1, text, end: offset + carry.length };
     } finally {
       body.destroy();
     }

@@ -1,5 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
 import { ValidateIf } from 'class-validator';
+import type { StoredAnswer } from '@app/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiKeyGuard, callerOf } from '../auth/api-key.guard';
 import { IsMetadata } from '../chat/tool-and-format.dto';
@@ -72,8 +73,10 @@ export class StoredCompletionsController {
   @Post(':id')
   @HttpCode(200)
   async update(@Param('id') id: string, @Body() body: UpdateStoredCompletionDto, @Req() http: FastifyRequest): Promise<object> {
-    const record = await this.stored.updateMetadata(await this.find(http, id), body.metadata ?? {});
-    return this.completionObject(record);
+    const record = await this.find(http, id);
+    // Its answer first: one still being generated (409) or that ended without one (404) is left unchanged.
+    const answer = await this.answerOf(record);
+    return storedCompletionObject(await this.stored.updateMetadata(record, body.metadata ?? {}), answer);
   }
 
   @Delete(':id')
@@ -102,8 +105,13 @@ export class StoredCompletionsController {
 
   /** 409 while its answer is still being generated (retrieve again, or follow it with `?stream=true`). */
   private async completionObject(record: StoredCompletionRecord): Promise<object> {
+    return storedCompletionObject(record, await this.answerOf(record));
+  }
+
+  /** The stored answer; 409 while it is still being generated, 404 when it ended without one. */
+  private async answerOf(record: StoredCompletionRecord): Promise<StoredAnswer> {
     const answer = await this.stored.answer(record.id);
-    if (answer) return storedCompletionObject(record, answer);
+    if (answer) return answer;
     const state = await this.queues.forModel(record.model).getJobState(record.id);
     if (isInProgress(state)) {
       throw new OpenAiError(409, 'invalid_request_error', `Chat completion '${record.id}' is still being generated.`, 'completion_id', 'completion_in_progress');
