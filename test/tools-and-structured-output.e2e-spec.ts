@@ -183,6 +183,19 @@ describe('tools and structured output', () => {
       }
     });
 
+    it('refuses a logit_bias on an end-of-generation token, which llama.cpp would skip', async () => {
+      const { getLlama } = await import('node-llama-cpp');
+      const llama = await getLlama({ gpu: false, build: 'never' });
+      const vocabulary = await llama.loadModel({ modelPath: stack.modelPath, vocabOnly: true });
+      const endOfTurn = vocabulary.tokens.eos;
+      await vocabulary.dispose();
+      await llama.dispose();
+      expect(endOfTurn).not.toBeNull();
+      const refused = await client.chat.completions.create({ model, messages: question, max_tokens: 4, logit_bias: { [String(endOfTurn)]: -100 } }).catch((caught: unknown) => caught);
+      expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(refused).toMatchObject({ param: 'logit_bias', code: 'unsupported_parameter' });
+    });
+
     it('answers n choices, each with its index and finish reason, usage summed', async () => {
       const completion = await client.chat.completions.create({ model, messages: question, n: 3, max_tokens: 12, seed: 9 });
       assertMatchesSchema('CreateChatCompletionResponse', completion);

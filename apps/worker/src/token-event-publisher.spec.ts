@@ -58,6 +58,15 @@ describe('TokenEventPublisher', () => {
     expect(stopped).toHaveBeenCalledTimes(1);
   });
 
+  it('sends one final event: an error found after the end went out fails the job, not the stream again', async () => {
+    const { redis, sent } = recorder(0);
+    const publisher = new TokenEventPublisher(redis, new ReplyBatcher(redis), { completionId: 'chatcmpl-1', replyTo }, 1);
+    publisher.write({ type: 'text', choice: 0, text: 'x' });
+    await expect(publisher.finish({ type: 'end', finishReason: 'stop', usage })).rejects.toThrow(/no subscriber/);
+    await expect(publisher.finish({ type: 'error', code: 'engine_error', message: 'x' })).rejects.toThrow(/no subscriber/);
+    expect(sent.map(({ event }) => event.type)).toEqual(['output', 'end']);
+  });
+
   it('keeps a batch reply going when nobody listens (stopWhenUnheard false)', async () => {
     const { redis } = recorder(0);
     const stopped = jest.fn();

@@ -33,6 +33,7 @@ export class TokenEventPublisher implements OutputSink {
   /** Every part of the answer, merged, when it is to be stored. */
   private readonly answer: OutputPart[] = [];
   private answerKept = false;
+  private finalSent = false;
 
   constructor(
     private readonly redis: RedisClient,
@@ -69,13 +70,22 @@ export class TokenEventPublisher implements OutputSink {
     else this.flushTimer = setTimeout(() => this.flushOutput(), wait);
   }
 
-  /** Sends the final event (end or error) after any output still held, and reports a failed publish. */
+  /**
+   * Sends the final event (end or error) after any output still held, and reports a failed
+   * publish. Only the first call sends: a completion's stream has one end, so an error found
+   * after its `end` went out (an earlier publish failed) fails the job, not the stream again.
+   */
   async finish(body: FinalEventBody): Promise<void> {
+    if (this.finalSent) {
+      if (this.failure) throw this.failure;
+      return;
+    }
     clearInterval(this.heartbeatTimer);
     this.flushOutput();
     // Before the final event: whoever hears the end finds the answer stored.
     await this.keep(body);
     await this.sendAndWait(body);
+    this.finalSent = true;
     if (this.failure) throw this.failure;
   }
 

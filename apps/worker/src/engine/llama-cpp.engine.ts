@@ -14,7 +14,7 @@ import type {
   Token,
   TokenBias,
 } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
-import { ContextLengthExceededError, GenerationAbortedError } from './inference-engine';
+import { ContextLengthExceededError, GenerationAbortedError, UnsupportedOptionError } from './inference-engine';
 import type { GenerationOutcome, GenerationRequest, InferenceEngine } from './inference-engine';
 import { toChatHistory } from './llama-chat-history';
 import { scoreAnswer } from './llama-logprobs';
@@ -118,8 +118,8 @@ function repeatPenalty(sampling: SamplingParams, maxTokens: number): GenerateOpt
 
 /**
  * llama.cpp through node-llama-cpp: one model, one context with N parallel sequences
- * (continuous batching), one LlamaChat per sequence so a sequence keeps its evaluated prefix
- * for the next job that shares it.
+ * (continuous batching), one LlamaChat per sequence. A sequence's state is erased when its job
+ * ends (see `generate`), so each job evaluates its whole prompt.
  */
 export class LlamaCppEngine implements InferenceEngine {
   readonly name = 'llama.cpp';
@@ -184,10 +184,14 @@ export class LlamaCppEngine implements InferenceEngine {
         mustCall: new LlamaChatClass({ contextSequence, chatWrapper: forcedWrapper, autoDisposeSequence: false }),
       };
     });
-    // OpenAI adds logit_bias to the logits, and -100 bans the token.
+    // OpenAI adds logit_bias to the logits, and -100 bans the token. node-llama-cpp's TokenBias
+    // skips end-of-generation tokens without a word: a bias on one is refused, not dropped.
     const tokenBias = (biases: Array<{ token: number; bias: number }>): TokenBias => {
       const bias = new TokenBiasClass(model.tokenizer);
-      for (const { token, bias: logit } of biases) bias.set(token as Token, logit <= -100 ? 'never' : { logit });
+      for (const { token, bias: logit } of biases) {
+        if (model.isEogToken(token as Token)) throw new UnsupportedOptionError('llama.cpp', 'logit_bias', `a bias on the end-of-generation token ${token}`);
+        bias.set(token as Token, logit <= -100 ? 'never' : { logit });
+      }
       return bias;
     };
     return new LlamaCppEngine(llama, model, context, chatWrapper, chats, tokenBias);
@@ -214,6 +218,8 @@ export class LlamaCppEngine implements InferenceEngine {
         ? { functions, maxParallelFunctionCalls: tools?.parallel ? MAX_PARALLEL_CALLS : 1, onFunctionCallParamsChunk: toolCalls.onParamsChunk }
         : {};
 
+    const bias = sampling.logitBias?.length ? this.tokenBias(sampling.logitBias) : undefined;
+
     const chats = this.idleChats.pop();
     if (!chats) throw new Error('no free sequence: more jobs running than the engine has slots');
     const chat = mustCall ? chats.mustCall : chats.free;
@@ -230,7 +236,7 @@ export class LlamaCppEngine implements InferenceEngine {
         topK: 0,
         seed: sampling.seed,
         repeatPenalty: repeatPenalty(sampling, maxTokens),
-        ...(sampling.logitBias?.length ? { tokenBias: this.tokenBias(sampling.logitBias) } : {}),
+        ...(bias ? { tokenBias: bias } : {}),
         customStopTriggers: sampling.stop,
         trimWhitespaceSuffix: false,
         onTextChunk: (text) => output.write({ type: 'text', choice: 0, text }),
