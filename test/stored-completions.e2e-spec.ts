@@ -181,6 +181,19 @@ describe('stored completions and resumable streams', () => {
     expect((job?.finishedOn ?? 0) - leftAt).toBeGreaterThanOrEqual(900);
   });
 
+  it('lists past a cursor whose completion was deleted: a loop that deletes what it lists deletes all', async () => {
+    // The other key's list holds only these, whatever the other tests store.
+    const created: string[] = [];
+    for (let seed = 0; seed < 3; seed++) created.push((await stranger.chat.completions.create({ ...question(2, seed), store: true })).id);
+    const deleted: string[] = [];
+    for await (const completion of stranger.chat.completions.list({ limit: 1, order: 'asc' })) {
+      await stranger.chat.completions.delete(completion.id);
+      deleted.push(completion.id);
+    }
+    expect(deleted.toSorted()).toEqual(created.toSorted());
+    expect((await stranger.chat.completions.list()).data).toEqual([]);
+  });
+
   it('finishes and stores a background answer whose client left', async () => {
     const controller = new AbortController();
     const request = client.chat.completions.create({ model: SLOW_MODEL, messages: [{ role: 'user', content: 'go' }], store: true }, { signal: controller.signal });

@@ -2,7 +2,6 @@ import { Body, Controller, HttpCode, Post, Req, Res, UseGuards } from '@nestjs/c
 import { ApiEnv } from '@app/config';
 import type { CompletionJobInput } from '@app/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { randomBytes } from 'node:crypto';
 import { ApiKeyGuard, callerOf } from '../auth/api-key.guard';
 import { CompletionAdmission, redisUnavailable } from '../completions/completion-admission';
 import type { Admission } from '../completions/completion-admission';
@@ -15,11 +14,11 @@ import { RequestTelemetry } from '../observability/request-telemetry';
 import { ChatCompletionRequestDto } from './chat-completion-request.dto';
 import { ChatCompletionFormatter } from './chat-completion-formatter';
 import { BufferedChatCompletion, StreamedChatCompletion } from './chat-completion-responses';
+import { newCompletionId } from './completion-ids';
 import { toCompletionJob } from './completion-job.mapper';
 import { storedRecordOf } from '../stored-completions/stored-completion-objects';
 import { StoredCompletions } from '../stored-completions/stored-completions';
 
-const newCompletionId = (): string => `chatcmpl-${randomBytes(18).toString('base64url')}`;
 
 @Controller('v1/chat')
 @UseGuards(ApiKeyGuard)
@@ -41,7 +40,7 @@ export class ChatCompletionsController {
     // Before any await: a client that leaves during admission is seen too.
     const clientGone = clientGoneSignal(reply);
     const owner = callerOf(http);
-    const job = { ...toCompletionJob(request, newCompletionId(), acceptedAt, this.env.MAX_QUEUE_WAIT_MS), serviceTier: this.tiers.granted(request.service_tier, owner) };
+    const job = { ...toCompletionJob(request, newCompletionId(acceptedAt), acceptedAt, this.env.MAX_QUEUE_WAIT_MS), serviceTier: this.tiers.granted(request.service_tier, owner) };
     const storing = request.store === true;
     const formatter = new ChatCompletionFormatter(
       job.completionId,

@@ -1,5 +1,5 @@
-import { randomInt } from 'node:crypto';
 import type { CursorPage } from '../http/cursor-query';
+import { newTimeOrderedId, timeOfId, timeOrderedIdPattern } from '../http/time-ordered-ids';
 
 /** Every purpose OpenAI gives a file; clients may upload `batch` only, the service writes `batch_output`. */
 export const FILE_PURPOSES = [
@@ -63,24 +63,12 @@ export function toFileObject(record: FileRecord): FileObject {
   };
 }
 
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-/** Milliseconds in fixed-width base 36 (9 digits last until the year 5188), then randomness. */
-const TIME_DIGITS = 9;
-const RANDOM_CHARS = 15;
-export const FILE_ID_PATTERN = /^file-[0-9a-z]{9}[0-9A-Za-z]{15}$/;
+export const FILE_ID_PATTERN = timeOrderedIdPattern('file-');
 
-/**
- * `file-` and 24 characters, as OpenAI's ids look. They begin with the creation time, so ids
- * sort (byte-wise, as Redis compares them) in creation order: a listing cursor is an id, and
- * stays a valid position after that file is deleted.
- */
-export function newFileId(now = Date.now()): string {
-  let random = '';
-  for (let i = 0; i < RANDOM_CHARS; i++) random += BASE62[randomInt(BASE62.length)];
-  return `file-${now.toString(36).padStart(TIME_DIGITS, '0')}${random}`;
-}
+/** `file-` and 24 characters, in creation order (see newTimeOrderedId). */
+export const newFileId = (now = Date.now()): string => newTimeOrderedId('file-', now);
 
 export const isFileId = (value: string): boolean => FILE_ID_PATTERN.test(value);
 
 /** When a file was created, in Unix milliseconds, read from its id. */
-export const fileIdTime = (id: string): number => parseInt(id.slice('file-'.length, 'file-'.length + TIME_DIGITS), 36);
+export const fileIdTime = (id: string): number => timeOfId(id, 'file-');

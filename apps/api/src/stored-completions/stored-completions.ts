@@ -4,6 +4,7 @@ import { storedCompletionKeys, storedCompletionsIndexKey } from '@app/contracts'
 import type { ServiceTier, StoreAnswer, StoredAnswer } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import type { ChatMessageDto } from '../chat/chat-completion-request.dto';
+import { completionIdTime } from '../chat/completion-ids';
 import { COMMANDS_REDIS } from '../completions/api-redis.providers';
 import type { DetachedReply } from '../completions/completion-runner';
 import type { ListOrder } from '../http/cursor-query';
@@ -124,13 +125,7 @@ export class StoredCompletions {
    */
   async list(owner: string, query: StoredCompletionQuery): Promise<{ items: Array<{ record: StoredCompletionRecord; answer: StoredAnswer }>; hasMore: boolean }> {
     const index = storedCompletionsIndexKey(owner);
-    const rankOf = query.order === 'asc' ? this.redis.zrank.bind(this.redis) : this.redis.zrevrank.bind(this.redis);
-    let start = 0;
-    if (query.after !== undefined) {
-      const rank = await rankOf(index, query.after);
-      if (rank === null) return { items: [], hasMore: false };
-      start = rank + 1;
-    }
+    let start = query.after === undefined ? 0 : await this.rankAfter(index, query.after, query.order);
     const items: Array<{ record: StoredCompletionRecord; answer: StoredAnswer }> = [];
     for (;;) {
       const [from, to] = [String(start), String(start + LIST_BATCH - 1)];
@@ -145,6 +140,22 @@ export class StoredCompletions {
       }
       if (ids.length < LIST_BATCH) return { items, hasMore: false };
     }
+  }
+
+  /**
+   * Where a page after the cursor `after` starts, as a rank in the listing's order. The cursor's
+   * own entry may be gone since the last page (deleted, expired, evicted): its place is then
+   * found from the creation time in its id, which was its score.
+   */
+  private async rankAfter(index: string, after: string, order: ListOrder): Promise<number> {
+    const rank = order === 'asc' ? await this.redis.zrank(index, after) : await this.redis.zrevrank(index, after);
+    if (rank !== null) return rank + 1;
+    const time = completionIdTime(after);
+    if (time === undefined) return Number.MAX_SAFE_INTEGER; // not a position in this list: nothing follows it
+    // Entries of one score are ordered by id, as the ids of one millisecond are.
+    const sameTime = await this.redis.zrangebyscore(index, time, time);
+    if (order === 'asc') return (await this.redis.zcount(index, '-inf', `(${time}`)) + sameTime.filter((id) => id < after).length;
+    return (await this.redis.zcount(index, `(${time}`, '+inf')) + sameTime.filter((id) => id > after).length;
   }
 
   private async dropKeys(id: string): Promise<void> {
