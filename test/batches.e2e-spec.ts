@@ -225,3 +225,39 @@ describe('Batch API past its window', () => {
     expect(batch.expired_at).toBeGreaterThanOrEqual(batch.expires_at ?? Infinity);
   });
 });
+
+describe('Batch API whose last worker dies', () => {
+  let stack: ServiceStack;
+  let filesDir: string;
+
+  beforeAll(async () => {
+    filesDir = mkdtempSync(join(tmpdir(), 'batch-files-'));
+    stack = await ServiceStack.start({ name: 'batches-dead-worker', workers: 0, models: [SLOW_MODEL], apiEnv: { FILES_DIR: filesDir } });
+    // Long lines (3 s each), so that one is surely running when its worker is killed.
+    await stack.addWorker({ ENGINE: 'synthetic', SYNTHETIC_TOKENS: '300', SYNTHETIC_TOKEN_INTERVAL_MS: '10', SYNTHETIC_SLOTS: '2' }, SLOW_MODEL);
+  }, 90_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+    rmSync(filesDir, { recursive: true, force: true });
+  });
+
+  it('ends cancelled although the line its dead worker held is never found stalled by any worker', async () => {
+    const client = new OpenAI({ baseURL: stack.baseUrl, apiKey: STACK_API_KEY, maxRetries: 0 });
+    const lines = Array.from({ length: 6 }, (_, index) => line(`d-${index}`, { model: SLOW_MODEL, messages: [{ role: 'user', content: String(index) }] }));
+    const file = await client.files.create({ file: await toFile(Buffer.from(lines.join('\n')), 'input.jsonl'), purpose: 'batch' });
+    const created = await client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const queue = stack.queue(SLOW_MODEL);
+    await waitFor('a line to run', async () => (await queue.getActiveCount()) > 0, 30_000);
+    // No worker of the model is left to find its job stalled: it stays active, its lock lapses.
+    await stack.workers[0].stop('SIGKILL');
+    await client.batches.cancel(created.id);
+    const batch = await waitFor('the batch to end cancelled', async () => {
+      const current = await client.batches.retrieve(created.id);
+      return current.status === 'cancelled' ? current : undefined;
+    }, 40_000);
+    expect(batch.request_counts).toEqual({ total: 6, completed: 0, failed: 6 });
+    const errors = (await (await client.files.content(batch.error_file_id ?? '')).text()).trimEnd().split('\n').map((json) => JSON.parse(json) as OutputLine);
+    expect(errors.map((entry) => [entry.custom_id, entry.error?.code])).toEqual(lines.map((_, index) => [`d-${index}`, 'batch_cancelled']));
+  });
+});

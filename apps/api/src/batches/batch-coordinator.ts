@@ -239,6 +239,10 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
     if (answered + failed >= total && (await this.records.finishedLines(batch.id)).size >= total) return this.finalize(batch);
     if (now - (batch.swept_at ?? (batch.in_progress_at ?? batch.created_at) * 1000) >= SWEEP_EVERY_MS) {
       batch.swept_at = now;
+      // A stopping batch's lines are stopped again: a line that a dead worker's job still holds
+      // (no worker of its model left to find it stalled) is taken off, and one that another
+      // worker took up since the first stop is told to stop too.
+      if (batch.stopping !== undefined) await this.stopLines(batch);
       await this.sweepLostLines(batch);
     }
     await this.records.save(batch);
@@ -261,11 +265,14 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
     }
   }
 
-  /** Cancel or window past: waiting lines leave the queue unrun, running ones are stopped (their worker reports them). */
+  /**
+   * Cancel or window past: waiting lines leave the queue unrun, running ones are stopped (their
+   * worker reports them). BullMQ removes a running job only once its lock has lapsed: its worker died.
+   */
   private async stopLines(batch: BatchRecord): Promise<void> {
     const { model, stopping = 'cancelled' } = batch;
     await this.forOpenLines(batch, async ({ index, jobId, state }) => {
-      const removed = model !== undefined && isInProgress(state) && state !== 'active' ? await this.queues.forModel(model).remove(jobId) : 0;
+      const removed = model !== undefined && isInProgress(state) ? await this.queues.forModel(model).remove(jobId) : 0;
       if (removed === 1 || state === 'unknown' || state === 'unfed') await this.records.fail(batch.id, index, { unrun: stopping }, this.retentionMs);
       else if (model !== undefined && isInProgress(state)) await this.commands.spublish(cancellationsChannel(model), jobId);
     });
