@@ -160,6 +160,27 @@ describe('Batch API', () => {
     expect(batch.request_counts).toEqual({ total: 40, completed: output.length, failed: errors.length });
   });
 
+  it('takes up again a batch whose coordination job was lost', async () => {
+    const lines = Array.from({ length: 20 }, (_, index) => line(`r-${index}`, { model: SLOW_MODEL, messages: [{ role: 'user', content: String(index) }] }));
+    const created = await submit(lines);
+    const batches = new Queue(BATCH_QUEUE_NAME, { connection: { url: stack.redis.url }, prefix: BATCH_QUEUE_PREFIX });
+    try {
+      // Removed between two steps, as an operator could, or as if its instance died before queueing it.
+      await waitFor('the coordination job to be removed', async () => {
+        const job = await batches.getJob(created.id);
+        return job?.remove().then(
+          () => true,
+          () => false, // a step holds it
+        );
+      });
+      expect(['validating', 'in_progress']).toContain((await client.batches.retrieve(created.id)).status);
+      const batch = await settled(created.id, 60_000);
+      expect([batch.status, batch.request_counts]).toEqual(['completed', { total: 20, completed: 20, failed: 0 }]);
+    } finally {
+      await batches.close();
+    }
+  });
+
   it('loses no line and answers none twice when a worker and the coordinating API are killed mid-batch', async () => {
     const lines = Array.from({ length: 60 }, (_, index) => line(`k-${index}`, { model: SLOW_MODEL, messages: [{ role: 'user', content: String(index) }] }));
     const created = await submit(lines);

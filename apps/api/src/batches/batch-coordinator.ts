@@ -19,6 +19,7 @@ import { isBatchError, lineJob, parseLine } from './batch-lines';
 import type { BatchLine } from './batch-lines';
 import { batchKeys, isFinished, lineCompletionId } from './batch-object';
 import type { BatchError, BatchRecord, BatchUsage } from './batch-object';
+import { BatchQueue } from './batch-queue';
 import type { BatchJobData } from './batch-queue';
 import { BatchRecords } from './batch-records';
 import type { LineFailure, LineOutcome } from './batch-records';
@@ -39,6 +40,8 @@ const MAX_ERRORS = 100;
 const SWEEP_EVERY_MS = 10_000;
 /** A coordinating instance that dies hands its batches to another within about this long. */
 const COORDINATOR_LOCK_MS = 5000;
+/** How often each coordinator looks for unfinished batches whose job is lost. */
+const REDRIVE_EVERY_MS = 10_000;
 
 const seconds = (ms: number): number => Math.floor(ms / 1000);
 
@@ -62,6 +65,7 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
   private readonly retentionMs: number;
   private worker: Worker<BatchJobData> | undefined;
   private blocking: RedisClient | undefined;
+  private redriveTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly env: ApiEnv,
@@ -69,6 +73,7 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
     private readonly files: FilesService,
     private readonly queues: CompletionQueues,
     private readonly models: ModelRegistry,
+    private readonly batchQueue: BatchQueue,
     @Inject(COMMANDS_REDIS) private readonly commands: RedisClient,
   ) {
     this.retentionMs = env.BATCH_RETENTION_SECONDS * 1000;
@@ -89,11 +94,41 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
       maxStalledCount: 1000,
     });
     this.worker.on('error', (error) => this.logger.warn(`batch coordinator: ${error.message}`));
+    this.redriveTimer = setInterval(() => {
+      this.redrive().catch((error: Error) => this.logger.warn(`batch coordinator: looking for lost batch jobs: ${error.message}`));
+    }, REDRIVE_EVERY_MS);
+    this.redriveTimer.unref();
   }
 
   async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.redriveTimer);
     await this.worker?.close();
     if (this.blocking) await closeRedis(this.blocking);
+  }
+
+  /**
+   * An unfinished batch whose job is gone (its instance died between writing the record and
+   * queueing the job, or an operator removed it) is queued again; one whose job ended (failed for
+   * good after about 5 h of failing steps: storage or Redis away) is retried. Steps are repeatable, and the
+   * job id is the batch id, so coordinators doing this side by side queue it once.
+   */
+  private async redrive(): Promise<void> {
+    for (const id of await this.records.unfinished(this.retentionMs)) {
+      const batch = await this.records.find(id);
+      if (!batch || isFinished(batch.status)) {
+        await this.records.forgetUnfinished(id);
+        continue;
+      }
+      const job = await this.batchQueue.queue.getJob(id);
+      const state = job ? await job.getState() : 'missing';
+      if (state === 'missing' || state === 'unknown') {
+        this.logger.warn(`batch ${id} had no coordination job: queued again`);
+        await this.batchQueue.queue.add('batch', { batchId: id }, { jobId: id });
+      } else if (job && (state === 'failed' || state === 'completed')) {
+        this.logger.warn(`batch ${id}'s coordination job had ${state} with the batch unfinished: retried`);
+        await job.retry(state);
+      }
+    }
   }
 
   private async step(job: Job<BatchJobData>, token: string | undefined): Promise<void> {

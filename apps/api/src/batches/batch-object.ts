@@ -74,6 +74,9 @@ export function batchKeys(batchId: string): { record: string; answers: string; f
 
 export const batchesIndexKey = (owner: string): string => `{batches:${owner}}:by-created`;
 
+/** Every batch not yet finished, by creation time: what the coordinators take up again if its job is lost. */
+export const UNFINISHED_BATCHES_KEY = '{batches}:unfinished';
+
 /** Whether a batch in this status is over: nothing more will change it. */
 export const isFinished = (status: BatchStatus): boolean => status === 'failed' || status === 'completed' || status === 'expired' || status === 'cancelled';
 

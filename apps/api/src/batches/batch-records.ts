@@ -3,7 +3,7 @@ import type { CompletionFailure, StoredAnswer } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import { COMMANDS_REDIS } from '../completions/api-redis.providers';
 import type { OpenAiErrorBody } from '../errors/openai-error';
-import { batchKeys, batchesIndexKey } from './batch-object';
+import { UNFINISHED_BATCHES_KEY, batchKeys, batchesIndexKey, isFinished } from './batch-object';
 import type { BatchRecord, BatchStop } from './batch-object';
 
 /**
@@ -35,12 +35,28 @@ export class BatchRecords {
       this.redis.zadd(index, record.created_at * 1000, record.id),
       this.redis.zremrangebyscore(index, '-inf', Date.now() - retentionMs),
       this.redis.pexpire(index, retentionMs),
+      this.redis.zadd(UNFINISHED_BATCHES_KEY, record.created_at * 1000, record.id),
     ]);
   }
 
   /** A batch that never started (its job could not be queued). */
   async remove(record: BatchRecord): Promise<void> {
-    await Promise.all([this.redis.unlink(batchKeys(record.id).record), this.redis.zrem(batchesIndexKey(record.owner), record.id)]);
+    await Promise.all([
+      this.redis.unlink(batchKeys(record.id).record),
+      this.redis.zrem(batchesIndexKey(record.owner), record.id),
+      this.redis.zrem(UNFINISHED_BATCHES_KEY, record.id),
+    ]);
+  }
+
+  /** The batches not yet finished, oldest first (those past their retention are forgotten). */
+  async unfinished(retentionMs: number): Promise<string[]> {
+    await this.redis.zremrangebyscore(UNFINISHED_BATCHES_KEY, '-inf', Date.now() - retentionMs);
+    return this.redis.zrange(UNFINISHED_BATCHES_KEY, '0', '-1');
+  }
+
+  /** Drops a batch from the unfinished ones: it has finished, or its record is gone. */
+  async forgetUnfinished(id: string): Promise<void> {
+    await this.redis.zrem(UNFINISHED_BATCHES_KEY, id);
   }
 
   /** The record; with `owner`, only if it is theirs. */
@@ -55,6 +71,7 @@ export class BatchRecords {
   async save(record: BatchRecord): Promise<void> {
     // XX: a record past its retention is not brought back without its lifetime.
     await this.redis.set(batchKeys(record.id).record, JSON.stringify(record), 'KEEPTTL', 'XX');
+    if (isFinished(record.status)) await this.forgetUnfinished(record.id);
   }
 
   /** The owner's batch ids, newest first, after `after`. */
