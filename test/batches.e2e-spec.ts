@@ -22,6 +22,34 @@ type Batch = OpenAI.Batches.Batch;
 
 const line = (customId: string, body: object): string => JSON.stringify({ custom_id: customId, method: 'POST', url: '/v1/chat/completions', body });
 
+/** The lines of a result file; none when there is no file. */
+async function resultLines(client: OpenAI, id: string | null | undefined): Promise<OutputLine[]> {
+  if (!id) return [];
+  return (await (await client.files.content(id)).text()).trimEnd().split('\n').map((json) => JSON.parse(json) as OutputLine);
+}
+
+/**
+ * A stack of its own for one describe: an API with a files folder of its own and one synthetic
+ * worker (`worker`) for SLOW_MODEL, started before its tests and removed after them.
+ */
+function slowModelStack(name: string, apiEnv: Record<string, string>, worker: Record<string, string>): () => ServiceStack {
+  let stack: ServiceStack | undefined;
+  let filesDir = '';
+  beforeAll(async () => {
+    filesDir = mkdtempSync(join(tmpdir(), 'batch-files-'));
+    stack = await ServiceStack.start({ name, workers: 0, models: [SLOW_MODEL], apiEnv: { FILES_DIR: filesDir, ...apiEnv } });
+    await stack.addWorker({ ENGINE: 'synthetic', ...worker }, SLOW_MODEL);
+  }, 90_000);
+  afterAll(async () => {
+    await stack?.stop();
+    rmSync(filesDir, { recursive: true, force: true });
+  });
+  return () => {
+    if (!stack) throw new Error(`the ${name} stack did not start`);
+    return stack;
+  };
+}
+
 /**
  * OpenAI's Batch API through the official client on real processes: files in, a batch that runs
  * its lines on the model's queue below interactive requests, output and error files out. Lines
@@ -69,11 +97,7 @@ describe('Batch API', () => {
       return ['completed', 'failed', 'cancelled', 'expired'].includes(batch.status) ? batch : undefined;
     }, timeoutMs);
 
-  async function fileLines(id: string | undefined | null): Promise<OutputLine[]> {
-    if (!id) return [];
-    const text = await (await client.files.content(id)).text();
-    return text.trimEnd().split('\n').map((json) => JSON.parse(json) as OutputLine);
-  }
+  const fileLines = (id: string | undefined | null): Promise<OutputLine[]> => resultLines(client, id);
 
   it('answers each valid line as the same request would be answered, and each refused one in the error file', async () => {
     const ask = (seed: number, extra: object = {}) => ({ model: STACK_MODEL, messages: [{ role: 'user', content: `Tell me about ${seed}.` }], max_tokens: 12, temperature: 0, seed, ...extra });
@@ -204,30 +228,17 @@ describe('Batch API', () => {
       return current.status === 'completed' ? current : undefined;
     }, 60_000);
     expect(batch.request_counts).toEqual({ total: 60, completed: 60, failed: 0 });
-    const text = await (await survivorClient.files.content(batch.output_file_id ?? '')).text();
-    const ids = text.trimEnd().split('\n').map((json) => (JSON.parse(json) as OutputLine).custom_id);
+    const ids = (await resultLines(survivorClient, batch.output_file_id)).map((answer) => answer.custom_id);
     expect(ids).toEqual(lines.map((_, index) => `k-${index}`));
     expect(batch.error_file_id ?? null).toBeNull();
   });
 });
 
 describe('Batch API past its window', () => {
-  let stack: ServiceStack;
-  let filesDir: string;
-
-  beforeAll(async () => {
-    filesDir = mkdtempSync(join(tmpdir(), 'batch-files-'));
-    stack = await ServiceStack.start({ name: 'batches-expiry', workers: 0, models: [SLOW_MODEL], apiEnv: { FILES_DIR: filesDir, BATCH_COMPLETION_WINDOW_SECONDS: '3' } });
-    await stack.addWorker({ ENGINE: 'synthetic', SYNTHETIC_TOKENS: '30', SYNTHETIC_TOKEN_INTERVAL_MS: '20', SYNTHETIC_SLOTS: '1' }, SLOW_MODEL);
-  }, 90_000);
-
-  afterAll(async () => {
-    await stack?.stop();
-    rmSync(filesDir, { recursive: true, force: true });
-  });
+  const stackOf = slowModelStack('batches-expiry', { BATCH_COMPLETION_WINDOW_SECONDS: '3' }, { SYNTHETIC_TOKENS: '30', SYNTHETIC_TOKEN_INTERVAL_MS: '20', SYNTHETIC_SLOTS: '1' });
 
   it('ends expired with what finished; the lines it never ran are batch_expired', async () => {
-    const client = new OpenAI({ baseURL: stack.baseUrl, apiKey: STACK_API_KEY, maxRetries: 0 });
+    const client = new OpenAI({ baseURL: stackOf().baseUrl, apiKey: STACK_API_KEY, maxRetries: 0 });
     const lines = Array.from({ length: 30 }, (_, index) => line(`e-${index}`, { model: SLOW_MODEL, messages: [{ role: 'user', content: String(index) }] }));
     const file = await client.files.create({ file: await toFile(Buffer.from(lines.join('\n')), 'input.jsonl'), purpose: 'batch' });
     const created = await client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
@@ -235,10 +246,8 @@ describe('Batch API past its window', () => {
       const current = await client.batches.retrieve(created.id);
       return current.status === 'expired' ? current : undefined;
     }, 30_000);
-    const text = async (id: string | null | undefined): Promise<OutputLine[]> =>
-      id ? (await (await client.files.content(id)).text()).trimEnd().split('\n').map((json) => JSON.parse(json) as OutputLine) : [];
-    const output = await text(batch.output_file_id);
-    const errors = await text(batch.error_file_id);
+    const output = await resultLines(client, batch.output_file_id);
+    const errors = await resultLines(client, batch.error_file_id);
     expect(output.length).toBeGreaterThan(0);
     expect(errors.length).toBeGreaterThan(0);
     expect(errors.every((entry) => entry.error?.code === 'batch_expired')).toBe(true);
@@ -248,22 +257,11 @@ describe('Batch API past its window', () => {
 });
 
 describe('Batch API whose last worker dies', () => {
-  let stack: ServiceStack;
-  let filesDir: string;
-
-  beforeAll(async () => {
-    filesDir = mkdtempSync(join(tmpdir(), 'batch-files-'));
-    stack = await ServiceStack.start({ name: 'batches-dead-worker', workers: 0, models: [SLOW_MODEL], apiEnv: { FILES_DIR: filesDir } });
-    // Long lines (3 s each), so that one is surely running when its worker is killed.
-    await stack.addWorker({ ENGINE: 'synthetic', SYNTHETIC_TOKENS: '300', SYNTHETIC_TOKEN_INTERVAL_MS: '10', SYNTHETIC_SLOTS: '2' }, SLOW_MODEL);
-  }, 90_000);
-
-  afterAll(async () => {
-    await stack?.stop();
-    rmSync(filesDir, { recursive: true, force: true });
-  });
+  // Long lines (3 s each), so that one is surely running when its worker is killed.
+  const stackOf = slowModelStack('batches-dead-worker', {}, { SYNTHETIC_TOKENS: '300', SYNTHETIC_TOKEN_INTERVAL_MS: '10', SYNTHETIC_SLOTS: '2' });
 
   it('ends cancelled although the line its dead worker held is never found stalled by any worker', async () => {
+    const stack = stackOf();
     const client = new OpenAI({ baseURL: stack.baseUrl, apiKey: STACK_API_KEY, maxRetries: 0 });
     const lines = Array.from({ length: 6 }, (_, index) => line(`d-${index}`, { model: SLOW_MODEL, messages: [{ role: 'user', content: String(index) }] }));
     const file = await client.files.create({ file: await toFile(Buffer.from(lines.join('\n')), 'input.jsonl'), purpose: 'batch' });
@@ -278,7 +276,7 @@ describe('Batch API whose last worker dies', () => {
       return current.status === 'cancelled' ? current : undefined;
     }, 40_000);
     expect(batch.request_counts).toEqual({ total: 6, completed: 0, failed: 6 });
-    const errors = (await (await client.files.content(batch.error_file_id ?? '')).text()).trimEnd().split('\n').map((json) => JSON.parse(json) as OutputLine);
+    const errors = await resultLines(client, batch.error_file_id);
     expect(errors.map((entry) => [entry.custom_id, entry.error?.code])).toEqual(lines.map((_, index) => [`d-${index}`, 'batch_cancelled']));
   });
 });

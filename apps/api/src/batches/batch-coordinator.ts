@@ -113,21 +113,23 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
    * job id is the batch id, so coordinators doing this side by side queue it once.
    */
   private async redrive(): Promise<void> {
-    for (const id of await this.records.unfinished(this.retentionMs)) {
-      const batch = await this.records.find(id);
-      if (!batch || isFinished(batch.status)) {
-        await this.records.forgetUnfinished(id);
-        continue;
-      }
-      const job = await this.batchQueue.queue.getJob(id);
-      const state = job ? await job.getState() : 'missing';
-      if (state === 'missing' || state === 'unknown') {
-        this.logger.warn(`batch ${id} had no coordination job: queued again`);
-        await this.batchQueue.queue.add('batch', { batchId: id }, { jobId: id });
-      } else if (job && (state === 'failed' || state === 'completed')) {
-        this.logger.warn(`batch ${id}'s coordination job had ${state} with the batch unfinished: retried`);
-        await job.retry(state);
-      }
+    const ids = await this.records.unfinished(this.retentionMs);
+    await Promise.all(ids.map((id) => this.redriveBatch(id)));
+  }
+
+  /** One round trip for a batch whose job runs or waits; the record is read only when its job is gone or ended. */
+  private async redriveBatch(id: string): Promise<void> {
+    const { queue } = this.batchQueue;
+    const state = await queue.getJobState(id);
+    if (state !== 'unknown' && state !== 'failed' && state !== 'completed') return;
+    const batch = await this.records.find(id);
+    if (!batch || isFinished(batch.status)) return this.records.forgetUnfinished(id);
+    if (state === 'unknown') {
+      this.logger.warn(`batch ${id} had no coordination job: queued again`);
+      await queue.add('batch', { batchId: id }, { jobId: id });
+    } else {
+      this.logger.warn(`batch ${id}'s coordination job had ${state} with the batch unfinished: retried`);
+      await (await queue.getJob(id))?.retry(state);
     }
   }
 
