@@ -30,7 +30,7 @@ import type { LocalRedis } from '../tools/local-stack/redis-server';
 import { childPids } from '../tools/local-stack/process-tree';
 import { REPO_ROOT, startApi, startWorker } from '../tools/local-stack/services';
 import type { RunningApi } from '../tools/local-stack/services';
-import { postChatCompletion } from './http-request';
+import { postChatCompletion } from '../tools/local-stack/chat-request';
 import { round, summarize } from './stats';
 import type { Summary } from './stats';
 

@@ -10,6 +10,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { startRedisServer } from '../tools/local-stack/redis-server';
 import { REPO_ROOT, startApi, startWorker } from '../tools/local-stack/services';
+import { postChatCompletion } from '../tools/local-stack/chat-request';
 import { summarize } from './stats';
 
 const ROUNDS = Number(process.argv.find((arg) => arg.startsWith('--rounds='))?.split('=')[1] ?? 100);
@@ -18,12 +19,8 @@ const KEY = 'sk-bench-cancel-0123456789';
 
 async function firstTextThenDisconnect(baseUrl: string): Promise<{ id: string; disconnectedAt: number }> {
   const client = new AbortController();
-  const response = await fetch(`${baseUrl}/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: MODEL, stream: true, temperature: 0, max_tokens: 4000, messages: [{ role: 'user', content: 'Go on.' }] }),
-    signal: client.signal,
-  });
+  const body = { model: MODEL, stream: true, temperature: 0, max_tokens: 4000, messages: [{ role: 'user', content: 'Go on.' }] };
+  const response = await postChatCompletion(baseUrl, KEY, body, client.signal);
   const reader = (response.body as ReadableStream<Uint8Array>).getReader();
   const decoder = new TextDecoder();
   let buffer = '';

@@ -122,12 +122,3 @@ export function fetchCompletion(chat: ChatRequest): Promise<number> {
     );
   });
 }
-
-/** One chat completion request over fetch, for the benchmarks that are not load tests: the response, body unread. */
-export function postChatCompletion(baseUrl: string, apiKey: string, body: object): Promise<Response> {
-  return fetch(`${baseUrl}/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-}

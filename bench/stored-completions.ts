@@ -16,7 +16,7 @@ import { resolve } from 'node:path';
 import { storedCompletionKeys } from '@app/contracts';
 import { startRedisServer } from '../tools/local-stack/redis-server';
 import { REPO_ROOT, startApi, startWorker } from '../tools/local-stack/services';
-import { postChatCompletion } from './http-request';
+import { postChatCompletion } from '../tools/local-stack/chat-request';
 import { summarize } from './stats';
 
 const RUNS = Number(process.argv.find((arg) => arg.startsWith('--runs='))?.split('=')[1] ?? 10);

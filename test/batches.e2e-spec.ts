@@ -28,6 +28,19 @@ async function resultLines(client: OpenAI, id: string | null | undefined): Promi
   return (await (await client.files.content(id)).text()).trimEnd().split('\n').map((json) => JSON.parse(json) as OutputLine);
 }
 
+/** Uploads `text` as a batch input file and creates a batch that runs it. */
+async function submitBatch(client: OpenAI, text: string, metadata?: Record<string, string>): Promise<Batch> {
+  const file = await client.files.create({ file: await toFile(Buffer.from(text), 'input.jsonl'), purpose: 'batch' });
+  return client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h', ...(metadata ? { metadata } : {}) });
+}
+
+/** The batch once it has ended, whichever way. */
+const settled = (client: OpenAI, id: string, timeoutMs = 60_000): Promise<Batch> =>
+  waitFor(`batch ${id} to end`, async () => {
+    const batch = await client.batches.retrieve(id);
+    return ['completed', 'failed', 'cancelled', 'expired'].includes(batch.status) ? batch : undefined;
+  }, timeoutMs);
+
 /**
  * A stack of its own for one describe: an API with a files folder of its own and one synthetic
  * worker (`worker`) for SLOW_MODEL, started before its tests and removed after them.
@@ -86,18 +99,7 @@ describe('Batch API', () => {
     rmSync(filesDir, { recursive: true, force: true });
   });
 
-  async function submit(lines: string[]): Promise<Batch> {
-    const file = await client.files.create({ file: await toFile(Buffer.from(`${lines.join('\n')}\n`), 'input.jsonl'), purpose: 'batch' });
-    return client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h', metadata: { suite: 'e2e' } });
-  }
-
-  const settled = (id: string, timeoutMs = 60_000): Promise<Batch> =>
-    waitFor(`batch ${id} to end`, async () => {
-      const batch = await client.batches.retrieve(id);
-      return ['completed', 'failed', 'cancelled', 'expired'].includes(batch.status) ? batch : undefined;
-    }, timeoutMs);
-
-  const fileLines = (id: string | undefined | null): Promise<OutputLine[]> => resultLines(client, id);
+  const submit = (lines: string[]): Promise<Batch> => submitBatch(client, `${lines.join('\n')}\n`, { suite: 'e2e' });
 
   it('answers each valid line as the same request would be answered, and each refused one in the error file', async () => {
     const ask = (seed: number, extra: object = {}) => ({ model: STACK_MODEL, messages: [{ role: 'user', content: `Tell me about ${seed}.` }], max_tokens: 12, temperature: 0, seed, ...extra });
@@ -108,12 +110,12 @@ describe('Batch API', () => {
       line('bad-field', ask(6, { frobnicate: true })),
     ]);
     expect(created).toMatchObject({ object: 'batch', status: 'validating', endpoint: '/v1/chat/completions', completion_window: '24h', metadata: { suite: 'e2e' } });
-    const batch = await settled(created.id);
+    const batch = await settled(client, created.id);
     expect(batch.status).toBe('completed');
     expect(batch.request_counts).toEqual({ total: 6, completed: 4, failed: 2 });
     expect(batch.usage?.output_tokens).toBeGreaterThan(0);
 
-    const output = await fileLines(batch.output_file_id);
+    const output = await resultLines(client, batch.output_file_id);
     expect(output.map((entry) => entry.custom_id)).toEqual(['a', 'b', 'c', 'd']);
     for (const entry of output) {
       expect(entry.error).toBeNull();
@@ -124,7 +126,7 @@ describe('Batch API', () => {
       const plain = await client.chat.completions.create(valid[entry.custom_id as keyof typeof valid] as OpenAI.ChatCompletionCreateParamsNonStreaming);
       expect((entry.response?.body as unknown as OpenAI.ChatCompletion).choices).toEqual(plain.choices);
     }
-    const errors = await fileLines(batch.error_file_id);
+    const errors = await resultLines(client, batch.error_file_id);
     expect(errors.map((entry) => [entry.custom_id, entry.response?.status_code, (entry.response?.body as { error: { param: string } }).error.param])).toEqual([
       ['bad-temperature', 400, 'temperature'],
       ['bad-field', 400, 'frobnicate'],
@@ -139,7 +141,7 @@ describe('Batch API', () => {
 
   it('fails a batch whose lines repeat a custom_id or break the envelope, naming the lines', async () => {
     const body = { model: STACK_MODEL, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 2 };
-    const batch = await settled((await submit([line('x', body), line('x', body), JSON.stringify({ custom_id: 'y', method: 'GET', url: '/v1/chat/completions', body })])).id);
+    const batch = await settled(client, (await submit([line('x', body), line('x', body), JSON.stringify({ custom_id: 'y', method: 'GET', url: '/v1/chat/completions', body })])).id);
     expect(batch.status).toBe('failed');
     expect(batch.errors?.data?.map(({ code, line: at }) => [code, at])).toEqual([
       ['duplicate_custom_id', 2],
@@ -151,18 +153,17 @@ describe('Batch API', () => {
   it('runs a file saved with a byte-order mark and CRLF line ends, as its upload check read it', async () => {
     const body = { model: STACK_MODEL, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 2 };
     const text = `\uFEFF${line('bom-1', body)}\r\n${line('bom-2', body)}\r\n`;
-    const file = await client.files.create({ file: await toFile(Buffer.from(text), 'windows.jsonl'), purpose: 'batch' });
-    const created = await client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
-    const batch = await settled(created.id);
+    const created = await submitBatch(client, text);
+    const batch = await settled(client, created.id);
     expect([batch.status, batch.request_counts]).toEqual(['completed', { total: 2, completed: 2, failed: 0 }]);
-    expect((await fileLines(batch.output_file_id)).map((answer) => answer.custom_id)).toEqual(['bom-1', 'bom-2']);
+    expect((await resultLines(client, batch.output_file_id)).map((answer) => answer.custom_id)).toEqual(['bom-1', 'bom-2']);
   });
 
   it("reports an option the line's engine cannot honour as the 400 naming it", async () => {
     // Admission checks options against the live engines; a batch line meets its engine first on the worker.
-    const batch = await settled((await submit([line('lp', { model: SLOW_MODEL, messages: [{ role: 'user', content: 'Hi' }], logprobs: true })])).id);
+    const batch = await settled(client, (await submit([line('lp', { model: SLOW_MODEL, messages: [{ role: 'user', content: 'Hi' }], logprobs: true })])).id);
     expect(batch.request_counts).toEqual({ total: 1, completed: 0, failed: 1 });
-    const [failure] = await fileLines(batch.error_file_id);
+    const [failure] = await resultLines(client, batch.error_file_id);
     expect(failure.response?.status_code).toBe(400);
     expect(failure.response?.body).toMatchObject({ error: { type: 'invalid_request_error', param: 'logprobs', code: 'unsupported_parameter' } });
   });
@@ -173,10 +174,10 @@ describe('Batch API', () => {
     await waitFor('some lines to finish', async () => ((await client.batches.retrieve(created.id)).request_counts?.completed ?? 0) >= 2, 30_000);
     const cancelling = await client.batches.cancel(created.id);
     expect(cancelling.status).toBe('cancelling');
-    const batch = await settled(created.id);
+    const batch = await settled(client, created.id);
     expect(batch.status).toBe('cancelled');
-    const output = await fileLines(batch.output_file_id);
-    const errors = await fileLines(batch.error_file_id);
+    const output = await resultLines(client, batch.output_file_id);
+    const errors = await resultLines(client, batch.error_file_id);
     expect(output.length).toBeGreaterThanOrEqual(2);
     expect(output.length).toBeLessThan(40);
     expect(errors.every((entry) => entry.error?.code === 'batch_cancelled')).toBe(true);
@@ -198,7 +199,7 @@ describe('Batch API', () => {
         );
       });
       expect(['validating', 'in_progress']).toContain((await client.batches.retrieve(created.id)).status);
-      const batch = await settled(created.id, 60_000);
+      const batch = await settled(client, created.id, 60_000);
       expect([batch.status, batch.request_counts]).toEqual(['completed', { total: 20, completed: 20, failed: 0 }]);
     } finally {
       await batches.close();
@@ -240,12 +241,9 @@ describe('Batch API past its window', () => {
   it('ends expired with what finished; the lines it never ran are batch_expired', async () => {
     const client = new OpenAI({ baseURL: stackOf().baseUrl, apiKey: STACK_API_KEY, maxRetries: 0 });
     const lines = Array.from({ length: 30 }, (_, index) => line(`e-${index}`, { model: SLOW_MODEL, messages: [{ role: 'user', content: String(index) }] }));
-    const file = await client.files.create({ file: await toFile(Buffer.from(lines.join('\n')), 'input.jsonl'), purpose: 'batch' });
-    const created = await client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
-    const batch = await waitFor('the batch to expire', async () => {
-      const current = await client.batches.retrieve(created.id);
-      return current.status === 'expired' ? current : undefined;
-    }, 30_000);
+    const created = await submitBatch(client, lines.join('\n'));
+    const batch = await settled(client, created.id, 30_000);
+    expect(batch.status).toBe('expired');
     const output = await resultLines(client, batch.output_file_id);
     const errors = await resultLines(client, batch.error_file_id);
     expect(output.length).toBeGreaterThan(0);
@@ -264,17 +262,14 @@ describe('Batch API whose last worker dies', () => {
     const stack = stackOf();
     const client = new OpenAI({ baseURL: stack.baseUrl, apiKey: STACK_API_KEY, maxRetries: 0 });
     const lines = Array.from({ length: 6 }, (_, index) => line(`d-${index}`, { model: SLOW_MODEL, messages: [{ role: 'user', content: String(index) }] }));
-    const file = await client.files.create({ file: await toFile(Buffer.from(lines.join('\n')), 'input.jsonl'), purpose: 'batch' });
-    const created = await client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const created = await submitBatch(client, lines.join('\n'));
     const queue = stack.queue(SLOW_MODEL);
     await waitFor('a line to run', async () => (await queue.getActiveCount()) > 0, 30_000);
     // No worker of the model is left to find its job stalled: it stays active, its lock lapses.
     await stack.workers[0].stop('SIGKILL');
     await client.batches.cancel(created.id);
-    const batch = await waitFor('the batch to end cancelled', async () => {
-      const current = await client.batches.retrieve(created.id);
-      return current.status === 'cancelled' ? current : undefined;
-    }, 40_000);
+    const batch = await settled(client, created.id, 40_000);
+    expect(batch.status).toBe('cancelled');
     expect(batch.request_counts).toEqual({ total: 6, completed: 0, failed: 6 });
     const errors = await resultLines(client, batch.error_file_id);
     expect(errors.map((entry) => [entry.custom_id, entry.error?.code])).toEqual(lines.map((_, index) => [`d-${index}`, 'batch_cancelled']));

@@ -22,6 +22,10 @@ describe('POST /v1/chat/completions', () => {
     return { chunks, content };
   }
 
+  /** A greedy (temperature 0) answer to the question, whole. */
+  const greedyAnswer = (params: Omit<OpenAI.ChatCompletionCreateParamsNonStreaming, 'model' | 'messages' | 'temperature'>) =>
+    client.chat.completions.create({ model, messages: question, temperature: 0, ...params });
+
   it('answers with one chat.completion body, counted by the model tokenizer', async () => {
     const completion = await client.chat.completions.create({ model, messages: question, max_tokens: 40, seed: 7 });
 
@@ -77,7 +81,7 @@ describe('POST /v1/chat/completions', () => {
   });
 
   it('ends with finish_reason "length" when max_tokens runs out, in both modes', async () => {
-    const whole = await client.chat.completions.create({ model, messages: question, max_tokens: 3, temperature: 0 });
+    const whole = await greedyAnswer({ max_tokens: 3 });
     expect(whole.choices[0].finish_reason).toBe('length');
     expect(whole.usage!.completion_tokens).toBe(3);
 
@@ -87,14 +91,14 @@ describe('POST /v1/chat/completions', () => {
 
   it('stops at a stop sequence without sending any of it, in both modes', async () => {
     // Greedy decoding repeats itself, so its own text tells which stop sequence will come up.
-    const free = await client.chat.completions.create({ model, messages: question, max_tokens: 40, temperature: 0 });
+    const free = await greedyAnswer({ max_tokens: 40 });
     const freeText = free.choices[0].message.content!;
     const words = freeText.trim().split(/\s+/);
     const stopWord = words[3];
     const stop = ` ${stopWord}`;
     const expected = freeText.slice(0, freeText.indexOf(stop));
 
-    const whole = await client.chat.completions.create({ model, messages: question, max_tokens: 40, temperature: 0, stop: [stop, 'zzzz'] });
+    const whole = await greedyAnswer({ max_tokens: 40, stop: [stop, 'zzzz'] });
     expect(whole.choices[0].finish_reason).toBe('stop');
     expect(whole.choices[0].message.content).toBe(expected);
 
@@ -102,6 +106,21 @@ describe('POST /v1/chat/completions', () => {
     // Equal, not just a prefix: no part of the stop sequence was sent, not even its first characters.
     expect(content).toBe(expected);
     expect(chunks.at(-1)!.choices[0].finish_reason).toBe('stop');
+  });
+
+  it('keeps the end of an answer cut by max_tokens that could have begun a stop sequence, in both modes', async () => {
+    const free = await greedyAnswer({ max_tokens: 13 });
+    const freeText = free.choices[0].message.content!;
+    // The answer's last characters begin this stop sequence, which never completes.
+    const stop = `${freeText.slice(-2)}qzqz`;
+
+    const whole = await greedyAnswer({ max_tokens: 13, stop });
+    expect(whole.choices[0].message.content).toBe(freeText);
+    expect(whole.choices[0].finish_reason).toBe('length');
+
+    const { chunks, content } = await streamed({ messages: question, max_tokens: 13, temperature: 0, stop: [stop] });
+    expect(content).toBe(freeText);
+    expect(chunks.at(-1)!.choices[0].finish_reason).toBe('length');
   });
 
   it('continues a multi-turn conversation with a system prompt', async () => {
@@ -152,28 +171,16 @@ describe('POST /v1/chat/completions', () => {
   });
 
   it('applies top_p: a tiny one at a high temperature leaves only the greedy answer, whatever the seed', async () => {
-    const greedy = await client.chat.completions.create({ model, messages: question, max_tokens: 20, temperature: 0 });
+    const greedy = await greedyAnswer({ max_tokens: 20 });
     const narrowed = await Promise.all(
       [1, 2, 3].map((seed) => client.chat.completions.create({ model, messages: question, max_tokens: 20, temperature: 1.5, top_p: 1e-6, seed })),
     );
     for (const completion of narrowed) expect(completion.choices[0].message.content).toBe(greedy.choices[0].message.content);
   });
 
-  it('applies presence_penalty: a strong one changes a greedy answer', async () => {
-    const plain = await client.chat.completions.create({ model, messages: question, max_tokens: 30, temperature: 0 });
-    const penalised = await client.chat.completions.create({ model, messages: question, max_tokens: 30, temperature: 0, presence_penalty: 2 });
-    expect(penalised.choices[0].message.content).not.toBe(plain.choices[0].message.content);
-  });
-
-  it('treats a penalty as part of the request: a strong frequency penalty changes a greedy answer', async () => {
-    const plain = await client.chat.completions.create({ model, messages: question, max_tokens: 30, temperature: 0 });
-    const penalised = await client.chat.completions.create({
-      model,
-      messages: question,
-      max_tokens: 30,
-      temperature: 0,
-      frequency_penalty: 2,
-    });
+  it.each(['presence_penalty', 'frequency_penalty'] as const)('applies %s: a strong one changes a greedy answer', async (penalty) => {
+    const plain = await greedyAnswer({ max_tokens: 30 });
+    const penalised = await greedyAnswer({ max_tokens: 30, [penalty]: 2 });
     expect(penalised.choices[0].message.content).not.toBe(plain.choices[0].message.content);
   });
 

@@ -79,6 +79,21 @@ describe('logprobs', () => {
     }
   });
 
+  it('scores only the tokens before a stop sequence', async () => {
+    const free = await client.chat.completions.create(request);
+    const freeTokens = free.choices[0].logprobs?.content ?? [];
+    // Greedy decoding gives the same tokens again; the stop sequence is the fourth token onwards.
+    const stop = freeTokens
+      .slice(3)
+      .map((entry) => entry.token)
+      .join('');
+    const completion = await client.chat.completions.create({ ...request, stop });
+    const [choice] = completion.choices;
+    expect(choice.finish_reason).toBe('stop');
+    expect(choice.message.content).toBe(freeTokens.slice(0, 3).map((entry) => entry.token).join(''));
+    expect(choice.logprobs?.content?.map((entry) => entry.token)).toEqual(freeTokens.slice(0, 3).map((entry) => entry.token));
+  });
+
   it('leaves logprobs null when not asked for', async () => {
     const completion = await client.chat.completions.create({ ...request, logprobs: false, top_logprobs: undefined });
     expect(completion.choices[0].logprobs).toBeNull();

@@ -1,7 +1,10 @@
+import { WORKER_REGISTRY_KEYS, parseWorkerAnnouncement } from '@app/contracts';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { ChatOpenAI } from '@langchain/openai';
 import { Output, generateText, jsonSchema, streamText, tool } from 'ai';
 import Ajv from 'ajv';
+import { Redis } from 'ioredis';
+import type { LlamaModel } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
 import OpenAI from 'openai';
 import { zodFunction, zodResponseFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
@@ -156,6 +159,19 @@ describe('tools and structured output', () => {
       expect(completion.choices[0].finish_reason).toBe('length');
     });
 
+    /** Runs `use` with the model's vocabulary (its tokenizer, no weights), disposed afterwards. */
+    async function withVocabulary<T>(use: (vocabulary: LlamaModel) => Promise<T> | T): Promise<T> {
+      const { getLlama } = await import('node-llama-cpp');
+      const llama = await getLlama({ gpu: false, build: 'never' });
+      const vocabulary = await llama.loadModel({ modelPath: stack.modelPath, vocabOnly: true });
+      try {
+        return await use(vocabulary);
+      } finally {
+        await vocabulary.dispose();
+        await llama.dispose();
+      }
+    }
+
     it('applies logit_bias: +100 makes one token the whole answer, -100 bans it', async () => {
       const pieces = async (logitBias: Record<string, number>) => {
         const stream = await client.chat.completions.create({ model, messages: question, max_tokens: 6, temperature: 0, logit_bias: logitBias, stream: true });
@@ -169,31 +185,31 @@ describe('tools and structured output', () => {
       expect(forced).toBe(token.repeat(6));
       // Greedy decoding starts with one known token; banning it must change the start.
       const greedy = await pieces({});
-      const { getLlama } = await import('node-llama-cpp');
-      const llama = await getLlama({ gpu: false, build: 'never' });
-      const vocabulary = await llama.loadModel({ modelPath: stack.modelPath, vocabOnly: true });
-      try {
-        const [first] = vocabulary.tokenize(greedy);
-        const firstText = vocabulary.detokenize([first]);
-        expect(greedy.startsWith(firstText)).toBe(true);
-        expect((await pieces({ [String(first)]: -100 })).startsWith(firstText)).toBe(false);
-      } finally {
-        await vocabulary.dispose();
-        await llama.dispose();
-      }
+      const [first, firstText] = await withVocabulary((vocabulary) => {
+        const [token] = vocabulary.tokenize(greedy);
+        return [token, vocabulary.detokenize([token])] as const;
+      });
+      expect(greedy.startsWith(firstText)).toBe(true);
+      expect((await pieces({ [String(first)]: -100 })).startsWith(firstText)).toBe(false);
     });
 
     it('refuses a logit_bias on an end-of-generation token, which llama.cpp would skip', async () => {
-      const { getLlama } = await import('node-llama-cpp');
-      const llama = await getLlama({ gpu: false, build: 'never' });
-      const vocabulary = await llama.loadModel({ modelPath: stack.modelPath, vocabOnly: true });
-      const endOfTurn = vocabulary.tokens.eos;
-      await vocabulary.dispose();
-      await llama.dispose();
+      const endOfTurn = await withVocabulary((vocabulary) => vocabulary.tokens.eos);
       expect(endOfTurn).not.toBeNull();
-      const refused = await client.chat.completions.create({ model, messages: question, max_tokens: 4, logit_bias: { [String(endOfTurn)]: -100 } }).catch((caught: unknown) => caught);
+      const logitBias = { [String(endOfTurn)]: -100 };
+      const refused = await client.chat.completions.create({ model, messages: question, max_tokens: 4, logit_bias: logitBias }).catch((caught: unknown) => caught);
       expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
       expect(refused).toMatchObject({ param: 'logit_bias', code: 'unsupported_parameter' });
+      // Refused at admission, before it is queued: every worker announces the token as one it cannot bias.
+      const redis = new Redis(stack.redisUrl);
+      try {
+        const announcements = Object.values(await redis.hgetall(WORKER_REGISTRY_KEYS.announcements)).map((entry) => parseWorkerAnnouncement(entry));
+        const ofModel = announcements.filter((announcement) => announcement?.model === model);
+        expect(ofModel.length).toBeGreaterThan(0);
+        for (const announcement of ofModel) expect(announcement?.capabilities.unbiasableTokens).toContain(endOfTurn);
+      } finally {
+        redis.disconnect();
+      }
     });
 
     it('answers n choices, each with its index and finish reason, usage summed', async () => {

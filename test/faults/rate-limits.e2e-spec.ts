@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import { postChat } from '../support/chat-requests';
 import { assertMatchesSchema } from '../support/openai-schema';
 import { STACK_API_KEY, STACK_MODEL, ServiceStack } from '../support/service-stack';
 
@@ -33,11 +34,7 @@ describe('per-API-key rate limits', () => {
     await clients[1].chat.completions.create(hello);
     await clients[0].chat.completions.create(hello);
 
-    const response = await fetch(`${clients[1].baseURL}/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${STACK_API_KEY}`, 'content-type': 'application/json' },
-      body: JSON.stringify(hello),
-    });
+    const response = await postChat(clients[1].baseURL, STACK_API_KEY, hello);
     expect(response.status).toBe(429);
     const retryAfter = Number(response.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThanOrEqual(1);
@@ -76,11 +73,7 @@ describe('per-API-key rate limits', () => {
 
   it('takes none of the tokens a refused request asked for', async () => {
     await nextWindow();
-    const response = await fetch(`${clients[0].baseURL}/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${STACK_API_KEY}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ ...hello, max_tokens: 1000 }),
-    });
+    const response = await postChat(clients[0].baseURL, STACK_API_KEY, { ...hello, max_tokens: 1000 });
     expect(response.status).toBe(429);
     expect(response.headers.get('x-ratelimit-remaining-tokens')).toBe('400');
     // Had its 1,000 stayed counted, the key would be over its 400 for the rest of the window.

@@ -1,4 +1,5 @@
 /** Raw chat completion calls, so fault tests see exactly what a client would, abort included. */
+import { postChatCompletion } from '../../tools/local-stack/chat-request';
 
 export interface ChatRequestBody {
   model: string;
@@ -12,12 +13,7 @@ export function longRequest(model: string, extra: Record<string, unknown> = {}):
 }
 
 export function postChat(baseUrl: string, apiKey: string, body: ChatRequestBody, signal?: AbortSignal): Promise<Response> {
-  return fetch(`${baseUrl}/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-    signal,
-  });
+  return postChatCompletion(baseUrl, apiKey, body, signal);
 }
 
 export interface StreamReading {

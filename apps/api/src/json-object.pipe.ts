@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { PipeTransform } from '@nestjs/common';
+import { isJsonObject } from '@app/contracts';
 import { OpenAiError } from './errors/openai-error';
-import { isJsonObject } from './http/json-kinds';
 
 /** A body that is valid JSON but not an object (`[]`, `"x"`, `null`) is refused before validation. */
 @Injectable()

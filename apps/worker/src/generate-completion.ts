@@ -1,4 +1,4 @@
-import { logitBiasRefusal, requiredCapabilities } from '@app/contracts';
+import { describeLogitBiasRefusal, logitBiasRefusal, requiredCapabilities } from '@app/contracts';
 import type { CompletionErrorCode, CompletionFailure, CompletionJobData, CompletionResult } from '@app/contracts';
 import { ContextLengthExceededError, EngineUnavailableError, GenerationAbortedError, UnsupportedOptionError, UpstreamRejectedError } from './engine/inference-engine';
 import type { GenerationOutcome, InferenceEngine } from './engine/inference-engine';
@@ -74,8 +74,8 @@ export interface CompletionRun {
 function refuseWhatEngineCannotHonour(job: CompletionJobData, engine: InferenceEngine): void {
   const lacking = requiredCapabilities(job).find(({ capability }) => !engine.capabilities[capability]);
   if (lacking) throw new UnsupportedOptionError(engine.name, lacking.param);
-  const refusal = logitBiasRefusal(job.sampling.logitBias, engine.capabilities.logitBiasTokens);
-  if (refusal) throw new UnsupportedOptionError(engine.name, 'logit_bias', 'unsupported' in refusal ? undefined : `logit_bias for token ${refusal.highest}, which is not in its vocabulary`);
+  const refusal = logitBiasRefusal(job.sampling.logitBias, engine.capabilities);
+  if (refusal) throw new UnsupportedOptionError(engine.name, 'logit_bias', describeLogitBiasRefusal(refusal));
 }
 
 /** One result from `n` choices: the prompt counted once, the answers' tokens summed (as OpenAI does). */

@@ -20,13 +20,18 @@ export interface EngineCapabilities {
   maxChoices: number;
   /** Token ids `logit_bias` may name (its vocabulary size); 0 when it cannot apply logit_bias. */
   logitBiasTokens: number;
+  /**
+   * Token ids `logit_bias` may not name although they are in the vocabulary: node-llama-cpp's
+   * TokenBias skips a bias on an end-of-generation token, so it would be dropped without a word.
+   */
+  unbiasableTokens: number[];
 }
 
 export type EngineCapability = keyof EngineCapabilities;
 
 /** What a request needs of an engine, named by the request field that needs it. */
 export interface RequiredCapability {
-  capability: Exclude<EngineCapability, 'maxChoices' | 'logitBiasTokens'>;
+  capability: Exclude<EngineCapability, 'maxChoices' | 'logitBiasTokens' | 'unbiasableTokens'>;
   /** The request field that asks for it, for the 400's `param`. */
   param: string;
 }
@@ -40,13 +45,21 @@ export function requiredCapabilities(job: Pick<CompletionJobInput, 'tools' | 're
   return needs;
 }
 
-/**
- * Why `logit_bias` cannot apply on an engine whose vocabulary has `logitBiasTokens` tokens: it
- * takes no logit_bias at all, or names the highest token id outside its vocabulary.
- */
-export function logitBiasRefusal(bias: SamplingParams['logitBias'], logitBiasTokens: number): { unsupported: true } | { highest: number } | undefined {
+/** Why `logit_bias` cannot apply exactly on an engine: none at all, a token outside its vocabulary, or one it cannot bias. */
+export type LogitBiasRefusal = { unsupported: true } | { highest: number } | { unbiasable: number };
+
+export function logitBiasRefusal(bias: SamplingParams['logitBias'], capabilities: Pick<EngineCapabilities, 'logitBiasTokens' | 'unbiasableTokens'>): LogitBiasRefusal | undefined {
   if (!bias || bias.length === 0) return undefined;
-  if (logitBiasTokens === 0) return { unsupported: true };
+  if (capabilities.logitBiasTokens === 0) return { unsupported: true };
   const highest = Math.max(...bias.map(({ token }) => token));
-  return highest >= logitBiasTokens ? { highest } : undefined;
+  if (highest >= capabilities.logitBiasTokens) return { highest };
+  const unbiasable = bias.find(({ token }) => capabilities.unbiasableTokens.includes(token));
+  return unbiasable ? { unbiasable: unbiasable.token } : undefined;
+}
+
+/** What about `logit_bias` an engine cannot honour, as an error message says it. */
+export function describeLogitBiasRefusal(refusal: LogitBiasRefusal): string {
+  if ('highest' in refusal) return `logit_bias for token ${refusal.highest}, which is not in its vocabulary`;
+  if ('unbiasable' in refusal) return `logit_bias on the end-of-generation token ${refusal.unbiasable}`;
+  return 'logit_bias';
 }

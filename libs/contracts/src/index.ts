@@ -8,3 +8,4 @@ export * from './queue-names';
 export * from './token-events';
 export * from './worker-registry';
 export * from './service-tiers';
+export * from './value-guards';

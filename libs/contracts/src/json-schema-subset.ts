@@ -1,4 +1,5 @@
-import type { GrammarSchema, JsonObject, JsonValue } from './generation-options';
+import type { GrammarSchema, JsonValue } from './generation-options';
+import { isJsonObject } from './value-guards';
 
 /**
  * Reduces a JSON Schema (as OpenAI's clients send it: `response_format.json_schema.schema`,
@@ -36,8 +37,6 @@ class Unsupported extends Error {
   }
 }
 
-const isObject = (value: JsonValue | undefined): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** `#/definitions/x` (what openai's zod helper writes) and `#/$defs/x` both become `#/$defs/x`. */
 function rewriteRef(ref: JsonValue, path: string): string {
   const match = typeof ref === 'string' ? /^#\/(?:\$defs|definitions)\/([^/]+)$/.exec(ref) : null;
@@ -47,7 +46,7 @@ function rewriteRef(ref: JsonValue, path: string): string {
 
 function reduce(schema: JsonValue, path: string): GrammarSchema {
   if (schema === true) return anyValue();
-  if (!isObject(schema)) throw new Unsupported('schema', path);
+  if (!isJsonObject(schema)) throw new Unsupported('schema', path);
   const reduced: GrammarSchema = {};
   let allOf: GrammarSchema | undefined;
   for (const [keyword, value] of Object.entries(schema)) {
@@ -59,7 +58,7 @@ function reduce(schema: JsonValue, path: string): GrammarSchema {
       if (typeof value !== 'string' || !FORMATS.has(value)) throw new Unsupported(`format: ${JSON.stringify(value)}`, at);
       reduced.format = value;
     } else if (keyword === 'properties' || keyword === '$defs' || keyword === 'definitions') {
-      if (!isObject(value)) throw new Unsupported(keyword, at);
+      if (!isJsonObject(value)) throw new Unsupported(keyword, at);
       reduced[keyword === 'properties' ? 'properties' : '$defs'] = Object.fromEntries(
         Object.entries(value).map(([name, child]) => [name, reduce(child, `${at}.${name}`)]),
       );
@@ -80,18 +79,17 @@ function reduce(schema: JsonValue, path: string): GrammarSchema {
     if (constraints(reduced).length > 0) throw new Unsupported('allOf', `${path}.allOf`);
     Object.assign(reduced, allOf);
   }
-  const [first, ...others] = constraints(reduced);
-  if ((first === 'oneOf' || first === '$ref') && others.length > 0) {
-    const keyword = first === 'oneOf' ? 'anyOf' : '$ref'; // a oneOf here was written as anyOf
+  const readAlone = reduced.oneOf !== undefined ? 'oneOf' : reduced.$ref !== undefined ? '$ref' : undefined;
+  if (readAlone !== undefined && constraints(reduced).length > 1) {
+    const keyword = readAlone === 'oneOf' ? 'anyOf' : '$ref'; // a oneOf here was written as anyOf
     throw new Unsupported(keyword, `${path}.${keyword}`);
   }
   return splitTypeList(withImplicitType(reduced));
 }
 
-/** The keywords of a reduced schema that constrain its values, `oneOf` and `$ref` first. */
+/** The keywords of a reduced schema that constrain its values. */
 function constraints(schema: GrammarSchema): string[] {
-  const keywords = Object.keys(schema).filter((keyword) => keyword !== '$defs');
-  return [...keywords.filter((keyword) => keyword === 'oneOf' || keyword === '$ref'), ...keywords.filter((keyword) => keyword !== 'oneOf' && keyword !== '$ref')];
+  return Object.keys(schema).filter((keyword) => keyword !== '$defs');
 }
 
 /** Keywords that choose the values a schema allows; with none of them the grammar allows only `null`. */
@@ -115,6 +113,7 @@ const KEYWORDS_OF_TYPE: Record<string, string[]> = {
   array: ['items', 'prefixItems', 'minItems', 'maxItems'],
   string: ['minLength', 'maxLength', 'format'],
 };
+const TYPE_KEYWORDS = Object.values(KEYWORDS_OF_TYPE).flat();
 
 /**
  * The grammar applies a type list's types bare: `type: ["object", "null"]` writes no properties
@@ -124,8 +123,7 @@ const KEYWORDS_OF_TYPE: Record<string, string[]> = {
 function splitTypeList(schema: GrammarSchema): GrammarSchema {
   const { type, $defs } = schema;
   if (!Array.isArray(type) || schema.enum !== undefined || schema.const !== undefined) return schema;
-  const typeKeywords = Object.values(KEYWORDS_OF_TYPE).flat();
-  const bare = type.every((name) => typeof name === 'string' && SIMPLE_TYPES.has(name)) && typeKeywords.every((keyword) => schema[keyword] === undefined);
+  const bare = type.every((name) => typeof name === 'string' && SIMPLE_TYPES.has(name)) && TYPE_KEYWORDS.every((keyword) => schema[keyword] === undefined);
   if (bare) return schema;
   const oneOf = type.map((name) => {
     const alternative: GrammarSchema = { type: name };

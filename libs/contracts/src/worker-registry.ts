@@ -1,5 +1,5 @@
 import type { EngineCapabilities } from './engine-capabilities';
-import { isCount } from './value-guards';
+import { isCount, isRecord } from './value-guards';
 
 /**
  * The live model registry: each worker announces itself every ANNOUNCE_INTERVAL_MS and counts
@@ -30,11 +30,20 @@ export interface WorkerAnnouncement {
   announcedAt: number;
 }
 
+/** Capabilities as announced: a worker of an earlier version names no unbiasable tokens (it checks them itself). */
+type AnnouncedCapabilities = Omit<EngineCapabilities, 'unbiasableTokens'> & Partial<Pick<EngineCapabilities, 'unbiasableTokens'>>;
 
-function isCapabilities(value: unknown): value is EngineCapabilities {
-  if (typeof value !== 'object' || value === null) return false;
-  const c = value as Record<string, unknown>;
-  return typeof c.tools === 'boolean' && typeof c.grammar === 'boolean' && typeof c.logprobs === 'boolean' && isCount(c.maxChoices) && isCount(c.logitBiasTokens);
+function isCapabilities(value: unknown): value is AnnouncedCapabilities {
+  if (!isRecord(value)) return false;
+  const c = value;
+  return (
+    typeof c.tools === 'boolean' &&
+    typeof c.grammar === 'boolean' &&
+    typeof c.logprobs === 'boolean' &&
+    isCount(c.maxChoices) &&
+    isCount(c.logitBiasTokens) &&
+    (c.unbiasableTokens === undefined || (Array.isArray(c.unbiasableTokens) && c.unbiasableTokens.every(isCount)))
+  );
 }
 
 /**
@@ -48,8 +57,8 @@ export function parseWorkerAnnouncement(entry: string): WorkerAnnouncement | und
   } catch {
     return undefined;
   }
-  if (typeof value !== 'object' || value === null) return undefined;
-  const a = value as Record<string, unknown>;
+  if (!isRecord(value)) return undefined;
+  const a = value;
   const valid =
     typeof a.workerId === 'string' &&
     typeof a.model === 'string' &&
@@ -59,5 +68,7 @@ export function parseWorkerAnnouncement(entry: string): WorkerAnnouncement | und
     isCount(a.freeSlots) &&
     isCount(a.contextSize) &&
     isCount(a.announcedAt);
-  return valid ? (value as WorkerAnnouncement) : undefined;
+  if (!valid) return undefined;
+  const announcement = value as Omit<WorkerAnnouncement, 'capabilities'> & { capabilities: AnnouncedCapabilities };
+  return { ...announcement, capabilities: { ...announcement.capabilities, unbiasableTokens: announcement.capabilities.unbiasableTokens ?? [] } };
 }

@@ -1,2 +1,3 @@
 export * from './redis-connections';
 export * from './redis-target';
+export * from './transactions';

@@ -126,7 +126,7 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
     if (!batch || isFinished(batch.status)) return this.records.forgetUnfinished(id);
     if (state === 'unknown') {
       this.logger.warn(`batch ${id} had no coordination job: queued again`);
-      await queue.add('batch', { batchId: id }, { jobId: id });
+      await this.batchQueue.start(id);
     } else {
       this.logger.warn(`batch ${id}'s coordination job had ${state} with the batch unfinished: retried`);
       await (await queue.getJob(id))?.retry(state);
@@ -262,6 +262,7 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
       if (cancelRequestedAt !== null) Object.assign(batch, { status: 'cancelling', cancelling_at: cancelRequestedAt });
       // Saved only after every line was stopped: a step cut short here is done again in full.
       await this.stopLines(batch);
+      batch.swept_at = now;
       await this.records.save(batch);
     }
     const { answered, failed } = await this.records.counts(batch.id);
@@ -280,7 +281,7 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
       // (no worker of its model left to find it stalled) is taken off, and one that another
       // worker took up since the first stop is told to stop too.
       if (batch.stopping !== undefined) await this.stopLines(batch);
-      await this.sweepLostLines(batch);
+      else await this.sweepLostLines(batch);
     }
     await this.records.save(batch);
   }
@@ -304,24 +305,29 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
 
   /**
    * Cancel or window past: waiting lines leave the queue unrun, running ones are stopped (their
-   * worker reports them). BullMQ removes a running job only once its lock has lapsed: its worker died.
+   * worker reports them), and lost ones have failed. BullMQ removes a running job only once its
+   * lock has lapsed: its worker died.
    */
   private async stopLines(batch: BatchRecord): Promise<void> {
     const { model, stopping = 'cancelled' } = batch;
     await this.forOpenLines(batch, async ({ index, jobId, state }) => {
-      const removed = model !== undefined && isInProgress(state) ? await this.queues.forModel(model).remove(jobId) : 0;
-      if (removed === 1 || state === 'unknown' || state === 'unfed') await this.records.fail(batch.id, index, { unrun: stopping }, this.retentionMs);
-      else if (model !== undefined && isInProgress(state)) await this.commands.spublish(cancellationsChannel(model), jobId);
+      if (state === 'unknown' || state === 'unfed') return this.records.fail(batch.id, index, { unrun: stopping }, this.retentionMs);
+      if (!isInProgress(state) || model === undefined) return this.failLostLine(batch, index);
+      if ((await this.queues.forModel(model).remove(jobId)) === 1) await this.records.fail(batch.id, index, { unrun: stopping }, this.retentionMs);
+      else await this.commands.spublish(cancellationsChannel(model), jobId);
     });
   }
 
   /** A line whose job ended with no outcome written (its workers died, or an operator removed it) has failed. */
   private async sweepLostLines(batch: BatchRecord): Promise<void> {
     await this.forOpenLines(batch, async ({ index, state }) => {
-      if (isInProgress(state) || state === 'unfed') return;
-      // Written after the job ended: an outcome the worker wrote since the states were read wins.
-      await this.records.fail(batch.id, index, { code: 'engine_error', message: 'The request was lost with its worker and was not answered.' }, this.retentionMs);
+      if (!isInProgress(state) && state !== 'unfed') await this.failLostLine(batch, index);
     });
+  }
+
+  /** Written after the job ended: an outcome the worker wrote since the states were read wins. */
+  private async failLostLine(batch: BatchRecord, index: number): Promise<void> {
+    await this.records.fail(batch.id, index, { code: 'engine_error', message: 'The request was lost with its worker and was not answered.' }, this.retentionMs);
   }
 
   /**

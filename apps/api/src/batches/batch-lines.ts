@@ -1,8 +1,8 @@
+import { isJsonObject } from '@app/contracts';
 import type { CompletionJobInput } from '@app/contracts';
 import { ChatCompletionRequestDto } from '../chat/chat-completion-request.dto';
 import { toCompletionJob } from '../chat/completion-job.mapper';
 import { OpenAiError } from '../errors/openai-error';
-import { isJsonObject } from '../http/json-kinds';
 import { validateBody } from '../request-pipes';
 import type { BatchError } from './batch-object';
 

@@ -29,6 +29,11 @@ export class BatchQueue implements OnApplicationShutdown {
     });
   }
 
+  /** Queues a batch's coordination job; its id is the batch id, so starting it twice queues it once. */
+  async start(batchId: string): Promise<void> {
+    await this.queue.add('batch', { batchId }, { jobId: batchId });
+  }
+
   async onApplicationShutdown(): Promise<void> {
     await this.queue.close();
   }

@@ -81,7 +81,7 @@ export class BatchesController {
     };
     await this.records.create(record, this.retentionMs);
     try {
-      await this.batches.queue.add('batch', { batchId: record.id }, { jobId: record.id });
+      await this.batches.start(record.id);
     } catch {
       // Nothing would ever run it: it must not stay visible as `validating`.
       await this.records.remove(record).catch(() => undefined);

@@ -1,5 +1,6 @@
 import { ValidateBy, buildMessage } from 'class-validator';
 import type { ValidationOptions } from 'class-validator';
+import { isRecord } from '@app/contracts';
 
 /** OpenAI's text content part; other part types (images, audio) are not served here. */
 export interface TextContentPart {
@@ -10,8 +11,8 @@ export interface TextContentPart {
 export type MessageContent = string | TextContentPart[];
 
 function isTextPart(value: unknown): value is TextContentPart {
-  if (typeof value !== 'object' || value === null) return false;
-  const part = value as Record<string, unknown>;
+  if (!isRecord(value)) return false;
+  const part = value;
   return part.type === 'text' && typeof part.text === 'string' && Object.keys(part).length === 2;
 }
 

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { ArgumentMetadata, PipeTransform } from '@nestjs/common';
+import { isJsonObject, jsonKindOf } from '@app/contracts';
 import { OpenAiError } from '../errors/openai-error';
-import { isJsonObject, jsonKindOf } from '../http/json-kinds';
-import { ChatCompletionRequestDto } from './chat-completion-request.dto';
+import { isChatRequestBody } from './chat-request-body';
 
 /** The arrays of objects in a request, each with its path: `messages`, `tools`, every message's `tool_calls`. */
 function objectArrays(body: Record<string, unknown>): Array<{ path: string; items: unknown[] }> {
@@ -27,7 +27,7 @@ function objectArrays(body: Record<string, unknown>): Array<{ path: string; item
 @Injectable()
 export class MessageObjectsPipe implements PipeTransform {
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
-    if (metadata.type !== 'body' || metadata.metatype !== ChatCompletionRequestDto || !isJsonObject(value)) return value;
+    if (!isChatRequestBody(value, metadata)) return value;
     for (const { path, items } of objectArrays(value)) {
       const index = items.findIndex((item) => !isJsonObject(item));
       if (index === -1) continue;

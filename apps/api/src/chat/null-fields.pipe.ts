@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { ArgumentMetadata, PipeTransform } from '@nestjs/common';
-import { isJsonObject } from '../http/json-kinds';
-import { ChatCompletionRequestDto } from './chat-completion-request.dto';
+import { isJsonObject } from '@app/contracts';
+import { isChatRequestBody } from './chat-request-body';
 
 const withoutNulls = (object: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(Object.entries(object).filter(([, value]) => value !== null));
 
@@ -15,7 +15,7 @@ const withoutNulls = (object: Record<string, unknown>): Record<string, unknown> 
 @Injectable()
 export class NullFieldsPipe implements PipeTransform {
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
-    if (metadata.type !== 'body' || metadata.metatype !== ChatCompletionRequestDto || !isJsonObject(value)) return value;
+    if (!isChatRequestBody(value, metadata)) return value;
     const body = withoutNulls(value);
     if (Array.isArray(body.messages)) body.messages = body.messages.map((message: unknown) => (isJsonObject(message) ? withoutNulls(message) : message));
     return body;

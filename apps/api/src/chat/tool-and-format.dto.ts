@@ -1,6 +1,7 @@
 import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateBy, ValidateNested, buildMessage } from 'class-validator';
 import type { ValidationOptions } from 'class-validator';
+import { isJsonObject } from '@app/contracts';
 
 /** OpenAI's pattern for function names. */
 export const FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -60,7 +61,6 @@ export class ToolCallDto {
 
 export type ToolChoiceValue = 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const hasOnlyKeys = (value: Record<string, unknown>, keys: string[]): boolean => Object.keys(value).every((key) => keys.includes(key));
 
 /** A property decorator that accepts what `validate` accepts, explaining any other value with `message`. */
@@ -72,9 +72,9 @@ function shapeValidator(name: string, validate: (value: unknown) => boolean, mes
 
 function isToolChoice(value: unknown): value is ToolChoiceValue {
   if (value === 'none' || value === 'auto' || value === 'required') return true;
-  if (!isRecord(value) || value.type !== 'function' || !hasOnlyKeys(value, ['type', 'function'])) return false;
+  if (!isJsonObject(value) || value.type !== 'function' || !hasOnlyKeys(value, ['type', 'function'])) return false;
   const fn = value.function;
-  return isRecord(fn) && hasOnlyKeys(fn, ['name']) && typeof fn.name === 'string' && FUNCTION_NAME.test(fn.name);
+  return isJsonObject(fn) && hasOnlyKeys(fn, ['name']) && typeof fn.name === 'string' && FUNCTION_NAME.test(fn.name);
 }
 
 /** `none`, `auto`, `required`, or `{"type": "function", "function": {"name": ...}}`. */
@@ -86,17 +86,17 @@ export type ResponseFormatValue =
   | { type: 'json_schema'; json_schema: { name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean | null } };
 
 function isResponseFormat(value: unknown): value is ResponseFormatValue {
-  if (!isRecord(value)) return false;
+  if (!isJsonObject(value)) return false;
   if (value.type === 'text' || value.type === 'json_object') return hasOnlyKeys(value, ['type']);
   if (value.type !== 'json_schema' || !hasOnlyKeys(value, ['type', 'json_schema'])) return false;
   const spec = value.json_schema;
   return (
-    isRecord(spec) &&
+    isJsonObject(spec) &&
     hasOnlyKeys(spec, ['name', 'description', 'schema', 'strict']) &&
     typeof spec.name === 'string' &&
     FUNCTION_NAME.test(spec.name) &&
     (spec.description === undefined || typeof spec.description === 'string') &&
-    (spec.schema === undefined || isRecord(spec.schema)) &&
+    (spec.schema === undefined || isJsonObject(spec.schema)) &&
     (spec.strict === undefined || spec.strict === null || typeof spec.strict === 'boolean')
   );
 }
@@ -106,7 +106,7 @@ export const IsResponseFormat = shapeValidator('isResponseFormat', isResponseFor
 
 /** OpenAI's metadata: at most 16 pairs of strings, keys up to 64 characters, values up to 512. */
 function isMetadata(value: unknown): boolean {
-  if (!isRecord(value)) return false;
+  if (!isJsonObject(value)) return false;
   const entries = Object.entries(value);
   return entries.length <= 16 && entries.every(([key, item]) => key.length <= 64 && typeof item === 'string' && item.length <= 512);
 }
@@ -115,7 +115,7 @@ export const IsMetadata = shapeValidator('isMetadata', isMetadata, 'metadata mus
 
 /** OpenAI's logit_bias: token ids (as keys) to a bias from -100 to 100, at most 300 of them. */
 function isLogitBias(value: unknown): boolean {
-  if (!isRecord(value)) return false;
+  if (!isJsonObject(value)) return false;
   const entries = Object.entries(value);
   return (
     entries.length <= 300 &&

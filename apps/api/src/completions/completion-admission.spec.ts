@@ -21,7 +21,7 @@ const worker: WorkerAnnouncement = {
   workerId: 'w1',
   model: 'tiny-chat',
   engine: 'llama.cpp',
-  capabilities: { tools: false, grammar: false, logprobs: false, maxChoices: 1, logitBiasTokens: 100 },
+  capabilities: { tools: false, grammar: false, logprobs: false, maxChoices: 1, logitBiasTokens: 100, unbiasableTokens: [] },
   slots: 1,
   freeSlots: 1,
   contextSize: 4096,
@@ -29,7 +29,7 @@ const worker: WorkerAnnouncement = {
 };
 
 /** Admission with its collaborators replaced by recorders; each test sets what they answer. */
-function setup(options: { place?: boolean | Error; rateLimit?: 'ok' | OpenAiError; served?: boolean } = {}) {
+function setup(options: { place?: boolean | Error; rateLimit?: 'ok' | OpenAiError; served?: boolean; unbiasableTokens?: number[] } = {}) {
   const calls: string[] = [];
   const queue = {} as CompletionQueue;
   const reservation: TokenReservation = { settle: () => calls.push('settle'), refund: () => calls.push('refund') };
@@ -48,7 +48,8 @@ function setup(options: { place?: boolean | Error; rateLimit?: 'ok' | OpenAiErro
       return answer === 'ok' ? Promise.resolve(reservation) : Promise.reject(answer);
     },
   } as unknown as ApiKeyRateLimits;
-  const models = { serves: () => options.served ?? true, liveWorkers: () => [worker] } as unknown as ModelRegistry;
+  const live = { ...worker, capabilities: { ...worker.capabilities, unbiasableTokens: options.unbiasableTokens ?? [] } };
+  const models = { serves: () => options.served ?? true, liveWorkers: () => [live] } as unknown as ModelRegistry;
   const queues = { forModel: () => queue } as unknown as CompletionQueues;
   const env = { MAX_WAITING_JOBS: 4 } as ApiEnv;
   return { calls, queue, admission: new CompletionAdmission(env, models, queues, waiting, rateLimits) };
@@ -78,6 +79,17 @@ describe('CompletionAdmission', () => {
     admission.beforeApplicationShutdown();
     await expect(admission.admit(job, 'key')).rejects.toMatchObject({ status: 503, code: 'shutting_down' });
     expect(calls).toEqual([]);
+  });
+
+  it('refuses a logit_bias on a token the engine cannot bias, and one outside its vocabulary, before any Redis work', async () => {
+    const { admission, calls } = setup({ unbiasableTokens: [2] });
+    const biased = (token: number): CompletionJobInput => ({ ...job, sampling: { ...job.sampling, logitBias: [{ token: 1, bias: 5 }, { token, bias: -100 }] } });
+    const refused = await admission.admit(biased(2), 'key').catch((error: unknown) => error);
+    expect(refused).toMatchObject({ status: 400, param: 'logit_bias', code: 'unsupported_parameter' });
+    expect((refused as OpenAiError).message).toContain('end-of-generation token 2');
+    await expect(admission.admit(biased(100), 'key')).rejects.toMatchObject({ status: 400, param: 'logit_bias', code: 'invalid_value' });
+    expect(calls).toEqual([]);
+    await expect(admission.admit(biased(3), 'key')).resolves.toBeDefined();
   });
 
   it('refunds the rate-limit reservation when the queue is full', async () => {

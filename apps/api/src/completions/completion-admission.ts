@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { BeforeApplicationShutdown } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
-import { logitBiasRefusal, requiredCapabilities } from '@app/contracts';
+import { describeLogitBiasRefusal, logitBiasRefusal, requiredCapabilities } from '@app/contracts';
 import type { CompletionJobInput, RequiredCapability, WorkerAnnouncement } from '@app/contracts';
 import { OpenAiError } from '../errors/openai-error';
 import { ModelRegistry } from '../models/model-registry';
@@ -98,15 +98,16 @@ export class CompletionAdmission implements BeforeApplicationShutdown {
     if (fewest) throw OpenAiError.invalidRequest(`The engine serving this model (${fewest.engine}) generates at most ${fewest.capabilities.maxChoices} choices.`, 'n', 'invalid_value');
   }
 
-  /** Every token id must exist in the vocabulary of every engine that may take the job. */
+  /** Every token id must exist in the vocabulary of every engine that may take the job, and be one it can bias. */
   private checkLogitBias(job: CompletionJobInput, workers: WorkerAnnouncement[]): void {
     for (const worker of workers) {
-      const { logitBiasTokens } = worker.capabilities;
-      const refusal = logitBiasRefusal(job.sampling.logitBias, logitBiasTokens);
-      if (refusal && 'unsupported' in refusal) throw OpenAiError.invalidRequest(`The engine serving this model (${worker.engine}) does not support logit_bias.`, 'logit_bias', 'unsupported_parameter');
-      if (refusal) {
-        throw OpenAiError.invalidRequest(`Invalid key in 'logit_bias': ${refusal.highest} is not a token of this model (its vocabulary has ${logitBiasTokens}).`, 'logit_bias', 'invalid_value');
+      const refusal = logitBiasRefusal(job.sampling.logitBias, worker.capabilities);
+      if (!refusal) continue;
+      if ('highest' in refusal) {
+        const size = worker.capabilities.logitBiasTokens;
+        throw OpenAiError.invalidRequest(`Invalid key in 'logit_bias': ${refusal.highest} is not a token of this model (its vocabulary has ${size}).`, 'logit_bias', 'invalid_value');
       }
+      throw OpenAiError.invalidRequest(`The engine serving this model (${worker.engine}) does not support ${describeLogitBiasRefusal(refusal)}.`, 'logit_bias', 'unsupported_parameter');
     }
   }
 }

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { execResults } from '@app/redis';
 import type { RedisClient } from '@app/redis';
 import { COMMANDS_REDIS } from '../completions/api-redis.providers';
 import { OpenAiError } from '../errors/openai-error';
@@ -31,12 +32,6 @@ async function orUnavailable<T>(operation: Promise<T>): Promise<T> {
   }
 }
 
-/** Replies of a MULTI: ioredis resolves them as [error, result] pairs and rejects only on a failed EXEC. */
-function checkExec(replies: Array<[Error | null, unknown]> | null): void {
-  const failed = replies === null ? new Error('transaction aborted') : replies.find(([error]) => error)?.[0];
-  if (failed) throw failed;
-}
-
 function parseRecord(id: string, hash: Record<string, string>): FileRecord | undefined {
   const { owner, filename, bytes, purpose, created_at: createdAt } = hash;
   if (owner === undefined || filename === undefined || !isFilePurpose(purpose)) return undefined;
@@ -66,7 +61,7 @@ export class FileRecords {
         .zadd(ownerFilesKey(owner), score, id)
         .zadd(ownerPurposeFilesKey(owner, purpose), score, id)
         .exec()
-        .then(checkExec),
+        .then(execResults),
     );
   }
 
@@ -77,7 +72,7 @@ export class FileRecords {
   async remove(record: FileRecord): Promise<void> {
     const { id, owner, purpose } = record;
     await orUnavailable(
-      this.redis.multi().zrem(ownerFilesKey(owner), id).zrem(ownerPurposeFilesKey(owner, purpose), id).exec().then(checkExec),
+      this.redis.multi().zrem(ownerFilesKey(owner), id).zrem(ownerPurposeFilesKey(owner, purpose), id).exec().then(execResults),
     );
     await orUnavailable(this.redis.del(fileKey(id)));
   }
@@ -109,9 +104,7 @@ export class FileRecords {
       order === 'asc'
         ? this.redis.multi().zrangebyscore(key, time, time).zrangebyscore(key, `(${time}`, '+inf', 'LIMIT', 0, count)
         : this.redis.multi().zrevrangebyscore(key, time, time).zrevrangebyscore(key, `(${time}`, '-inf', 'LIMIT', 0, count);
-    const replies = await transaction.exec();
-    checkExec(replies);
-    const [sameTime, later] = (replies ?? []).map(([, ids]) => ids as string[]);
+    const [sameTime, later] = execResults(await transaction.exec()) as string[][];
     const beyond = sameTime.filter((id) => (order === 'asc' ? id > after : id < after));
     return [...beyond, ...later].slice(0, count);
   }

@@ -1,7 +1,7 @@
 import { Transform } from 'node:stream';
 import type { TransformCallback } from 'node:stream';
+import { isJsonObject, jsonKindOf } from '@app/contracts';
 import { OpenAiError } from '../errors/openai-error';
-import { isJsonObject, jsonKindOf } from '../http/json-kinds';
 
 export interface JsonlLimits {
   maxBytes: number;

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
 import { storedCompletionKeys, storedCompletionsIndexKey } from '@app/contracts';
 import type { ServiceTier, StoreAnswer, StoredAnswer } from '@app/contracts';
+import { execResults } from '@app/redis';
 import type { RedisClient } from '@app/redis';
 import type { ChatMessageDto } from '../chat/chat-completion-request.dto';
 import { completionIdTime } from '../chat/completion-ids';
@@ -148,14 +149,17 @@ export class StoredCompletions {
    * found from the creation time in its id, which was its score.
    */
   private async rankAfter(index: string, after: string, order: ListOrder): Promise<number> {
-    const rank = order === 'asc' ? await this.redis.zrank(index, after) : await this.redis.zrevrank(index, after);
-    if (rank !== null) return rank + 1;
     const time = completionIdTime(after);
-    if (time === undefined) return Number.MAX_SAFE_INTEGER; // not a position in this list: nothing follows it
-    // Entries of one score are ordered by id, as the ids of one millisecond are.
-    const sameTime = await this.redis.zrangebyscore(index, time, time);
-    if (order === 'asc') return (await this.redis.zcount(index, '-inf', `(${time}`)) + sameTime.filter((id) => id < after).length;
-    return (await this.redis.zcount(index, `(${time}`, '+inf')) + sameTime.filter((id) => id > after).length;
+    if (time === undefined) {
+      // Not a time-ordered id: only its own entry says where it stands.
+      const rank = order === 'asc' ? await this.redis.zrank(index, after) : await this.redis.zrevrank(index, after);
+      return rank === null ? Number.MAX_SAFE_INTEGER : rank + 1;
+    }
+    // The entries before its millisecond, and those of its millisecond up to it (itself, if still
+    // there): entries of one score are ordered by id, as the ids of one millisecond are.
+    const [min, max] = order === 'asc' ? ['-inf', `(${time}`] : [`(${time}`, '+inf'];
+    const [count, sameTime] = execResults(await this.redis.multi().zcount(index, min, max).zrangebyscore(index, time, time).exec()) as [number, string[]];
+    return count + sameTime.filter((id) => (order === 'asc' ? id <= after : id >= after)).length;
   }
 
   private async dropKeys(id: string): Promise<void> {

@@ -14,11 +14,12 @@ import type {
   Token,
   TokenBias,
 } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
-import { ContextLengthExceededError, GenerationAbortedError, UnsupportedOptionError } from './inference-engine';
+import { ContextLengthExceededError, GenerationAbortedError } from './inference-engine';
 import type { GenerationOutcome, GenerationRequest, InferenceEngine } from './inference-engine';
 import { toChatHistory } from './llama-chat-history';
-import { scoreAnswer } from './llama-logprobs';
+import { scoreAnswer, tokensBefore } from './llama-logprobs';
 import { LlamaGrammars, asGbnfSchema } from './llama-grammars';
+import { StopSequences } from './stop-sequences';
 
 export interface LlamaCppEngineOptions {
   modelPath: string;
@@ -37,6 +38,11 @@ type GenerateOptions = LLamaChatGenerateResponseOptions;
 function vocabularySize(model: LlamaModel): number {
   const tokens: unknown = model.fileInfo.metadata.tokenizer?.ggml?.tokens;
   return Array.isArray(tokens) ? tokens.length : 0;
+}
+
+/** The vocabulary's end-of-generation tokens: node-llama-cpp's TokenBias skips a bias on any of them. */
+function endOfGenerationTokens(model: LlamaModel): number[] {
+  return [...model.iterateAllTokens()].filter((token) => model.isEogToken(token));
 }
 
 /** Most calls one answer may make when parallel tool calls are allowed. */
@@ -139,7 +145,16 @@ export class LlamaCppEngine implements InferenceEngine {
     this.idleChats = [...chats];
     this.slots = chats.length;
     this.grammars = new LlamaGrammars(llama);
-    this.capabilities = { tools: true, grammar: true, logprobs: true, maxChoices: MAX_CHOICES, logitBiasTokens: vocabularySize(model) };
+    this.capabilities = {
+      tools: true,
+      grammar: true,
+      // The answer is scored again without the thoughts (or comments) before it, as LlamaChat
+      // passes only the answer's tokens on: other numbers than it was sampled with. Refused.
+      logprobs: chatWrapper.settings.segments?.thought === undefined && chatWrapper.settings.segments?.comment === undefined,
+      maxChoices: MAX_CHOICES,
+      logitBiasTokens: vocabularySize(model),
+      unbiasableTokens: endOfGenerationTokens(model),
+    };
   }
 
   readonly slots: number;
@@ -184,14 +199,11 @@ export class LlamaCppEngine implements InferenceEngine {
         mustCall: new LlamaChatClass({ contextSequence, chatWrapper: forcedWrapper, autoDisposeSequence: false }),
       };
     });
-    // OpenAI adds logit_bias to the logits, and -100 bans the token. node-llama-cpp's TokenBias
-    // skips end-of-generation tokens without a word: a bias on one is refused, not dropped.
+    // OpenAI adds logit_bias to the logits, and -100 bans the token. (node-llama-cpp's TokenBias
+    // skips end-of-generation tokens without a word: the capabilities announce them as unbiasable.)
     const tokenBias = (biases: Array<{ token: number; bias: number }>): TokenBias => {
       const bias = new TokenBiasClass(model.tokenizer);
-      for (const { token, bias: logit } of biases) {
-        if (model.isEogToken(token as Token)) throw new UnsupportedOptionError('llama.cpp', 'logit_bias', `a bias on the end-of-generation token ${token}`);
-        bias.set(token as Token, logit <= -100 ? 'never' : { logit });
-      }
+      for (const { token, bias: logit } of biases) bias.set(token as Token, logit <= -100 ? 'never' : { logit });
       return bias;
     };
     return new LlamaCppEngine(llama, model, context, chatWrapper, chats, tokenBias);
@@ -211,11 +223,22 @@ export class LlamaCppEngine implements InferenceEngine {
 
     const grammar = await this.grammars.forFormat(responseFormat);
     const mustCall = functions !== undefined && tools?.choice.type !== 'auto';
+    // Stop sequences are matched here, not by node-llama-cpp: it drops the text it holds back for
+    // a possible stop sequence when max_tokens ends the answer (as it still drops text it holds
+    // for its own reasons: part of a character, of a template's end marker). Matching one aborts
+    // generation.
+    const stopped = new AbortController();
+    const stop = new StopSequences(sampling.stop, (text) => output.write({ type: 'text', choice: 0, text }));
     const toolCalls = new ToolCallStream(output);
+    // No text follows a call: what was held back for a stop sequence goes out before the call's deltas.
+    const onCallChunk: GenerateOptions['onFunctionCallParamsChunk'] = (chunk) => {
+      stop.release();
+      toolCalls.onParamsChunk(chunk);
+    };
     const constraint: Partial<GenerateOptions> = grammar
       ? { grammar }
       : functions
-        ? { functions, maxParallelFunctionCalls: tools?.parallel ? MAX_PARALLEL_CALLS : 1, onFunctionCallParamsChunk: toolCalls.onParamsChunk }
+        ? { functions, maxParallelFunctionCalls: tools?.parallel ? MAX_PARALLEL_CALLS : 1, onFunctionCallParamsChunk: onCallChunk }
         : {};
 
     const bias = sampling.logitBias?.length ? this.tokenBias(sampling.logitBias) : undefined;
@@ -228,7 +251,8 @@ export class LlamaCppEngine implements InferenceEngine {
     try {
       const response = await chat.generateResponse(history, {
         ...(constraint as object),
-        signal,
+        signal: AbortSignal.any([signal, stopped.signal]),
+        stopOnAbortSignal: true,
         maxTokens,
         temperature: sampling.temperature,
         topP: sampling.topP,
@@ -237,18 +261,25 @@ export class LlamaCppEngine implements InferenceEngine {
         seed: sampling.seed,
         repeatPenalty: repeatPenalty(sampling, maxTokens),
         ...(bias ? { tokenBias: bias } : {}),
-        customStopTriggers: sampling.stop,
         trimWhitespaceSuffix: false,
-        onTextChunk: (text) => output.write({ type: 'text', choice: 0, text }),
+        onTextChunk: (text) => {
+          // After an abort node-llama-cpp may still hand on the token it was processing.
+          if (!signal.aborted && !stop.push(text)) stopped.abort();
+        },
         ...(logprobs ? { onToken: (tokens: Token[]) => answerTokens.push(...tokens) } : {}),
       });
+      if (signal.aborted) throw new GenerationAbortedError();
+      const text = stop.finish();
       // Read before scoring: the scoring pass evaluates the answer again on the same sequence.
       const completionTokens = chat.sequence.tokenMeter.diff(meterBefore).usedOutputTokens;
-      if (logprobs) output.write({ type: 'logprobs', choice: 0, content: await scoreAnswer(chat.sequence, this.model, prompt, answerTokens, logprobs.top) });
+      if (logprobs) {
+        const scored = await scoreAnswer(chat.sequence, this.model, prompt, answerTokens, logprobs.top);
+        output.write({ type: 'logprobs', choice: 0, content: stop.stopped ? tokensBefore(scored, text) : scored });
+      }
       const called = toolCalls.calls.length > 0;
-      const finishReason: FinishReason = response.metadata.stopReason === 'maxTokens' ? 'length' : called ? 'tool_calls' : 'stop';
+      const finishReason: FinishReason = !stop.stopped && response.metadata.stopReason === 'maxTokens' ? 'length' : called ? 'tool_calls' : 'stop';
       return {
-        text: response.response,
+        text,
         ...(called ? { toolCalls: toolCalls.calls } : {}),
         finishReason,
         usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },

@@ -1,5 +1,8 @@
 import type { TokenLogprob, TopLogprob } from '@app/contracts';
 import type { ControlledEvaluateInputItem, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
+import { vocabularyBytes } from './llama-token-bytes';
+
+const REPLACEMENT_CHARACTER = '\uFFFD';
 
 function commonPrefixLength(a: readonly Token[], b: readonly Token[]): number {
   let length = 0;
@@ -35,6 +38,7 @@ export async function scoreAnswer(
   });
   const outputs = await sequence.controlledEvaluate(items);
 
+  const bytesOf = vocabularyBytes(model);
   const scored: TokenLogprob[] = [];
   for (let offset = 0; offset < items.length; offset++) {
     const index = start + offset;
@@ -50,11 +54,32 @@ export async function scoreAnswer(
     const describe = (token: Token): TopLogprob => {
       const text = model.detokenize([token], false, earlier);
       const logprob = (logits.get(token) ?? -Infinity) - normaliser;
+      // A token holding part of a character reads U+FFFD, or nothing at all after the character's
+      // first byte; its own bytes are what let a client join them.
+      const partial = (text === '' || text.includes(REPLACEMENT_CHARACTER)) && !model.isSpecialToken(token);
+      const bytes = (partial ? bytesOf(token) : undefined) ?? [...Buffer.from(text, 'utf8')];
       // OpenAI reports -9999 for a token the model all but rules out; JSON has no -Infinity.
-      return { token: text, logprob: Number.isFinite(logprob) ? Math.min(0, logprob) : -9999, bytes: [...Buffer.from(text, 'utf8')] };
+      return { token: text, logprob: Number.isFinite(logprob) ? Math.min(0, logprob) : -9999, bytes };
     };
     const ranked = [...logits.keys()].sort((a, b) => (logits.get(b) ?? 0) - (logits.get(a) ?? 0)).slice(0, top);
     scored.push({ ...describe(answer[position]), top_logprobs: ranked.map(describe) });
   }
   return scored;
+}
+
+/**
+ * The scored tokens that lie wholly within the answer's text, counted in bytes (a token holding
+ * part of a character has no text of its own): those from the stop sequence that ended it on,
+ * including one that straddles its start, are not part of the answer.
+ */
+export function tokensBefore(scored: TokenLogprob[], text: string): TokenLogprob[] {
+  const answerBytes = Buffer.byteLength(text, 'utf8');
+  let spelled = 0;
+  const within: TokenLogprob[] = [];
+  for (const entry of scored) {
+    spelled += entry.bytes?.length ?? 0;
+    if (spelled > answerBytes) break;
+    within.push(entry);
+  }
+  return within;
 }

@@ -57,7 +57,7 @@ export class OpenAiUpstreamEngine implements InferenceEngine {
    * any logit_bias id is passed on). Choices are asked for one at a time (the use case generates
    * `n` of them).
    */
-  readonly capabilities: EngineCapabilities = { tools: true, grammar: true, logprobs: true, maxChoices: MAX_CHOICES, logitBiasTokens: Number.MAX_SAFE_INTEGER };
+  readonly capabilities: EngineCapabilities = { tools: true, grammar: true, logprobs: true, maxChoices: MAX_CHOICES, logitBiasTokens: Number.MAX_SAFE_INTEGER, unbiasableTokens: [] };
   readonly slots: number;
   readonly contextSize: number;
   readonly mayBeUnavailable = true;

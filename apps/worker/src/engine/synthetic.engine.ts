@@ -2,6 +2,7 @@ import { MAX_CHOICES } from '@app/contracts';
 import type { ChatMessage, EngineCapabilities, FinishReason } from '@app/contracts';
 import { ContextLengthExceededError, GenerationAbortedError } from './inference-engine';
 import type { GenerationOutcome, GenerationRequest, InferenceEngine } from './inference-engine';
+import { StopSequences } from './stop-sequences';
 
 /**
  * FOR BENCHMARKS ONLY (`ENGINE=synthetic`): an engine that does no inference. It emits a fixed
@@ -33,24 +34,10 @@ function countPromptTokens(messages: ChatMessage[]): number {
   return messages.reduce((sum, message) => sum + 4 + (message.content.match(/\w+|[^\w\s]/g)?.length ?? 0), 2);
 }
 
-/** Length of the longest tail of `text` that begins some stop sequence: held back until it is decided. */
-function heldBackLength(text: string, stop: string[]): number {
-  let longest = 0;
-  for (const sequence of stop) {
-    for (let length = Math.min(sequence.length - 1, text.length); length > longest; length -= 1) {
-      if (text.endsWith(sequence.slice(0, length))) {
-        longest = length;
-        break;
-      }
-    }
-  }
-  return longest;
-}
-
 export class SyntheticEngine implements InferenceEngine {
   readonly name = 'synthetic';
   /** It samples nothing, so it can honour no option beyond max_tokens and stop. */
-  readonly capabilities: EngineCapabilities = { tools: false, grammar: false, logprobs: false, maxChoices: MAX_CHOICES, logitBiasTokens: 0 };
+  readonly capabilities: EngineCapabilities = { tools: false, grammar: false, logprobs: false, maxChoices: MAX_CHOICES, logitBiasTokens: 0, unbiasableTokens: [] };
   readonly slots: number;
   readonly contextSize: number;
 
@@ -66,35 +53,17 @@ export class SyntheticEngine implements InferenceEngine {
     if (room <= 0 || (sampling.maxTokens ?? 0) > room) throw new ContextLengthExceededError(this.contextSize, promptTokens, sampling.maxTokens);
     const maxTokens = sampling.maxTokens ?? room;
     const limit = Math.min(this.options.tokens, maxTokens);
-    const stop = sampling.stop.filter((sequence) => sequence.length > 0);
-
-    const emit = (text: string): void => output.write({ type: 'text', choice: 0, text });
-    let text = '';
-    let sent = 0;
+    const stop = new StopSequences(sampling.stop, (text) => output.write({ type: 'text', choice: 0, text }));
     let generated = 0;
-    let finishReason: FinishReason = limit < this.options.tokens ? 'length' : 'stop';
     const startedAt = performance.now();
     while (generated < limit) {
       // Token k is due k intervals after the start, so timer lateness does not add up over an answer.
       await this.waitUntil(startedAt + generated * this.options.tokenIntervalMs, signal);
-      text += syntheticToken(generated);
       generated += 1;
-      const stopAt = stop.reduce((first, sequence) => {
-        const at = text.indexOf(sequence, Math.max(0, sent - sequence.length));
-        return at >= 0 && (first < 0 || at < first) ? at : first;
-      }, -1);
-      if (stopAt >= 0) {
-        text = text.slice(0, stopAt);
-        finishReason = 'stop';
-        break;
-      }
-      const ready = text.length - heldBackLength(text, stop);
-      if (ready > sent) {
-        emit(text.slice(sent, ready));
-        sent = ready;
-      }
+      if (!stop.push(syntheticToken(generated - 1))) break;
     }
-    if (text.length > sent) emit(text.slice(sent));
+    const text = stop.finish();
+    const finishReason: FinishReason = !stop.stopped && limit < this.options.tokens ? 'length' : 'stop';
     return {
       text,
       finishReason,

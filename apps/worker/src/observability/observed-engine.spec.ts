@@ -10,7 +10,7 @@ import { WorkerMetrics } from './worker-metrics';
 /** An engine whose generations end when the test says so. */
 class ManualEngine implements InferenceEngine {
   readonly name = 'manual';
-  readonly capabilities = { tools: false, grammar: false, logprobs: false, maxChoices: 1, logitBiasTokens: 0 };
+  readonly capabilities = { tools: false, grammar: false, logprobs: false, maxChoices: 1, logitBiasTokens: 0, unbiasableTokens: [] };
   readonly slots = 2;
   readonly contextSize = 256;
   readonly pending: Array<{ request: GenerationRequest; finish: (outcome: GenerationOutcome) => void; fail: (error: Error) => void }> = [];

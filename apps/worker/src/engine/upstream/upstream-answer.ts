@@ -1,4 +1,4 @@
-import { newToolCallId } from '@app/contracts';
+import { isJsonObject, newToolCallId } from '@app/contracts';
 import type { CompletionUsage, FinishReason, OutputSink, TokenLogprob, ToolCall, TopLogprob } from '@app/contracts';
 import type { GenerationOutcome } from '../inference-engine';
 import type { ServerSentEvent } from './server-sent-events';
@@ -14,15 +14,14 @@ export interface UpstreamErrorDetail {
 }
 
 type Fields = Record<string, unknown>;
-const isFields = (value: unknown): value is Fields => typeof value === 'object' && value !== null && !Array.isArray(value);
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 const isStatus = (value: unknown): value is number => Number.isInteger(value) && (value as number) >= 100 && (value as number) <= 599;
 
 /** Reads an upstream error body (or an error event's data), whichever shape its server uses. */
 export function upstreamErrorDetail(body: unknown, status?: number): UpstreamErrorDetail {
-  const wrapped = isFields(body) && body.error !== undefined ? body.error : body;
-  const error: Fields = isFields(wrapped) ? wrapped : { message: text(wrapped) };
-  const outer = isFields(body) ? body : {};
+  const wrapped = isJsonObject(body) && body.error !== undefined ? body.error : body;
+  const error: Fields = isJsonObject(wrapped) ? wrapped : { message: text(wrapped) };
+  const outer = isJsonObject(body) ? body : {};
   return {
     message: text(error.message) ?? text(outer.message) ?? 'The upstream server reported an error without a message.',
     status: status ?? [error.code, error.status, outer.code, outer.status].find(isStatus),
@@ -88,10 +87,10 @@ export class UpstreamAnswer {
     } catch {
       throw new UpstreamProtocolError('The upstream server sent an event that is not JSON.');
     }
-    if (event.event === 'error' || (isFields(payload) && payload.error !== undefined && payload.error !== null)) {
+    if (event.event === 'error' || (isJsonObject(payload) && payload.error !== undefined && payload.error !== null)) {
       throw new UpstreamStreamError(upstreamErrorDetail(payload));
     }
-    if (!isFields(payload)) throw new UpstreamProtocolError('The upstream server sent an event that is not a chunk.');
+    if (!isJsonObject(payload)) throw new UpstreamProtocolError('The upstream server sent an event that is not a chunk.');
     this.takeChunk(payload);
     return true;
   }
@@ -112,11 +111,11 @@ export class UpstreamAnswer {
     if (usage) this.usage = usage;
     const choices = Array.isArray(chunk.choices) ? (chunk.choices as unknown[]) : [];
     // Only `n: 1` is ever asked for: choice 0 is the answer.
-    const choice = choices.find((item): item is Fields => isFields(item) && (item.index === undefined || item.index === 0));
+    const choice = choices.find((item): item is Fields => isJsonObject(item) && (item.index === undefined || item.index === 0));
     if (!choice) return;
-    const delta = isFields(choice.delta) ? choice.delta : {};
+    const delta = isJsonObject(choice.delta) ? choice.delta : {};
     const content = text(delta.content);
-    const toolCalls = Array.isArray(delta.tool_calls) ? (delta.tool_calls as unknown[]).filter(isFields) : [];
+    const toolCalls = Array.isArray(delta.tool_calls) ? (delta.tool_calls as unknown[]).filter(isJsonObject) : [];
     if ((content !== undefined && content !== '') || toolCalls.length > 0) this.outputChunks += 1;
     if (content) {
       this.text += content;
@@ -130,7 +129,7 @@ export class UpstreamAnswer {
   }
 
   private takeToolCallFragment(fragment: Fields): void {
-    const fn = isFields(fragment.function) ? fragment.function : {};
+    const fn = isJsonObject(fragment.function) ? fragment.function : {};
     const id = text(fragment.id);
     const upstreamIndex = Number.isInteger(fragment.index) ? (fragment.index as number) : this.indexWithoutNumber(id);
     let call = this.calls.get(upstreamIndex);
@@ -166,7 +165,7 @@ export class UpstreamAnswer {
 }
 
 function readTopLogprob(value: unknown): TopLogprob | undefined {
-  if (!isFields(value) || typeof value.token !== 'string' || typeof value.logprob !== 'number') return undefined;
+  if (!isJsonObject(value) || typeof value.token !== 'string' || typeof value.logprob !== 'number') return undefined;
   // Servers send `bytes: null` (or nothing) for plain text, and -Infinity as a very large negative number.
   const bytes = Array.isArray(value.bytes) && value.bytes.every((byte) => Number.isInteger(byte)) ? (value.bytes as number[]) : [...Buffer.from(value.token, 'utf8')];
   return { token: value.token, logprob: Math.max(-9999, Math.min(0, value.logprob)), bytes };
@@ -174,17 +173,17 @@ function readTopLogprob(value: unknown): TopLogprob | undefined {
 
 /** `choice.logprobs.content` of an upstream chunk; entries that are not OpenAI's shape are dropped. */
 function readLogprobs(value: unknown): TokenLogprob[] {
-  if (!isFields(value) || !Array.isArray(value.content)) return [];
+  if (!isJsonObject(value) || !Array.isArray(value.content)) return [];
   return value.content.flatMap((entry: unknown): TokenLogprob[] => {
     const token = readTopLogprob(entry);
-    if (!token || !isFields(entry)) return [];
+    if (!token || !isJsonObject(entry)) return [];
     const top = Array.isArray(entry.top_logprobs) ? entry.top_logprobs.map(readTopLogprob).filter((item) => item !== undefined) : [];
     return [{ ...token, top_logprobs: top }];
   });
 }
 
 function readUsage(value: unknown): CompletionUsage | undefined {
-  if (!isFields(value)) return undefined;
+  if (!isJsonObject(value)) return undefined;
   const count = (field: unknown): number | undefined => (Number.isInteger(field) && (field as number) >= 0 ? (field as number) : undefined);
   const prompt = count(value.prompt_tokens);
   const completion = count(value.completion_tokens);
