@@ -24,9 +24,24 @@ const redisArgs = (port: number, dir: string, extra: string[] = []) => [
   '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction', '--loglevel', 'warning', ...extra,
 ];
 
+/** Asks one Sentinel (host:port) a SENTINEL subcommand. */
+async function askSentinel(address: string, command: string[]): Promise<unknown> {
+  const [host, port] = address.split(':');
+  const client = new Redis(Number(port), host, { lazyConnect: true, maxRetriesPerRequest: 0 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return await client.call('SENTINEL', ...command);
+  } finally {
+    client.disconnect();
+  }
+}
+
 /**
  * A primary, one replica and `sentinelCount` Sentinels on loopback, tuned to fail over within
  * a few seconds (down after 1 s) so a test can kill the primary and watch the service recover.
+ * A Sentinel whose timer runs 2 s late (a loaded CI machine) enters TILT and acts on nothing for
+ * 30 s by default; here for 3 s, so a stall does not outlast a test's wait for the failover.
  */
 export async function startRedisSentinel(sentinelCount = 1): Promise<LocalRedisSentinel> {
   if (!hasRedisServerBinary()) throw new Error(REDIS_INSTALL_HINT);
@@ -61,23 +76,13 @@ export async function startRedisSentinel(sentinelCount = 1): Promise<LocalRedisS
     );
     sentinelProcesses.push(new ManagedProcess({ name: `redis-sentinel:${port}`, command: 'redis-server', args: [config, '--sentinel'] }));
     await waitForRedis(`redis://127.0.0.1:${port}`);
+    await askSentinel(`127.0.0.1:${port}`, ['debug', 'tilt-period', '3000']);
     sentinels.push(`127.0.0.1:${port}`);
   }
 
-  const askSentinel = async (command: string[]): Promise<unknown> => {
-    const [host, port] = sentinels[0].split(':');
-    const client = new Redis(Number(port), host, { lazyConnect: true, maxRetriesPerRequest: 0 });
-    client.on('error', () => undefined);
-    try {
-      await client.connect();
-      return await client.call('SENTINEL', ...command);
-    } finally {
-      client.disconnect();
-    }
-  };
   // Sentinel must have found the replica before a failover can promote it.
   const deadline = Date.now() + 20_000;
-  while (((await askSentinel(['replicas', SENTINEL_MASTER_NAME])) as unknown[]).length === 0) {
+  while (((await askSentinel(sentinels[0], ['replicas', SENTINEL_MASTER_NAME])) as unknown[]).length === 0) {
     if (Date.now() > deadline) throw new Error('Sentinel did not discover the replica');
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -87,7 +92,7 @@ export async function startRedisSentinel(sentinelCount = 1): Promise<LocalRedisS
     replica,
     sentinels,
     masterName: SENTINEL_MASTER_NAME,
-    currentPrimary: async () => ((await askSentinel(['get-master-addr-by-name', SENTINEL_MASTER_NAME])) as string[]).join(':'),
+    currentPrimary: async () => ((await askSentinel(sentinels[0], ['get-master-addr-by-name', SENTINEL_MASTER_NAME])) as string[]).join(':'),
     stop: async () => {
       await Promise.all([primary, replica, ...sentinelProcesses].map((process) => process.stop('SIGKILL')));
       rmSync(dir, { recursive: true, force: true });

@@ -5,6 +5,7 @@ import type { CompletionJobData, CompletionResult } from '@app/contracts';
 import { WorkerEnv } from '@app/config';
 import { UnrecoverableError, WaitingError, Worker } from 'bullmq';
 import type { Job } from 'bullmq';
+import { QUEUE_WORKER_RETRY_DELAY_MS } from '@app/redis';
 import type { RedisClient } from '@app/redis';
 import { INFERENCE_ENGINE } from './engine/inference-engine';
 import type { InferenceEngine } from './engine/inference-engine';
@@ -73,6 +74,7 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
         maxStalledCount: 1,
         // The queue's stalled jobs are found by one consumer per process; more would repeat its scans.
         skipStalledCheck: index > 0,
+        runRetryDelay: QUEUE_WORKER_RETRY_DELAY_MS,
       });
       worker.on('error', (error) => this.logger.error(`queue worker error: ${error.message}`));
       this.monitor.watch(worker);

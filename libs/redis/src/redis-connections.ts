@@ -20,10 +20,19 @@ const ROLE_OPTIONS: Record<RedisConnectionRole, { maxRetriesPerRequest: number |
   blocking: { maxRetriesPerRequest: null, enableOfflineQueue: true },
 };
 
+const RECONNECT_DELAY_CAP_MS = 2000;
+
 /** Reconnect quickly at first, then at most every 2 s, for ever: Redis restarts must heal by themselves. */
 function retryStrategy(times: number): number {
-  return Math.min(50 * 2 ** Math.min(times, 6), 2000);
+  return Math.min(50 * 2 ** Math.min(times, 6), RECONNECT_DELAY_CAP_MS);
 }
+
+/**
+ * A BullMQ worker's `runRetryDelay`: how long it waits after a failed fetch before asking for the
+ * next job. BullMQ's default (15 s) left workers idle, with jobs waiting, long after a Redis
+ * restart or failover had healed; this asks again as often as the connection reconnects.
+ */
+export const QUEUE_WORKER_RETRY_DELAY_MS = RECONNECT_DELAY_CAP_MS;
 
 export function createRedisConnection(target: RedisTarget, role: RedisConnectionRole, name: string): RedisClient {
   const client = connect(target, role, name);

@@ -3,7 +3,7 @@ import type { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/comm
 import { ApiEnv } from '@app/config';
 import { BATCH_PRIORITY, BATCH_QUEUE_NAME, BATCH_QUEUE_PREFIX, cancellationsChannel } from '@app/contracts';
 import type { CompletionJobInput } from '@app/contracts';
-import { closeRedis, createRedisConnection, redisTarget } from '@app/redis';
+import { closeRedis, createRedisConnection, QUEUE_WORKER_RETRY_DELAY_MS, redisTarget } from '@app/redis';
 import type { RedisClient } from '@app/redis';
 import { DelayedError, Worker } from 'bullmq';
 import type { Job } from 'bullmq';
@@ -92,6 +92,7 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
       stalledInterval: COORDINATOR_LOCK_MS,
       // A step that dies with its instance is simply taken again; its work is repeatable.
       maxStalledCount: 1000,
+      runRetryDelay: QUEUE_WORKER_RETRY_DELAY_MS,
     });
     this.worker.on('error', (error) => this.logger.warn(`batch coordinator: ${error.message}`));
     this.redriveTimer = setInterval(() => {
