@@ -1,11 +1,14 @@
 /**
  * OpenAI's `stop` over text as it is generated: text is passed on as soon as it cannot be the
- * beginning of a stop sequence, and the answer ends just before the first stop sequence, of which
- * nothing is ever passed on. What was held back is passed on when the answer ends otherwise
- * (max_tokens, end of generation): it turned out not to be a stop sequence.
+ * beginning of a stop sequence, and the answer ends just before the first stop sequence to
+ * complete, of which nothing is ever passed on. What was held back is passed on when the answer
+ * ends otherwise (max_tokens, end of generation): it turned out not to be a stop sequence.
+ *
+ * Each sequence is followed by a Knuth–Morris–Pratt matcher, so a chunk costs its length, however
+ * long the stop sequences are (a naive rescan costs the square of a long sequence per token).
  */
 export class StopSequences {
-  private readonly sequences: string[];
+  private readonly matchers: SequenceMatcher[];
   private text = '';
   private sent = 0;
   private found = false;
@@ -14,7 +17,7 @@ export class StopSequences {
     stop: readonly string[],
     private readonly emit: (text: string) => void,
   ) {
-    this.sequences = stop.filter((sequence) => sequence.length > 0);
+    this.matchers = stop.filter((sequence) => sequence.length > 0).map((sequence) => new SequenceMatcher(sequence));
   }
 
   /** Whether a stop sequence has come up: the answer is over, and later text is dropped. */
@@ -25,25 +28,27 @@ export class StopSequences {
   /** Takes the next generated text; returns false once a stop sequence has come up. */
   push(chunk: string): boolean {
     if (this.found) return false;
-    this.text += chunk;
-    // Text before `sent` could not begin a stop sequence, so one can only begin from there.
-    const stopAt = this.sequences.reduce((first, sequence) => {
-      const at = this.text.indexOf(sequence, this.sent);
-      return at >= 0 && (first < 0 || at < first) ? at : first;
-    }, -1);
-    if (stopAt >= 0) {
-      this.text = this.text.slice(0, stopAt);
-      this.found = true;
-      this.flush(this.text.length);
-      return false;
+    for (let index = 0; index < chunk.length; index += 1) {
+      let completed = 0;
+      for (const matcher of this.matchers) if (matcher.step(chunk[index])) completed = Math.max(completed, matcher.length);
+      if (completed > 0) {
+        this.text = (this.text + chunk.slice(0, index + 1)).slice(0, -completed);
+        this.found = true;
+        this.flush(this.text.length);
+        return false;
+      }
     }
-    this.flush(this.text.length - this.heldBackLength());
+    this.text += chunk;
+    // A partly matched sequence may still complete: its matched part is held back.
+    this.flush(this.text.length - Math.max(0, ...this.matchers.map((matcher) => matcher.matched)));
     return true;
   }
 
   /** Passes on whatever is held back: no more text is coming before something else is sent. */
   release(): void {
     this.flush(this.text.length);
+    // Text passed on is no stop sequence's beginning any more.
+    for (const matcher of this.matchers) matcher.matched = 0;
   }
 
   /** Passes on whatever is held back and returns the whole answer's text. */
@@ -57,18 +62,33 @@ export class StopSequences {
     this.emit(this.text.slice(this.sent, ready));
     this.sent = ready;
   }
+}
 
-  /** Length of the longest tail of the text that begins some stop sequence. */
-  private heldBackLength(): number {
-    let longest = 0;
-    for (const sequence of this.sequences) {
-      for (let length = Math.min(sequence.length - 1, this.text.length - this.sent); length > longest; length -= 1) {
-        if (this.text.endsWith(sequence.slice(0, length))) {
-          longest = length;
-          break;
-        }
-      }
+/** How much of one sequence the text so far ends with, advanced one UTF-16 unit at a time. */
+class SequenceMatcher {
+  /** The length of the sequence's beginning that the text so far ends with. */
+  matched = 0;
+  /** For each length matched, the next shorter beginning that is also its end (KMP's failure function). */
+  private readonly fallback: Int32Array;
+
+  constructor(private readonly sequence: string) {
+    this.fallback = new Int32Array(sequence.length);
+    for (let index = 1, length = 0; index < sequence.length; index += 1) {
+      while (length > 0 && sequence[index] !== sequence[length]) length = this.fallback[length - 1];
+      if (sequence[index] === sequence[length]) length += 1;
+      this.fallback[index] = length;
     }
-    return longest;
+  }
+
+  get length(): number {
+    return this.sequence.length;
+  }
+
+  /** Advances over one unit of text; true when the whole sequence has just been matched. */
+  step(unit: string): boolean {
+    if (this.matched === this.sequence.length) this.matched = this.fallback[this.matched - 1];
+    while (this.matched > 0 && this.sequence[this.matched] !== unit) this.matched = this.fallback[this.matched - 1];
+    if (this.sequence[this.matched] === unit) this.matched += 1;
+    return this.matched === this.sequence.length;
   }
 }
