@@ -139,6 +139,16 @@ describe('Batch API', () => {
     await expect(stranger.files.content(batch.output_file_id ?? '')).rejects.toMatchObject({ status: 404 });
   });
 
+  it('lists batches newest first in creation order, also within one second, and pages on from a cursor', async () => {
+    const body = { model: STACK_MODEL, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 1 };
+    const created: Batch[] = [];
+    for (let index = 0; index < 5; index++) created.push(await submit([line(`l-${index}`, body)]));
+    const newestFirst = created.map((batch) => batch.id).reverse();
+    expect((await client.batches.list({ limit: 5 })).data.map((batch) => batch.id)).toEqual(newestFirst);
+    expect((await client.batches.list({ limit: 3, after: newestFirst[1] })).data.map((batch) => batch.id)).toEqual(newestFirst.slice(2));
+    await Promise.all(created.map((batch) => settled(client, batch.id)));
+  });
+
   it('fails a batch whose lines repeat a custom_id or break the envelope, naming the lines', async () => {
     const body = { model: STACK_MODEL, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 2 };
     const batch = await settled(client, (await submit([line('x', body), line('x', body), JSON.stringify({ custom_id: 'y', method: 'GET', url: '/v1/chat/completions', body })])).id);

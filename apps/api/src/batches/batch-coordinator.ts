@@ -111,9 +111,12 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
    * An unfinished batch whose job is gone (its instance died between writing the record and
    * queueing the job, or an operator removed it) is queued again; one whose job ended (failed for
    * good after about 5 h of failing steps: storage or Redis away) is retried. Steps are repeatable, and the
-   * job id is the batch id, so coordinators doing this side by side queue it once.
+   * job id is the batch id, so coordinators doing this side by side queue it once. One coordinator
+   * looks per period: the turn lapses a little before its holder's next look, so that one usually
+   * keeps it, and another takes it over when that instance is gone.
    */
   private async redrive(): Promise<void> {
+    if (!(await this.records.claimRedriveTurn(REDRIVE_EVERY_MS * 0.9))) return;
     const ids = await this.records.unfinished(this.retentionMs);
     await Promise.all(ids.map((id) => this.redriveBatch(id)));
   }

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { newTimeOrderedId } from '../http/time-ordered-ids';
 
 export type BatchStatus = 'validating' | 'failed' | 'in_progress' | 'finalizing' | 'completed' | 'expired' | 'cancelling' | 'cancelled';
 
@@ -57,7 +57,8 @@ export interface BatchRecord extends BatchObject {
   swept_at?: number;
 }
 
-export const newBatchId = (): string => `batch_${randomBytes(16).toString('hex')}`;
+/** `batch_` and 24 characters, in creation order (see newTimeOrderedId): same-second batches list as created. */
+export const newBatchId = (now: number): string => newTimeOrderedId('batch_', now);
 
 /** A line's job id, which is also its completion id (`request_id` and the body's `id` in the output). */
 export const lineCompletionId = (batchId: string, index: number): string => `chatcmpl-${batchId.slice('batch_'.length)}-${index}`;
@@ -76,6 +77,9 @@ export const batchesIndexKey = (owner: string): string => `{batches:${owner}}:by
 
 /** Every batch not yet finished, by creation time: what the coordinators take up again if its job is lost. */
 export const UNFINISHED_BATCHES_KEY = '{batches}:unfinished';
+
+/** Held by the coordinator whose turn it is to look for lost batch jobs. */
+export const REDRIVE_TURN_KEY = '{batches}:redrive-turn';
 
 /** Whether a batch in this status is over: nothing more will change it. */
 export const isFinished = (status: BatchStatus): boolean => status === 'failed' || status === 'completed' || status === 'expired' || status === 'cancelled';

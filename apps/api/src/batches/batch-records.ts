@@ -3,7 +3,7 @@ import type { CompletionFailure, StoredAnswer } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import { COMMANDS_REDIS } from '../completions/api-redis.providers';
 import type { OpenAiErrorBody } from '../errors/openai-error';
-import { UNFINISHED_BATCHES_KEY, batchKeys, batchesIndexKey, isFinished } from './batch-object';
+import { REDRIVE_TURN_KEY, UNFINISHED_BATCHES_KEY, batchKeys, batchesIndexKey, isFinished } from './batch-object';
 import type { BatchRecord, BatchStop } from './batch-object';
 
 /**
@@ -11,6 +11,22 @@ import type { BatchRecord, BatchStop } from './batch-object';
  * same request over HTTP would have got), or the batch stopped before the line ran.
  */
 export type LineFailure = CompletionFailure | { refused: { status: number; body: OpenAiErrorBody } } | { unrun: BatchStop };
+
+/**
+ * KEYS: a batch's answers, its failures. ARGV: the line's index, the failure's JSON, retention ms.
+ * A failure is written only where the line has no outcome yet, in one atomic step: a worker's
+ * answer written between a check and the write could not give one line two outcomes.
+ */
+const FAIL_LINE_LUA = `
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
+local written = redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+return written
+`;
+
+type WithFailLine = RedisClient & {
+  failBatchLine(answers: string, failures: string, index: number, failure: string, retentionMs: number): Promise<number>;
+};
 
 /** A line's outcome, by its index. */
 export interface LineOutcome {
@@ -26,7 +42,12 @@ export interface LineOutcome {
  */
 @Injectable()
 export class BatchRecords {
-  constructor(@Inject(COMMANDS_REDIS) private readonly redis: RedisClient) {}
+  private readonly redis: WithFailLine;
+
+  constructor(@Inject(COMMANDS_REDIS) redis: RedisClient) {
+    redis.defineCommand('failBatchLine', { numberOfKeys: 2, lua: FAIL_LINE_LUA });
+    this.redis = redis as WithFailLine;
+  }
 
   async create(record: BatchRecord, retentionMs: number): Promise<void> {
     const index = batchesIndexKey(record.owner);
@@ -52,6 +73,11 @@ export class BatchRecords {
   async unfinished(retentionMs: number): Promise<string[]> {
     await this.redis.zremrangebyscore(UNFINISHED_BATCHES_KEY, '-inf', Date.now() - retentionMs);
     return this.redis.zrange(UNFINISHED_BATCHES_KEY, '0', '-1');
+  }
+
+  /** Whether this caller is the first to ask in the last `periodMs`: one coordinator looks for lost jobs per period. */
+  async claimRedriveTurn(periodMs: number): Promise<boolean> {
+    return (await this.redis.set(REDRIVE_TURN_KEY, '1', 'PX', periodMs, 'NX')) === 'OK';
   }
 
   /** Drops a batch from the unfinished ones: it has finished, or its record is gone. */
@@ -114,9 +140,7 @@ export class BatchRecords {
   /** Records a failure unless the line already has an outcome (a worker's answer or failure wins). */
   async fail(id: string, index: number, failure: LineFailure, retentionMs: number): Promise<void> {
     const keys = batchKeys(id);
-    const answered = await this.redis.hexists(keys.answers, String(index));
-    if (answered === 1) return;
-    await Promise.all([this.redis.hsetnx(keys.failures, String(index), JSON.stringify(failure)), this.redis.pexpire(keys.failures, retentionMs)]);
+    await this.redis.failBatchLine(keys.answers, keys.failures, index, JSON.stringify(failure), retentionMs);
   }
 
   /** The outcomes of these lines, in their order. */

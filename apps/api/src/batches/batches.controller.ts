@@ -55,9 +55,10 @@ export class BatchesController {
       throw OpenAiError.invalidRequest(`No file found with id '${request.input_file_id}'.`, 'input_file_id', 'invalid_value');
     });
     if (input.purpose !== 'batch') throw OpenAiError.invalidRequest(`File '${input.id}' was not uploaded with purpose 'batch'.`, 'input_file_id', 'invalid_value');
-    const createdAt = Math.floor(Date.now() / 1000);
+    const now = Date.now();
+    const createdAt = Math.floor(now / 1000);
     const record: BatchRecord = {
-      id: newBatchId(),
+      id: newBatchId(now),
       object: 'batch',
       owner,
       endpoint: request.endpoint,
