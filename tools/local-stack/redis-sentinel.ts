@@ -46,56 +46,63 @@ async function askSentinel(address: string, command: string[]): Promise<unknown>
 export async function startRedisSentinel(sentinelCount = 1): Promise<LocalRedisSentinel> {
   if (!hasRedisServerBinary()) throw new Error(REDIS_INSTALL_HINT);
   const dir = mkdtempSync(join(tmpdir(), 'redis-sentinel-'));
-  const [primaryPort, replicaPort] = [await freePort(), await freePort()];
-  const primary = new ManagedProcess({ name: `redis-primary:${primaryPort}`, command: 'redis-server', args: redisArgs(primaryPort, dir) });
-  await waitForRedis(`redis://127.0.0.1:${primaryPort}`);
-  const replica = new ManagedProcess({
-    name: `redis-replica:${replicaPort}`,
-    command: 'redis-server',
-    args: redisArgs(replicaPort, dir, ['--replicaof', '127.0.0.1', String(primaryPort)]),
-  });
-  await waitForRedis(`redis://127.0.0.1:${replicaPort}`);
-
-  const sentinels: string[] = [];
-  const sentinelProcesses: ManagedProcess[] = [];
-  for (let index = 0; index < sentinelCount; index++) {
-    const port = await freePort();
-    const config = join(dir, `sentinel-${port}.conf`);
-    writeFileSync(
-      config,
-      [
-        `port ${port}`,
-        'bind 127.0.0.1',
-        `dir ${dir}`,
-        `sentinel monitor ${SENTINEL_MASTER_NAME} 127.0.0.1 ${primaryPort} 1`,
-        `sentinel down-after-milliseconds ${SENTINEL_MASTER_NAME} 1000`,
-        `sentinel failover-timeout ${SENTINEL_MASTER_NAME} 5000`,
-        `sentinel parallel-syncs ${SENTINEL_MASTER_NAME} 1`,
-        '',
-      ].join('\n'),
-    );
-    sentinelProcesses.push(new ManagedProcess({ name: `redis-sentinel:${port}`, command: 'redis-server', args: [config, '--sentinel'] }));
-    await waitForRedis(`redis://127.0.0.1:${port}`);
-    await askSentinel(`127.0.0.1:${port}`, ['debug', 'tilt-period', '3000']);
-    sentinels.push(`127.0.0.1:${port}`);
-  }
-
-  // Sentinel must have found the replica before a failover can promote it.
-  const deadline = Date.now() + 20_000;
-  while (((await askSentinel(sentinels[0], ['replicas', SENTINEL_MASTER_NAME])) as unknown[]).length === 0) {
-    if (Date.now() > deadline) throw new Error('Sentinel did not discover the replica');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-
-  return {
-    primary,
-    replica,
-    sentinels,
-    masterName: SENTINEL_MASTER_NAME,
-    currentPrimary: async () => ((await askSentinel(sentinels[0], ['get-master-addr-by-name', SENTINEL_MASTER_NAME])) as string[]).join(':'),
-    stop: async () => {
-      await Promise.all([primary, replica, ...sentinelProcesses].map((process) => process.stop('SIGKILL')));
-      rmSync(dir, { recursive: true, force: true });
-    },
+  const processes: ManagedProcess[] = [];
+  const stop = async (): Promise<void> => {
+    await Promise.all(processes.map((process) => process.stop('SIGKILL')));
+    rmSync(dir, { recursive: true, force: true });
   };
+  const start = async (name: string, args: string[], port: number): Promise<ManagedProcess> => {
+    const process = new ManagedProcess({ name: `${name}:${port}`, command: 'redis-server', args });
+    processes.push(process);
+    await waitForRedis(`redis://127.0.0.1:${port}`);
+    return process;
+  };
+  try {
+    const [primaryPort, replicaPort] = [await freePort(), await freePort()];
+    const primary = await start('redis-primary', redisArgs(primaryPort, dir), primaryPort);
+    const replica = await start('redis-replica', redisArgs(replicaPort, dir, ['--replicaof', '127.0.0.1', String(primaryPort)]), replicaPort);
+
+    const sentinels: string[] = [];
+    for (let index = 0; index < sentinelCount; index++) {
+      const port = await freePort();
+      const config = join(dir, `sentinel-${port}.conf`);
+      writeFileSync(
+        config,
+        [
+          `port ${port}`,
+          'bind 127.0.0.1',
+          `dir ${dir}`,
+          `sentinel monitor ${SENTINEL_MASTER_NAME} 127.0.0.1 ${primaryPort} 1`,
+          `sentinel down-after-milliseconds ${SENTINEL_MASTER_NAME} 1000`,
+          `sentinel failover-timeout ${SENTINEL_MASTER_NAME} 5000`,
+          `sentinel parallel-syncs ${SENTINEL_MASTER_NAME} 1`,
+          '',
+        ].join('\n'),
+      );
+      await start('redis-sentinel', [config, '--sentinel'], port);
+      // SENTINEL DEBUG came with Redis 7.0, which sharded pub/sub needs anyway.
+      await askSentinel(`127.0.0.1:${port}`, ['debug', 'tilt-period', '3000']);
+      sentinels.push(`127.0.0.1:${port}`);
+    }
+
+    // Sentinel must have found the replica before a failover can promote it.
+    const deadline = Date.now() + 20_000;
+    while (((await askSentinel(sentinels[0], ['replicas', SENTINEL_MASTER_NAME])) as unknown[]).length === 0) {
+      if (Date.now() > deadline) throw new Error('Sentinel did not discover the replica');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+
+    return {
+      primary,
+      replica,
+      sentinels,
+      masterName: SENTINEL_MASTER_NAME,
+      currentPrimary: async () => ((await askSentinel(sentinels[0], ['get-master-addr-by-name', SENTINEL_MASTER_NAME])) as string[]).join(':'),
+      stop,
+    };
+  } catch (error) {
+    // Nothing started is left running when set-up fails part way.
+    await stop();
+    throw error;
+  }
 }

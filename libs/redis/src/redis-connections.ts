@@ -28,9 +28,10 @@ function retryStrategy(times: number): number {
 }
 
 /**
- * A BullMQ worker's `runRetryDelay`: how long it waits after a failed fetch before asking for the
- * next job. BullMQ's default (15 s) left workers idle, with jobs waiting, long after a Redis
- * restart or failover had healed; this asks again as often as the connection reconnects.
+ * A BullMQ worker's `runRetryDelay`: how long it waits after a connection error (fetching the next
+ * job, or moving a finished one) before trying again. BullMQ's default (15 s; its docs call the
+ * option internal) left workers idle, with jobs waiting, long after a Redis restart or failover
+ * had healed, and held up their shutdown as long; this tries as often as the connection reconnects.
  */
 export const QUEUE_WORKER_RETRY_DELAY_MS = RECONNECT_DELAY_CAP_MS;
 

@@ -40,7 +40,7 @@ const MAX_ERRORS = 100;
 const SWEEP_EVERY_MS = 10_000;
 /** A coordinating instance that dies hands its batches to another within about this long. */
 const COORDINATOR_LOCK_MS = 5000;
-/** How often each coordinator looks for unfinished batches whose job is lost. */
+/** How often a coordinator asks for the turn to look for unfinished batches whose job is lost (one looks per period). */
 const REDRIVE_EVERY_MS = 10_000;
 
 const seconds = (ms: number): number => Math.floor(ms / 1000);
@@ -66,6 +66,7 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
   private worker: Worker<BatchJobData> | undefined;
   private blocking: RedisClient | undefined;
   private redriveTimer: NodeJS.Timeout | undefined;
+  private redriving = false;
 
   constructor(
     private readonly env: ApiEnv,
@@ -116,9 +117,15 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
    * keeps it, and another takes it over when that instance is gone.
    */
   private async redrive(): Promise<void> {
-    if (!(await this.records.claimRedriveTurn(REDRIVE_EVERY_MS * 0.9))) return;
-    const ids = await this.records.unfinished(this.retentionMs);
-    await Promise.all(ids.map((id) => this.redriveBatch(id)));
+    // A look that outlasts the period (many batches, a slow Redis) is not doubled by the next one.
+    if (this.redriving || !(await this.records.claimRedriveTurn(API_INSTANCE_ID, REDRIVE_EVERY_MS * 0.9))) return;
+    this.redriving = true;
+    try {
+      const ids = await this.records.unfinished(this.retentionMs);
+      await Promise.all(ids.map((id) => this.redriveBatch(id)));
+    } finally {
+      this.redriving = false;
+    }
   }
 
   /** One round trip for a batch whose job runs or waits; the record is read only when its job is gone or ended. */

@@ -14,8 +14,9 @@ export type LineFailure = CompletionFailure | { refused: { status: number; body:
 
 /**
  * KEYS: a batch's answers, its failures. ARGV: the line's index, the failure's JSON, retention ms.
- * A failure is written only where the line has no outcome yet, in one atomic step: a worker's
- * answer written between a check and the write could not give one line two outcomes.
+ * A failure is written only where the line has no answer or failure yet, checked and written in
+ * one step (one round trip). The coordinator fails only lines whose job has ended or left the
+ * queue unrun, and a worker writes its answer before its job ends, so no answer comes later.
  */
 const FAIL_LINE_LUA = `
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
@@ -75,9 +76,9 @@ export class BatchRecords {
     return this.redis.zrange(UNFINISHED_BATCHES_KEY, '0', '-1');
   }
 
-  /** Whether this caller is the first to ask in the last `periodMs`: one coordinator looks for lost jobs per period. */
-  async claimRedriveTurn(periodMs: number): Promise<boolean> {
-    return (await this.redis.set(REDRIVE_TURN_KEY, '1', 'PX', periodMs, 'NX')) === 'OK';
+  /** Whether `holder` is the first to ask in the last `periodMs`: one coordinator looks for lost jobs per period. */
+  async claimRedriveTurn(holder: string, periodMs: number): Promise<boolean> {
+    return (await this.redis.set(REDRIVE_TURN_KEY, holder, 'PX', periodMs, 'NX')) === 'OK';
   }
 
   /** Drops a batch from the unfinished ones: it has finished, or its record is gone. */

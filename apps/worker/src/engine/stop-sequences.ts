@@ -4,8 +4,9 @@
  * complete, of which nothing is ever passed on. What was held back is passed on when the answer
  * ends otherwise (max_tokens, end of generation): it turned out not to be a stop sequence.
  *
- * Each sequence is followed by a Knuth–Morris–Pratt matcher, so a chunk costs its length, however
- * long the stop sequences are (a naive rescan costs the square of a long sequence per token).
+ * Each sequence is followed by a Knuth–Morris–Pratt matcher, so the text costs time linear in its
+ * length, however long the stop sequences are (a rescan of the held-back text per token costs the
+ * square of a long sequence's length).
  */
 export class StopSequences {
   private readonly matchers: SequenceMatcher[];
@@ -68,7 +69,7 @@ export class StopSequences {
 class SequenceMatcher {
   /** The length of the sequence's beginning that the text so far ends with. */
   matched = 0;
-  /** For each length matched, the next shorter beginning that is also its end (KMP's failure function). */
+  /** At `length - 1`: the longest shorter beginning that is also an end of the first `length` units (KMP's failure function). */
   private readonly fallback: Int32Array;
 
   constructor(private readonly sequence: string) {
@@ -84,9 +85,8 @@ class SequenceMatcher {
     return this.sequence.length;
   }
 
-  /** Advances over one unit of text; true when the whole sequence has just been matched. */
+  /** Advances over one unit of text; true when the whole sequence has just been matched (the caller stops there). */
   step(unit: string): boolean {
-    if (this.matched === this.sequence.length) this.matched = this.fallback[this.matched - 1];
     while (this.matched > 0 && this.sequence[this.matched] !== unit) this.matched = this.fallback[this.matched - 1];
     if (this.sequence[this.matched] === unit) this.matched += 1;
     return this.matched === this.sequence.length;
