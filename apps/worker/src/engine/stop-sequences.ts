@@ -41,7 +41,9 @@ export class StopSequences {
     }
     this.text += chunk;
     // A partly matched sequence may still complete: its matched part is held back.
-    this.flush(this.text.length - Math.max(0, ...this.matchers.map((matcher) => matcher.matched)));
+    let heldBack = 0;
+    for (const matcher of this.matchers) heldBack = Math.max(heldBack, matcher.matched);
+    this.flush(this.text.length - heldBack);
     return true;
   }
 

@@ -56,11 +56,16 @@ export class SyntheticEngine implements InferenceEngine {
     const stop = new StopSequences(sampling.stop, (text) => output.write({ type: 'text', choice: 0, text }));
     let generated = 0;
     const startedAt = performance.now();
-    while (generated < limit) {
-      // Token k is due k intervals after the start, so timer lateness does not add up over an answer.
-      await this.waitUntil(startedAt + generated * this.options.tokenIntervalMs, signal);
-      generated += 1;
-      if (!stop.push(syntheticToken(generated - 1))) break;
+    const clock = new TokenClock(signal);
+    try {
+      while (generated < limit) {
+        // Token k is due k intervals after the start, so timer lateness does not add up over an answer.
+        await clock.until(startedAt + generated * this.options.tokenIntervalMs);
+        generated += 1;
+        if (!stop.push(syntheticToken(generated - 1))) break;
+      }
+    } finally {
+      clock.stop();
     }
     const text = stop.finish();
     const finishReason: FinishReason = !stop.stopped && limit < this.options.tokens ? 'length' : 'stop';
@@ -71,28 +76,52 @@ export class SyntheticEngine implements InferenceEngine {
     };
   }
 
-  /** Resolves at `deadline` (performance.now() time), at once if it is past, or rejects on abort. */
-  private waitUntil(deadline: number, signal: AbortSignal): Promise<void> {
-    if (signal.aborted) return Promise.reject(new GenerationAbortedError());
-    return new Promise((resolve, reject) => {
-      const onAbort = (): void => {
-        clearTimeout(timer);
-        clearImmediate(immediate);
-        reject(new GenerationAbortedError());
-      };
-      const done = (): void => {
-        signal.removeEventListener('abort', onAbort);
-        resolve();
-      };
-      const wait = deadline - performance.now();
-      const timer = wait >= 1 ? setTimeout(done, wait) : undefined;
-      const immediate = wait >= 1 ? undefined : setImmediate(done);
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
-  }
-
   close(): Promise<void> {
     // Nothing was loaded.
     return Promise.resolve();
+  }
+}
+
+/**
+ * An answer's token times: each wait resolves at its due time, or rejects when the answer is
+ * aborted. One abort listener serves the whole answer: adding and removing one per token on the
+ * job's composite signal (AbortSignal.any) cost about as much as the rest of the engine.
+ */
+class TokenClock {
+  private aborted: boolean;
+  private pending: { cancel: () => void; reject: (error: Error) => void } | undefined;
+  private readonly onAbort = (): void => {
+    this.aborted = true;
+    this.pending?.cancel();
+    this.pending?.reject(new GenerationAbortedError());
+    this.pending = undefined;
+  };
+
+  constructor(private readonly signal: AbortSignal) {
+    this.aborted = signal.aborted;
+    signal.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  /** Resolves at `deadline` (performance.now() time), after a turn of the event loop if it is past. */
+  until(deadline: number): Promise<void> {
+    if (this.aborted) return Promise.reject(new GenerationAbortedError());
+    return new Promise((resolve, reject) => {
+      const done = (): void => {
+        this.pending = undefined;
+        resolve();
+      };
+      const wait = deadline - performance.now();
+      if (wait >= 1) {
+        const timer = setTimeout(done, wait);
+        this.pending = { cancel: () => clearTimeout(timer), reject };
+      } else {
+        const immediate = setImmediate(done);
+        this.pending = { cancel: () => clearImmediate(immediate), reject };
+      }
+    });
+  }
+
+  stop(): void {
+    this.signal.removeEventListener('abort', this.onAbort);
   }
 }
