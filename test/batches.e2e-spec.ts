@@ -195,6 +195,26 @@ describe('Batch API', () => {
     expect(batch.request_counts).toEqual({ total: 40, completed: output.length, failed: errors.length });
   });
 
+  it('fails, naming the file, when its input file is deleted mid-run, and leaves none of its lines queued or running', async () => {
+    const lines = Array.from({ length: 40 }, (_, index) => line(`gone-${index}`, { model: SLOW_MODEL, messages: [{ role: 'user', content: String(index) }] }));
+    const created = await submit(lines);
+    await waitFor('some lines to finish', async () => ((await client.batches.retrieve(created.id)).request_counts?.completed ?? 0) >= 2, 30_000);
+    // Lines are fed a window at a time, so the file is still needed; deleting it is still the owner's right.
+    await client.files.delete(created.input_file_id);
+    const batch = await settled(client, created.id);
+    expect(batch.status).toBe('failed');
+    expect(batch.errors?.data).toEqual([expect.objectContaining({ code: 'input_file_missing', param: 'input_file_id' })]);
+    // Without the file no result can name its line, so none is written.
+    expect([batch.output_file_id, batch.error_file_id]).toEqual([null, null]);
+    expect(batch.request_counts?.completed).toBeGreaterThanOrEqual(2);
+    // Its lines would answer for nobody: the waiting ones left the queue before it failed, the running ones are stopped.
+    const slowQueue = stack.queue(SLOW_MODEL);
+    const linesIn = async (states: string[]): Promise<number> =>
+      (await Promise.all(lines.map((_, index) => slowQueue.getJobState(`chatcmpl-${created.id.slice('batch_'.length)}-${index}`)))).filter((state) => states.includes(state)).length;
+    expect(await linesIn(['waiting', 'prioritized', 'delayed'])).toBe(0);
+    await waitFor('its running lines to stop', async () => (await linesIn(['active'])) === 0, 5000);
+  });
+
   it('takes up again a batch whose coordination job was lost', async () => {
     const lines = Array.from({ length: 20 }, (_, index) => line(`r-${index}`, { model: SLOW_MODEL, messages: [{ role: 'user', content: String(index) }] }));
     const created = await submit(lines);
