@@ -1,9 +1,11 @@
 import OpenAI, { toFile } from 'openai';
 import { BATCH_QUEUE_NAME, BATCH_QUEUE_PREFIX } from '@app/contracts';
 import { Queue } from 'bullmq';
+import type { JobType } from 'bullmq';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isFinished, lineCompletionId } from '../apps/api/src/batches/batch-object';
 import { assertMatchesSchema } from './support/openai-schema';
 import { STACK_API_KEY, STACK_MODEL, ServiceStack, waitFor } from './support/service-stack';
 
@@ -38,7 +40,7 @@ async function submitBatch(client: OpenAI, text: string, metadata?: Record<strin
 const settled = (client: OpenAI, id: string, timeoutMs = 60_000): Promise<Batch> =>
   waitFor(`batch ${id} to end`, async () => {
     const batch = await client.batches.retrieve(id);
-    return ['completed', 'failed', 'cancelled', 'expired'].includes(batch.status) ? batch : undefined;
+    return isFinished(batch.status) ? batch : undefined;
   }, timeoutMs);
 
 /**
@@ -209,8 +211,8 @@ describe('Batch API', () => {
     expect(batch.request_counts?.completed).toBeGreaterThanOrEqual(2);
     // Its lines would answer for nobody: the waiting ones left the queue before it failed, the running ones are stopped.
     const slowQueue = stack.queue(SLOW_MODEL);
-    const linesIn = async (states: string[]): Promise<number> =>
-      (await Promise.all(lines.map((_, index) => slowQueue.getJobState(`chatcmpl-${created.id.slice('batch_'.length)}-${index}`)))).filter((state) => states.includes(state)).length;
+    const ownPrefix = lineCompletionId(created.id, 0).slice(0, -1);
+    const linesIn = async (states: JobType[]): Promise<number> => (await slowQueue.getJobs(states)).filter((job) => job.id?.startsWith(ownPrefix)).length;
     expect(await linesIn(['waiting', 'prioritized', 'delayed'])).toBe(0);
     await waitFor('its running lines to stop', async () => (await linesIn(['active'])) === 0, 5000);
   });

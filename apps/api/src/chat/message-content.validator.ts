@@ -11,9 +11,7 @@ export interface TextContentPart {
 export type MessageContent = string | TextContentPart[];
 
 function isTextPart(value: unknown): value is TextContentPart {
-  if (!isRecord(value)) return false;
-  const part = value;
-  return part.type === 'text' && typeof part.text === 'string' && Object.keys(part).length === 2;
+  return isRecord(value) && value.type === 'text' && typeof value.text === 'string' && Object.keys(value).length === 2;
 }
 
 export function isMessageContent(value: unknown): value is MessageContent {
