@@ -197,26 +197,6 @@ describe('Batch API', () => {
     expect(batch.request_counts).toEqual({ total: 40, completed: output.length, failed: errors.length });
   });
 
-  it('fails, naming the file, when its input file is deleted mid-run, and leaves none of its lines queued or running', async () => {
-    const lines = Array.from({ length: 40 }, (_, index) => line(`gone-${index}`, { model: SLOW_MODEL, messages: [{ role: 'user', content: String(index) }] }));
-    const created = await submit(lines);
-    await waitFor('some lines to finish', async () => ((await client.batches.retrieve(created.id)).request_counts?.completed ?? 0) >= 2, 30_000);
-    // Lines are fed a window at a time, so the file is still needed; deleting it is still the owner's right.
-    await client.files.delete(created.input_file_id);
-    const batch = await settled(client, created.id);
-    expect(batch.status).toBe('failed');
-    expect(batch.errors?.data).toEqual([expect.objectContaining({ code: 'input_file_missing', param: 'input_file_id' })]);
-    // Without the file no result can name its line, so none is written.
-    expect([batch.output_file_id, batch.error_file_id]).toEqual([null, null]);
-    expect(batch.request_counts?.completed).toBeGreaterThanOrEqual(2);
-    // Its lines would answer for nobody: the waiting ones left the queue before it failed, the running ones are stopped.
-    const slowQueue = stack.queue(SLOW_MODEL);
-    const ownPrefix = lineCompletionId(created.id, 0).slice(0, -1);
-    const linesIn = async (states: JobType[]): Promise<number> => (await slowQueue.getJobs(states)).filter((job) => job.id?.startsWith(ownPrefix)).length;
-    expect(await linesIn(['waiting', 'prioritized', 'delayed'])).toBe(0);
-    await waitFor('its running lines to stop', async () => (await linesIn(['active'])) === 0, 5000);
-  });
-
   it('takes up again a batch whose coordination job was lost', async () => {
     const lines = Array.from({ length: 20 }, (_, index) => line(`r-${index}`, { model: SLOW_MODEL, messages: [{ role: 'user', content: String(index) }] }));
     const created = await submit(lines);
@@ -283,6 +263,36 @@ describe('Batch API past its window', () => {
     expect(errors.every((entry) => entry.error?.code === 'batch_expired')).toBe(true);
     expect(output.length + errors.length).toBe(30);
     expect(batch.expired_at).toBeGreaterThanOrEqual(batch.expires_at ?? Infinity);
+  });
+});
+
+describe('Batch API whose input file is deleted mid-run', () => {
+  // One slot and a feed window of 8: when the coordinator next reads the file (half the window
+  // ended), one line runs and three wait in the queue.
+  const stackOf = slowModelStack('batches-missing-file', { BATCH_FEED_WINDOW: '8' }, { SYNTHETIC_TOKENS: '30', SYNTHETIC_TOKEN_INTERVAL_MS: '10', SYNTHETIC_SLOTS: '1' });
+
+  it('fails, naming the file, with every line counted and none of them left queued or running', async () => {
+    const stack = stackOf();
+    const client = new OpenAI({ baseURL: stack.baseUrl, apiKey: STACK_API_KEY, maxRetries: 0 });
+    const lines = Array.from({ length: 40 }, (_, index) => line(`gone-${index}`, { model: SLOW_MODEL, messages: [{ role: 'user', content: String(index) }] }));
+    const created = await submitBatch(client, lines.join('\n'));
+    await waitFor('some lines to finish', async () => ((await client.batches.retrieve(created.id)).request_counts?.completed ?? 0) >= 2, 30_000);
+    // Lines are fed a window at a time, so the file is still needed; deleting it is still the owner's right.
+    await client.files.delete(created.input_file_id);
+    const batch = await settled(client, created.id);
+    expect(batch.status).toBe('failed');
+    expect(batch.errors?.data).toEqual([expect.objectContaining({ code: 'input_file_missing', param: 'input_file_id' })]);
+    // Without the file no result can name its line, so none is written, and every line not answered has failed.
+    expect([batch.output_file_id, batch.error_file_id]).toEqual([null, null]);
+    const counts = batch.request_counts ?? { total: 0, completed: 0, failed: 0 };
+    expect(counts.completed).toBeGreaterThanOrEqual(2);
+    expect([counts.total, counts.completed + counts.failed]).toEqual([40, 40]);
+    // Its lines would answer for nobody: the waiting ones left the queue before it failed, the running one is stopped.
+    const queue = stack.queue(SLOW_MODEL);
+    const ownPrefix = lineCompletionId(created.id, 0).slice(0, -1);
+    const linesIn = async (states: JobType[]): Promise<number> => (await queue.getJobs(states)).filter((job) => job.id?.startsWith(ownPrefix)).length;
+    expect(await linesIn(['waiting', 'prioritized', 'delayed'])).toBe(0);
+    await waitFor('its running line to stop', async () => (await linesIn(['active'])) === 0, 5000);
   });
 });
 

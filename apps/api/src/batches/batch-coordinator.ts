@@ -156,6 +156,11 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
       if (!(error instanceof OpenAiError && error.code === 'file_not_found')) throw error;
       // Its queued and running lines would answer for nobody: withdrawn and stopped first.
       if (batch.fed) await this.stopLines(batch);
+      // No result file can be written without the file's custom_ids: every line not answered by
+      // now has failed, so the counts add up to the total as a finished batch's do.
+      const { answered } = await this.records.counts(batch.id);
+      const { total } = batch.request_counts;
+      batch.request_counts = { total, completed: Math.min(answered, total), failed: Math.max(total - answered, 0) };
       const message = `The input file ${batch.input_file_id} was deleted while the batch ran.`;
       Object.assign(batch, { status: 'failed', failed_at: seconds(Date.now()), errors: { object: 'list', data: [{ code: 'input_file_missing', message, param: 'input_file_id', line: null }] } });
       await this.records.save(batch);
