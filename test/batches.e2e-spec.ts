@@ -1,6 +1,7 @@
 import OpenAI, { toFile } from 'openai';
 import { BATCH_QUEUE_NAME, BATCH_QUEUE_PREFIX } from '@app/contracts';
 import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import type { JobType } from 'bullmq';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -195,6 +196,28 @@ describe('Batch API', () => {
     expect(errors.every((entry) => entry.error?.code === 'batch_cancelled')).toBe(true);
     expect([...output, ...errors].map((entry) => entry.custom_id).sort()).toEqual(lines.map((_, index) => `line-${index}`).sort());
     expect(batch.request_counts).toEqual({ total: 40, completed: output.length, failed: errors.length });
+  });
+
+  it('queues none of its lines when cancelled while its file is validated', async () => {
+    // Long enough a file that the cancel lands while the coordinator still reads it.
+    const body = { model: SLOW_MODEL, messages: [{ role: 'user' as const, content: 'Hi' }] };
+    const plain = await client.chat.completions.create(body);
+    const created = await submit(Array.from({ length: 30_000 }, (_, index) => line(`v-${index}`, body)));
+    const cancelling = await client.batches.cancel(created.id);
+    expect(cancelling.status).toBe('cancelling');
+    const batch = await settled(client, created.id);
+    expect([batch.status, batch.request_counts]).toEqual(['cancelled', { total: 30_000, completed: 0, failed: 30_000 }]);
+    // Not one line was added to the model's queue, not even to be taken off again at once.
+    const ownPrefix = lineCompletionId(created.id, 0).slice(0, -1);
+    const redis = new Redis(stack.redis.url);
+    try {
+      const events = await redis.xrange(stack.queue(SLOW_MODEL).toKey('events'), '-', '+');
+      const addedJobIds = events.filter(([, fields]) => fields[1] === 'added').map(([, fields]) => fields[fields.indexOf('jobId') + 1]);
+      expect(addedJobIds).toContain(plain.id); // what an added job looks like there
+      expect(addedJobIds.filter((jobId) => jobId.startsWith(ownPrefix))).toEqual([]);
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it('takes up again a batch whose coordination job was lost', async () => {
