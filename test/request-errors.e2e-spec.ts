@@ -33,6 +33,7 @@ describe('request errors in OpenAI shape', () => {
     ['stream as a string', { stream: 'yes' }, 'stream'],
     ['five stop sequences', { stop: ['a', 'b', 'c', 'd', 'e'] }, 'stop'],
     ['a stop sequence that is not a string', { stop: [1] }, 'stop'],
+    ['a stop sequence with half of a character', { stop: ['\uDE00b'] }, 'stop'],
     ['n of 9', { n: 9 }, 'n'],
     ['n of 0', { n: 0 }, 'n'],
     ['seed not an integer', { seed: 1.5 }, 'seed'],

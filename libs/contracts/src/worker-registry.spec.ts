@@ -24,7 +24,8 @@ describe('parseWorkerAnnouncement', () => {
 
   it.each([
     ['not JSON', '{'],
-    ['not an object', '[]'],
+    ['not an object', 'null'],
+    ['a string', '"worker"'],
     ['unbiasable tokens that are not token ids', JSON.stringify({ ...announcement, capabilities: { ...announcement.capabilities, unbiasableTokens: ['2'] } })],
     ['a capability missing', JSON.stringify({ ...announcement, capabilities: { ...announcement.capabilities, logprobs: undefined } })],
     ['a negative slot count', JSON.stringify({ ...announcement, slots: -1 })],

@@ -3,16 +3,17 @@ import type { ValidationOptions } from 'class-validator';
 
 export const MAX_STOP_SEQUENCES = 4;
 
+/** Half of a character (JSON allows `"\ud83d"` alone): the engines match text by UTF-16 unit, and would cut a character in two. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+const isStopString = (item: unknown): boolean => typeof item === 'string' && item.length > 0 && !LONE_SURROGATE.test(item);
+
 function isStop(value: unknown): boolean {
-  if (typeof value === 'string') return value.length > 0;
-  return (
-    Array.isArray(value) &&
-    value.length <= MAX_STOP_SEQUENCES &&
-    value.every((item) => typeof item === 'string' && item.length > 0)
-  );
+  if (typeof value === 'string') return isStopString(value);
+  return Array.isArray(value) && value.length <= MAX_STOP_SEQUENCES && value.every(isStopString);
 }
 
-/** `stop`: one non-empty string, or up to four of them. */
+/** `stop`: one non-empty string of whole characters, or up to four of them. */
 export function IsStopSequences(options?: ValidationOptions): PropertyDecorator {
   return ValidateBy(
     {
@@ -20,7 +21,7 @@ export function IsStopSequences(options?: ValidationOptions): PropertyDecorator 
       validator: {
         validate: (value: unknown) => isStop(value),
         defaultMessage: buildMessage(
-          () => `stop must be a non-empty string or an array of at most ${MAX_STOP_SEQUENCES} non-empty strings`,
+          () => `stop must be a non-empty string or an array of at most ${MAX_STOP_SEQUENCES} non-empty strings, of whole characters (no lone UTF-16 surrogate)`,
           options,
         ),
       },

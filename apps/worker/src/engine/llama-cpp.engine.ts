@@ -17,7 +17,7 @@ import type {
 import { ContextLengthExceededError, GenerationAbortedError } from './inference-engine';
 import type { GenerationOutcome, GenerationRequest, InferenceEngine } from './inference-engine';
 import { toChatHistory } from './llama-chat-history';
-import { scoreAnswer, tokensBefore } from './llama-logprobs';
+import { AnswerTokens, scoreAnswer } from './llama-logprobs';
 import { LlamaGrammars, asGbnfSchema } from './llama-grammars';
 import { StopSequences } from './stop-sequences';
 
@@ -232,6 +232,7 @@ export class LlamaCppEngine implements InferenceEngine {
     const toolCalls = new ToolCallStream(output);
     // No text follows a call: what was held back for a stop sequence goes out before the call's deltas.
     const onCallChunk: GenerateOptions['onFunctionCallParamsChunk'] = (chunk) => {
+      if (signal.aborted) return; // as for text: a chunk after the abort is nobody's
       stop.release();
       toolCalls.onParamsChunk(chunk);
     };
@@ -247,7 +248,7 @@ export class LlamaCppEngine implements InferenceEngine {
     if (!chats) throw new Error('no free sequence: more jobs running than the engine has slots');
     const chat = mustCall ? chats.mustCall : chats.free;
     const meterBefore = chat.sequence.tokenMeter.getState();
-    const answerTokens: Token[] = [];
+    const answerTokens = logprobs ? new AnswerTokens() : undefined;
     try {
       const response = await chat.generateResponse(history, {
         ...(constraint as object),
@@ -263,18 +264,21 @@ export class LlamaCppEngine implements InferenceEngine {
         ...(bias ? { tokenBias: bias } : {}),
         trimWhitespaceSuffix: false,
         onTextChunk: (text) => {
+          answerTokens?.onText(text);
           // After an abort node-llama-cpp may still hand on the token it was processing.
           if (!signal.aborted && !stop.push(text)) stopped.abort();
         },
-        ...(logprobs ? { onToken: (tokens: Token[]) => answerTokens.push(...tokens) } : {}),
+        ...(answerTokens ? { onToken: (tokens: Token[]) => answerTokens.onToken(tokens) } : {}),
       });
       if (signal.aborted) throw new GenerationAbortedError();
       const text = stop.finish();
       // Read before scoring: the scoring pass evaluates the answer again on the same sequence.
       const completionTokens = chat.sequence.tokenMeter.diff(meterBefore).usedOutputTokens;
-      if (logprobs) {
-        const scored = await scoreAnswer(chat.sequence, this.model, prompt, answerTokens, logprobs.top);
-        output.write({ type: 'logprobs', choice: 0, content: stop.stopped ? tokensBefore(scored, text) : scored });
+      if (logprobs && answerTokens) {
+        const scored = await scoreAnswer(chat.sequence, this.model, prompt, answerTokens.tokens, logprobs.top);
+        // A cancel or timeout during the scoring pass ends the job as cancelled, not answered.
+        if (signal.aborted) throw new GenerationAbortedError();
+        output.write({ type: 'logprobs', choice: 0, content: stop.stopped ? scored.slice(0, answerTokens.within(text.length)) : scored });
       }
       const called = toolCalls.calls.length > 0;
       const finishReason: FinishReason = !stop.stopped && response.metadata.stopReason === 'maxTokens' ? 'length' : called ? 'tool_calls' : 'stop';

@@ -1,21 +1,35 @@
-import type { TokenLogprob } from '@app/contracts';
-import { tokensBefore } from './llama-logprobs';
+import type { Token } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
+import { AnswerTokens } from './llama-logprobs';
 
-const scored = (token: string, bytes = [...Buffer.from(token, 'utf8')]): TokenLogprob => ({ token, logprob: -1, bytes, top_logprobs: [] });
+/** Batches of tokens, each with the text LlamaChat spelled for it. */
+function answerOf(batches: Array<[number[], string]>): AnswerTokens {
+  const answer = new AnswerTokens();
+  for (const [tokens, text] of batches) {
+    answer.onToken(tokens as Token[]);
+    answer.onText(text);
+  }
+  return answer;
+}
 
-describe('tokensBefore', () => {
+describe('AnswerTokens', () => {
   it('keeps the tokens that spell the answer before its stop sequence, and none from it on', () => {
-    const tokens = [scored('The'), scored(' cat'), scored(' sat'), scored(' down')];
-    expect(tokensBefore(tokens, 'The cat').map((entry) => entry.token)).toEqual(['The', ' cat']);
+    const answer = answerOf([[[1], 'The'], [[2], ' cat'], [[3], ' sat'], [[4], ' down']]);
+    expect(answer.within('The cat'.length)).toBe(2);
+    expect(answer.tokens).toEqual([1, 2, 3, 4]);
   });
 
   it('leaves out a token that straddles the start of the stop sequence', () => {
-    expect(tokensBefore([scored('Hi'), scored('.\n'), scored('Bye')], 'Hi.').map((entry) => entry.token)).toEqual(['Hi']);
+    expect(answerOf([[[1], 'Hi'], [[2], '.\n'], [[3], 'Bye']]).within('Hi.'.length)).toBe(1);
   });
 
-  it('counts bytes, so the pieces of one character (text U+FFFD or nothing) count as that character', () => {
-    // "€" (E2 82 AC) from three byte tokens, then the stop sequence " stop".
-    const tokens = [scored('a'), scored('\uFFFD', [0xe2]), scored('', [0x82]), scored('\uFFFD', [0xac]), scored(' stop')];
-    expect(tokensBefore(tokens, 'a€')).toEqual(tokens.slice(0, 4));
+  it('counts by the text each batch spelled, not by what its tokens read alone', () => {
+    // A first token that reads "Yes" alone but " Yes" after the prompt, then the stop ".".
+    expect(answerOf([[[1], ' Yes'], [[2], '.'], [[3], ' No']]).within(' Yes'.length)).toBe(1);
+    // "€" from three byte tokens, spelled only with the last of them, then the stop " stop".
+    expect(answerOf([[[1], 'a'], [[2], ''], [[3], ''], [[4], '€'], [[5], ' stop']]).within('a€'.length)).toBe(4);
+  });
+
+  it('keeps every token of a batch that ends exactly where the answer does', () => {
+    expect(answerOf([[[1, 2], 'ab'], [[3, 4], 'cd']]).within(2)).toBe(2);
   });
 });

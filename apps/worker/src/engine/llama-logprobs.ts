@@ -3,6 +3,8 @@ import type { ControlledEvaluateInputItem, LlamaContextSequence, LlamaModel, Tok
 import { vocabularyBytes } from './llama-token-bytes';
 
 const REPLACEMENT_CHARACTER = '\uFFFD';
+/** Tokens before one that its text is read with. */
+const TOKEN_TRAIL = 8;
 
 function commonPrefixLength(a: readonly Token[], b: readonly Token[]): number {
   let length = 0;
@@ -49,8 +51,9 @@ export async function scoreAnswer(
     const logits = next.logits;
     // totalLogitWeight is Σ exp(logit − max), so log p(t) = logit(t) − max − ln(totalLogitWeight).
     const normaliser = Math.max(...logits.values()) + Math.log(next.totalLogitWeight);
-    // detokenize reads only the last few tokens before one (for a leading space and the like).
-    const earlier = answer.slice(Math.max(0, position - 8), position);
+    // detokenize reads only the last few tokens before one (for a leading space and the like),
+    // the prompt's last ones before the first answer tokens, as LlamaChat reads the answer's text.
+    const earlier = position >= TOKEN_TRAIL ? answer.slice(position - TOKEN_TRAIL, position) : [...promptTokens.slice(position - TOKEN_TRAIL), ...answer.slice(0, position)];
     const describe = (token: Token): TopLogprob => {
       const text = model.detokenize([token], false, earlier);
       const logprob = (logits.get(token) ?? -Infinity) - normaliser;
@@ -68,18 +71,32 @@ export async function scoreAnswer(
 }
 
 /**
- * The scored tokens that lie wholly within the answer's text, counted in bytes (a token holding
- * part of a character has no text of its own): those from the stop sequence that ended it on,
- * including one that straddles its start, are not part of the answer.
+ * The answer's tokens as LlamaChat hands them on, each batch with the text it spelled (its
+ * onToken and onTextChunk come in pairs): where a stop sequence cut the text, the tokens are cut
+ * at the same place, whatever their own bytes read (a first token's leading space, invalid UTF-8).
  */
-export function tokensBefore(scored: TokenLogprob[], text: string): TokenLogprob[] {
-  const answerBytes = Buffer.byteLength(text, 'utf8');
-  let spelled = 0;
-  const within: TokenLogprob[] = [];
-  for (const entry of scored) {
-    spelled += entry.bytes?.length ?? 0;
-    if (spelled > answerBytes) break;
-    within.push(entry);
+export class AnswerTokens {
+  readonly tokens: Token[] = [];
+  /** After each batch: the tokens so far, and the characters of text they spelled. */
+  private readonly spelled: Array<{ tokens: number; length: number }> = [];
+  private length = 0;
+
+  onToken(tokens: Token[]): void {
+    this.tokens.push(...tokens);
   }
-  return within;
+
+  onText(text: string): void {
+    this.length += text.length;
+    this.spelled.push({ tokens: this.tokens.length, length: this.length });
+  }
+
+  /** How many tokens spelled nothing past the first `length` characters: one straddling that point is left out. */
+  within(length: number): number {
+    let count = 0;
+    for (const batch of this.spelled) {
+      if (batch.length > length) break;
+      count = batch.tokens;
+    }
+    return count;
+  }
 }

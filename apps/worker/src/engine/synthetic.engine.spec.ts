@@ -1,4 +1,5 @@
 import type { OutputPart, SamplingParams } from '@app/contracts';
+import { getEventListeners } from 'node:events';
 import { GenerationAbortedError } from './inference-engine';
 import { SyntheticEngine, syntheticToken } from './synthetic.engine';
 import type { SyntheticEngineOptions } from './synthetic.engine';
@@ -77,6 +78,17 @@ describe('SyntheticEngine', () => {
     const { pieces, outcome } = await collect(engine({ tokens: 3 }), sampling({ stop: [' brown bear'] }));
     expect(pieces.join('')).toBe(answer(3));
     expect(outcome).toMatchObject({ text: answer(3), finishReason: 'stop' });
+  });
+
+  it("listens to the job's signal once per answer, and not after it has ended", async () => {
+    const signal = new AbortController().signal;
+    let mostListeners = 0;
+    const output = { write: () => void (mostListeners = Math.max(mostListeners, getEventListeners(signal, 'abort').length)) };
+    const subject = engine({ tokens: 20, tokenIntervalMs: 1 });
+    await subject.generate({ messages, sampling: sampling(), signal, output });
+    await subject.generate({ messages, sampling: sampling({ stop: ['brown'] }), signal, output });
+    expect(mostListeners).toBe(1);
+    expect(getEventListeners(signal, 'abort')).toHaveLength(0);
   });
 
   it('stops with GenerationAbortedError when its signal is aborted', async () => {
