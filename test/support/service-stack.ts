@@ -85,13 +85,13 @@ export class ServiceStack {
     this.redis = await startRedisServer({ port, logFile: resolve(LOG_DIR, `${this.options.name}-redis.log`) });
   }
 
-  /** Starts a worker for `model` (a generated model in models/, tiny-chat by default). */
+  /** Starts a worker for `model` (a generated model in models/, tiny-chat by default, or the file `env.MODEL_PATH` names). */
   async addWorker(env: NodeJS.ProcessEnv = {}, model = STACK_MODEL): Promise<ManagedProcess> {
     const workerId = `${this.options.name}-worker-${++this.workerCount}`;
     const worker = await startWorker({
       redisUrl: this.redis.url,
       modelName: model,
-      modelPath: resolve(REPO_ROOT, `models/${model}.gguf`),
+      modelPath: env.MODEL_PATH ?? resolve(REPO_ROOT, `models/${model}.gguf`),
       workerId,
       parallelSequences: this.options.parallelSequences ?? 1,
       threads: 1,

@@ -86,7 +86,8 @@ function combineChoices(outcomes: GenerationOutcome[]): CompletionResult {
   const { prompt_tokens: promptTokens } = first.usage;
   return {
     ...first,
-    usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
+    // The first choice's prompt is the one counted (and whatever of it was cached).
+    usage: { ...first.usage, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
     choices: outcomes.map(({ text, toolCalls, finishReason }) => ({ text, ...(toolCalls ? { toolCalls } : {}), finishReason })),
   };
 }

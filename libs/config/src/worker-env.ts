@@ -44,6 +44,15 @@ export class WorkerEnv extends RedisEnv {
   @Min(256)
   CONTEXT_SIZE = 4096;
 
+  /**
+   * llama.cpp: a sequence keeps the start its prompts share (the template's, system prompts, tool
+   * definitions) when its job ends, and a job goes to the idle sequence that holds the most of its
+   * prompt, which is then not evaluated again (reported as usage.prompt_tokens_details.cached_tokens).
+   */
+  @EnvBoolean()
+  @IsBoolean({ message: 'must be true or false' })
+  PROMPT_CACHE = true;
+
   /** GPU backend for llama.cpp: `auto` uses CUDA or Vulkan when present, `false` forces the CPU. */
   @IsIn(['auto', 'cuda', 'vulkan', 'metal', 'false'])
   GPU: 'auto' | 'cuda' | 'vulkan' | 'metal' | 'false' = 'auto';

@@ -136,6 +136,8 @@ export interface CompletionUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** Prompt tokens the engine had evaluated already (llama.cpp's prompt cache, or an upstream's). */
+  prompt_tokens_details?: { cached_tokens: number };
 }
 
 /** One choice of an answer. */

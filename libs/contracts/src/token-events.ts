@@ -105,7 +105,9 @@ type Fields = Record<string, unknown>;
 function isUsage(value: unknown): value is CompletionUsage {
   if (typeof value !== 'object' || value === null) return false;
   const usage = value as Fields;
-  return isCount(usage.prompt_tokens) && isCount(usage.completion_tokens) && isCount(usage.total_tokens);
+  const details = usage.prompt_tokens_details as Fields | undefined;
+  const detailsValid = details === undefined || (typeof details === 'object' && details !== null && isCount(details.cached_tokens));
+  return isCount(usage.prompt_tokens) && isCount(usage.completion_tokens) && isCount(usage.total_tokens) && detailsValid;
 }
 
 const isNullableText = (value: unknown): boolean => value === null || typeof value === 'string';

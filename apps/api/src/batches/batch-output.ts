@@ -57,7 +57,13 @@ export function outputLine(batch: BatchRecord, index: number, customId: string, 
 /** The batch's usage: the sum over its answers, in OpenAI's shape for batches. */
 export function addUsage(total: BatchUsage | undefined, outcome: LineOutcome): BatchUsage | undefined {
   if (!outcome.answer) return total;
-  const { prompt_tokens: input, completion_tokens: output } = outcome.answer.usage;
+  const { prompt_tokens: input, completion_tokens: output, prompt_tokens_details: details } = outcome.answer.usage;
   const sum = total ?? { input_tokens: 0, input_tokens_details: { cached_tokens: 0 }, output_tokens: 0, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 0 };
-  return { ...sum, input_tokens: sum.input_tokens + input, output_tokens: sum.output_tokens + output, total_tokens: sum.total_tokens + input + output };
+  return {
+    ...sum,
+    input_tokens: sum.input_tokens + input,
+    input_tokens_details: { cached_tokens: sum.input_tokens_details.cached_tokens + (details?.cached_tokens ?? 0) },
+    output_tokens: sum.output_tokens + output,
+    total_tokens: sum.total_tokens + input + output,
+  };
 }

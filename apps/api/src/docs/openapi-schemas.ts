@@ -22,6 +22,11 @@ const usage: SchemaObject = {
     prompt_tokens: { type: 'integer' },
     completion_tokens: { type: 'integer' },
     total_tokens: { type: 'integer' },
+    prompt_tokens_details: {
+      type: 'object',
+      description: 'Of the prompt tokens, those the engine had evaluated already (a llama.cpp worker keeps the start that prompts share: PROMPT_CACHE).',
+      properties: { cached_tokens: { type: 'integer' } },
+    },
   },
 };
 

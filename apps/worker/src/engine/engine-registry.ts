@@ -19,6 +19,7 @@ const ENGINES: Record<WorkerEnv['ENGINE'], (env: WorkerEnv, log: EngineLog) => P
       threads: env.ENGINE_THREADS,
       contextSize: env.CONTEXT_SIZE,
       gpu: env.GPU,
+      promptCache: env.PROMPT_CACHE,
       log,
     }),
   openai: (env) =>

@@ -9,6 +9,7 @@ import type {
   LlamaChat,
   LlamaChatResponseFunctionCallParamsChunk,
   LlamaContext,
+  LlamaContextSequence,
   LlamaModel,
   LlamaText,
   Token,
@@ -18,6 +19,7 @@ import { ContextLengthExceededError, GenerationAbortedError } from './inference-
 import type { GenerationOutcome, GenerationRequest, InferenceEngine } from './inference-engine';
 import { toChatHistory } from './llama-chat-history';
 import { AnswerTokens, scoreAnswer } from './llama-logprobs';
+import { commonPrefixLength, pickSequence, sharedStart } from './llama-prompt-cache';
 import { LlamaGrammars, asGbnfSchema } from './llama-grammars';
 import { StopSequences } from './stop-sequences';
 
@@ -28,6 +30,8 @@ export interface LlamaCppEngineOptions {
   contextSize: number;
   /** The worker's GPU setting; `'false'` is the CPU. */
   gpu: 'auto' | 'cuda' | 'vulkan' | 'metal' | 'false';
+  /** Keep the shared start of prompts in the sequences (PROMPT_CACHE; on when absent). */
+  promptCache?: boolean;
   /** Where the engine says which backend and device it got. */
   log?: (message: string) => void;
 }
@@ -124,13 +128,15 @@ function repeatPenalty(sampling: SamplingParams, maxTokens: number): GenerateOpt
 
 /**
  * llama.cpp through node-llama-cpp: one model, one context with N parallel sequences
- * (continuous batching), one LlamaChat per sequence. A sequence's state is erased when its job
- * ends (see `generate`), so each job evaluates its whole prompt.
+ * (continuous batching), one LlamaChat per sequence. When a job ends its sequence keeps only the
+ * start that prompts share (see llama-prompt-cache.ts), and the next job goes to the sequence that
+ * holds the most of its prompt.
  */
 export class LlamaCppEngine implements InferenceEngine {
   readonly name = 'llama.cpp';
   /** Calls and JSON are enforced by node-llama-cpp's grammars, whatever the model. */
   readonly capabilities: EngineCapabilities;
+  /** Sequences not generating, in the order they fell idle. */
   private readonly idleChats: SequenceChats[];
   private readonly grammars: LlamaGrammars;
 
@@ -141,6 +147,7 @@ export class LlamaCppEngine implements InferenceEngine {
     private readonly chatWrapper: ChatWrapper,
     chats: SequenceChats[],
     private readonly tokenBias: (biases: Array<{ token: number; bias: number }>) => TokenBias,
+    private readonly promptCache: boolean,
   ) {
     this.idleChats = [...chats];
     this.slots = chats.length;
@@ -206,7 +213,7 @@ export class LlamaCppEngine implements InferenceEngine {
       for (const { token, bias: logit } of biases) bias.set(token as Token, logit <= -100 ? 'never' : { logit });
       return bias;
     };
-    return new LlamaCppEngine(llama, model, context, chatWrapper, chats, tokenBias);
+    return new LlamaCppEngine(llama, model, context, chatWrapper, chats, tokenBias, options.promptCache ?? true);
   }
 
   async generate({ messages, sampling, tools, responseFormat, logprobs, signal, output }: GenerationRequest): Promise<GenerationOutcome> {
@@ -244,8 +251,9 @@ export class LlamaCppEngine implements InferenceEngine {
 
     const bias = sampling.logitBias?.length ? this.tokenBias(sampling.logitBias) : undefined;
 
-    const chats = this.idleChats.pop();
-    if (!chats) throw new Error('no free sequence: more jobs running than the engine has slots');
+    if (this.idleChats.length === 0) throw new Error('no free sequence: more jobs running than the engine has slots');
+    const { index, cachedTokens } = pickSequence(this.idleChats.map((idle) => idle.free.sequence), prompt);
+    const [chats] = this.idleChats.splice(index, 1);
     const chat = mustCall ? chats.mustCall : chats.free;
     const meterBefore = chat.sequence.tokenMeter.getState();
     const answerTokens = logprobs ? new AnswerTokens() : undefined;
@@ -286,7 +294,12 @@ export class LlamaCppEngine implements InferenceEngine {
         text,
         ...(called ? { toolCalls: toolCalls.calls } : {}),
         finishReason,
-        usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
+        usage: {
+          prompt_tokens: promptTokens,
+          completion_tokens: completionTokens,
+          total_tokens: promptTokens + completionTokens,
+          prompt_tokens_details: { cached_tokens: cachedTokens },
+        },
       };
     } catch (error) {
       if (signal.aborted) throw new GenerationAbortedError();
@@ -295,9 +308,21 @@ export class LlamaCppEngine implements InferenceEngine {
       // Erase the answer now, while the context's batch loop is ours for a moment: a job that
       // arrives later (from the queue, not in this same turn of the event loop) would otherwise
       // wait tens of milliseconds for node-llama-cpp to let it erase the old state itself.
-      await chat.sequence.clearHistory().catch(() => undefined);
+      await this.keepSharedStart(chat.sequence, history, functions, prompt).catch(() => undefined);
       this.idleChats.push(chats);
     }
+  }
+
+  /** Erases all of a finished job's sequence but the start of its prompt that later prompts may share (none with PROMPT_CACHE off). */
+  private async keepSharedStart(sequence: LlamaContextSequence, history: ChatHistoryItem[], functions: ChatModelFunctions | undefined, prompt: Token[]): Promise<void> {
+    let keep = 0;
+    if (this.promptCache) {
+      const leadingSystem = history.findIndex((item) => item.type !== 'system');
+      const preamble = this.renderPrompt(history.slice(0, leadingSystem < 0 ? history.length : leadingSystem), functions);
+      // Only what the sequence really holds of the prompt (an aborted job may not have evaluated it all).
+      keep = Math.min(sharedStart(prompt, preamble), commonPrefixLength(sequence.contextTokens, prompt));
+    }
+    await sequence.eraseContextTokenRanges([{ start: keep, end: sequence.nextTokenIndex }]);
   }
 
   /** The prompt exactly as the chat template renders it, in the model's tokens. */

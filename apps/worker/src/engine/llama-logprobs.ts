@@ -1,16 +1,11 @@
 import type { TokenLogprob, TopLogprob } from '@app/contracts';
 import type { ControlledEvaluateInputItem, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
+import { commonPrefixLength } from './llama-prompt-cache';
 import { vocabularyBytes } from './llama-token-bytes';
 
 const REPLACEMENT_CHARACTER = '\uFFFD';
 /** Tokens before one that its text is read with. */
 const TOKEN_TRAIL = 8;
-
-function commonPrefixLength(a: readonly Token[], b: readonly Token[]): number {
-  let length = 0;
-  while (length < a.length && length < b.length && a[length] === b[length]) length++;
-  return length;
-}
 
 /**
  * Log probabilities of an answer that was just generated on `sequence`, from the model's raw

@@ -105,6 +105,14 @@ describe('OpenAiUpstreamEngine', () => {
       });
     });
 
+    it("the upstream's cached prompt tokens (vLLM's prompt_tokens_details), passed on in usage", async () => {
+      const usage = { prompt_tokens: 21, total_tokens: 26, completion_tokens: 5, prompt_tokens_details: { cached_tokens: 16 } };
+      const text = fixture('vllm-text.sse').replace(/"usage":\{[^}]*\}/, `"usage":${JSON.stringify(usage)}`);
+      handler = (_request, _body, response) => void streamInPieces(response, text);
+      const { outcome } = await generate(engine());
+      expect(outcome?.usage).toEqual(usage);
+    });
+
     it("vLLM's parallel tool calls: the first fragment of each with its id and name, then its arguments", async () => {
       handler = serveFixture('vllm-tool-calls.sse');
       const { parts, outcome } = await generate(engine());

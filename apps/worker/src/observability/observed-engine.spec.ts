@@ -57,7 +57,7 @@ describe('ObservedEngine', () => {
 
     const [{ request: passed, finish }] = inner.pending;
     for (const text of ['Once', ' upon', ' a']) passed.output.write({ type: 'text', choice: 0, text });
-    finish({ text: 'Once upon a', finishReason: 'length', usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 } });
+    finish({ text: 'Once upon a', finishReason: 'length', usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8, prompt_tokens_details: { cached_tokens: 4 } } });
     await running;
 
     expect(seen).toEqual(['Once', ' upon', ' a']);
@@ -65,6 +65,7 @@ describe('ObservedEngine', () => {
     expect(await value(metrics, 'llm_worker_inter_token_latency_seconds_count')).toBe(2);
     expect(await value(metrics, 'llm_worker_generated_tokens_total')).toBe(3);
     expect(await value(metrics, 'llm_worker_prompt_tokens_total')).toBe(5);
+    expect(await value(metrics, 'llm_worker_cached_prompt_tokens_total')).toBe(4);
     expect(await value(metrics, 'llm_worker_generations_total', { outcome: 'length' })).toBe(1);
     expect(await value(metrics, 'llm_worker_busy_slots')).toBe(0);
     expect(await value(metrics, 'llm_worker_free_slots')).toBe(2);

@@ -67,6 +67,7 @@ export class ObservedEngine implements InferenceEngine {
       outcome = result.finishReason;
       this.metrics.generatedTokens.inc(this.labels, result.usage.completion_tokens);
       this.metrics.promptTokens.inc(this.labels, result.usage.prompt_tokens);
+      this.metrics.cachedPromptTokens.inc(this.labels, result.usage.prompt_tokens_details?.cached_tokens ?? 0);
       return result;
     } catch (error) {
       if (error instanceof GenerationAbortedError) outcome = 'aborted';

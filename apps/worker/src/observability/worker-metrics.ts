@@ -67,7 +67,14 @@ export class WorkerMetrics {
 
   readonly promptTokens = new Counter({
     name: 'llm_worker_prompt_tokens_total',
-    help: 'Prompt tokens evaluated (usage.prompt_tokens of finished completions).',
+    help: 'Prompt tokens of finished completions (usage.prompt_tokens), cached ones included.',
+    labelNames: ['model'] as const,
+    registers: [this.registry],
+  });
+
+  readonly cachedPromptTokens = new Counter({
+    name: 'llm_worker_cached_prompt_tokens_total',
+    help: 'Prompt tokens not evaluated again, held from an earlier prompt (usage.prompt_tokens_details.cached_tokens).',
     labelNames: ['model'] as const,
     registers: [this.registry],
   });

@@ -188,5 +188,12 @@ function readUsage(value: unknown): CompletionUsage | undefined {
   const prompt = count(value.prompt_tokens);
   const completion = count(value.completion_tokens);
   if (prompt === undefined || completion === undefined) return undefined;
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: count(value.total_tokens) ?? prompt + completion };
+  const cached = isJsonObject(value.prompt_tokens_details) ? count(value.prompt_tokens_details.cached_tokens) : undefined;
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: count(value.total_tokens) ?? prompt + completion,
+    // The upstream's own prefix cache (vLLM's, llama.cpp's server's), when it reports one.
+    ...(cached === undefined ? {} : { prompt_tokens_details: { cached_tokens: cached } }),
+  };
 }

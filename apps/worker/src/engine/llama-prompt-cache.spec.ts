@@ -1,0 +1,36 @@
+import type { Token } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
+import { pickSequence, sharedStart } from './llama-prompt-cache';
+
+const tokens = (...ids: number[]): Token[] => ids as Token[];
+const holding = (...ids: number[]) => ({ contextTokens: tokens(...ids) });
+
+describe('pickSequence', () => {
+  const prompt = tokens(1, 2, 3, 4, 5, 6);
+
+  it('takes the sequence holding the longest start of the prompt, and counts it as cached', () => {
+    expect(pickSequence([holding(1, 2), holding(), holding(1, 2, 3, 4), holding(9)], prompt)).toEqual({ index: 2, cachedTokens: 4 });
+  });
+
+  it('takes an empty sequence before one whose state would have to be erased', () => {
+    expect(pickSequence([holding(1, 2, 7), holding(), holding(8)], prompt)).toEqual({ index: 1, cachedTokens: 0 });
+  });
+
+  it('erases the sequence idle longest when none can be reused', () => {
+    expect(pickSequence([holding(1, 7), holding(1, 2, 8)], prompt)).toEqual({ index: 0, cachedTokens: 0 });
+  });
+
+  it('never counts the whole prompt as cached: the engine evaluates its last token itself', () => {
+    expect(pickSequence([holding(1, 2, 3, 4, 5, 6), holding(1, 2)], prompt)).toEqual({ index: 1, cachedTokens: 2 });
+  });
+});
+
+describe('sharedStart', () => {
+  it("keeps what the prompt shares with its system part's own rendering", () => {
+    // The system part alone renders with a different ending (the turn for the model after it).
+    expect(sharedStart(tokens(1, 2, 3, 4, 5, 6), tokens(1, 2, 3, 9))).toBe(3);
+  });
+
+  it('keeps at most all but the last token of the prompt', () => {
+    expect(sharedStart(tokens(1, 2, 3), tokens(1, 2, 3))).toBe(2);
+  });
+});

@@ -1,0 +1,42 @@
+import type { Token } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
+
+export function commonPrefixLength(a: readonly Token[], b: readonly Token[]): number {
+  let length = 0;
+  while (length < a.length && length < b.length && a[length] === b[length]) length++;
+  return length;
+}
+
+/** What an idle sequence holds in its context: the tokens a job left there. */
+export interface HeldTokens {
+  readonly contextTokens: readonly Token[];
+}
+
+/**
+ * Which idle sequence a prompt runs on, and how many of its first tokens that sequence holds
+ * already (LlamaChat evaluates only the rest). `sequences` are in the order they fell idle. A
+ * sequence keeps the shared start of its last prompt (see `sharedStart`): the longest one that
+ * the new prompt begins with wins; then an empty one; else the one idle longest, whose state
+ * LlamaChat erases first (that waits on the context's batch loop, so it is the last choice; and
+ * the system prompts used most recently stay).
+ */
+export function pickSequence(sequences: readonly HeldTokens[], prompt: readonly Token[]): { index: number; cachedTokens: number } {
+  let best = { index: -1, cachedTokens: -1 };
+  for (const [index, { contextTokens }] of sequences.entries()) {
+    const held = contextTokens.length;
+    // LlamaChat evaluates at least the prompt's last token itself.
+    const reusable = held < prompt.length && commonPrefixLength(contextTokens, prompt) === held;
+    if (reusable && held > best.cachedTokens) best = { index, cachedTokens: held };
+  }
+  return best.index >= 0 ? best : { index: 0, cachedTokens: 0 };
+}
+
+/**
+ * How much of a prompt to keep in its sequence once its job ends: the part before the first
+ * message that is not a system message (`preamble`, the prompt of that history alone: the
+ * template's start, system prompts and tool definitions), which the next requests of the same
+ * application share. The answer and the rest of the prompt go at once, while the batch loop is
+ * free, so that the next job does not wait to erase them.
+ */
+export function sharedStart(prompt: readonly Token[], preamble: readonly Token[]): number {
+  return Math.min(commonPrefixLength(prompt, preamble), prompt.length - 1);
+}

@@ -1,0 +1,62 @@
+import OpenAI from 'openai';
+import { resolve } from 'node:path';
+import { REPO_ROOT } from '../tools/local-stack/services';
+import { STACK_API_KEY, STACK_MODEL, ServiceStack } from './support/service-stack';
+
+const UNCACHED_MODEL = 'tiny-chat-uncached';
+
+/**
+ * The llama.cpp worker's prompt cache, through the official client: a sequence keeps the system
+ * prompt of its last job, and a job that shares it goes to that sequence and evaluates only the
+ * rest (OpenAI's usage.prompt_tokens_details.cached_tokens). One worker per model, two sequences
+ * each, and nothing else running, so which sequence holds what is known.
+ */
+describe('Prompt cache (llama.cpp)', () => {
+  let stack: ServiceStack;
+  let client: OpenAI;
+
+  beforeAll(async () => {
+    stack = await ServiceStack.start({ name: 'prompt-cache', workers: 0, parallelSequences: 2, models: [STACK_MODEL, UNCACHED_MODEL] });
+    await stack.addWorker();
+    // The same model file, served under another name by a worker without the cache.
+    await stack.addWorker({ PROMPT_CACHE: 'false', MODEL_PATH: resolve(REPO_ROOT, `models/${STACK_MODEL}.gguf`) }, UNCACHED_MODEL);
+    client = new OpenAI({ baseURL: stack.baseUrl, apiKey: STACK_API_KEY, maxRetries: 0 });
+  }, 90_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  const systemAbout = (topic: string): string => `You are a storyteller. ${`Every tale you tell is about ${topic}. `.repeat(15)}`;
+  const ask = (system: string, question: string, model = STACK_MODEL) =>
+    client.chat.completions.create({ model, messages: [{ role: 'system', content: system }, { role: 'user', content: question }], max_tokens: 12, temperature: 0 });
+  const cached = (completion: OpenAI.ChatCompletion): number => completion.usage?.prompt_tokens_details?.cached_tokens ?? -1;
+  /** Whether nearly all the prompt (all but the question and the template's turn markers) was cached. */
+  const warm = (completion: OpenAI.ChatCompletion): boolean => cached(completion) > completion.usage!.prompt_tokens * 0.8 && cached(completion) < completion.usage!.prompt_tokens;
+
+  it('evaluates a shared system prompt once: later requests report it as cached_tokens, and answer as the first did', async () => {
+    const system = systemAbout('a rabbit, a queen and a garden');
+    const first = await ask(system, 'Tell me about the queen.');
+    const second = await ask(system, 'Tell me about the garden.');
+    const again = await ask(system, 'Tell me about the queen.');
+    expect(cached(first)).toBeGreaterThanOrEqual(0);
+    expect(warm(first)).toBe(false);
+    expect([warm(second), warm(again)]).toEqual([true, true]);
+    expect(again.choices[0].message.content).toBe(first.choices[0].message.content);
+  });
+
+  it('sends a request to the sequence that holds its system prompt', async () => {
+    const [hatter, cat] = [systemAbout('a hatter and a hare'), systemAbout('a cat that grins')];
+    await ask(hatter, 'Who pours the tea?');
+    // The other sequence takes the second system prompt; the first still holds the hatter's.
+    expect(warm(await ask(cat, 'Where is the cat?'))).toBe(false);
+    expect(warm(await ask(hatter, 'Why is a raven like a writing desk?'))).toBe(true);
+    expect(warm(await ask(cat, 'Why does it grin?'))).toBe(true);
+  });
+
+  it('caches nothing with PROMPT_CACHE=false', async () => {
+    const system = systemAbout('a caterpillar on a mushroom');
+    const answers = [await ask(system, 'What does it smoke?', UNCACHED_MODEL), await ask(system, 'Who are you?', UNCACHED_MODEL)];
+    expect(answers.map(cached)).toEqual([0, 0]);
+  });
+});
