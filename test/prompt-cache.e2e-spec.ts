@@ -54,6 +54,15 @@ describe('Prompt cache (llama.cpp)', () => {
     expect(warm(await ask(cat, 'Why does it grin?'))).toBe(true);
   });
 
+  it('caches the tool definitions of requests without a system prompt', async () => {
+    const tools: OpenAI.ChatCompletionTool[] = [
+      { type: 'function', function: { name: 'find_rabbit', description: 'Where the white rabbit is now, by the time of day.', parameters: { type: 'object', properties: { hour: { type: 'integer' } }, required: ['hour'] } } },
+    ];
+    const call = (content: string) => client.chat.completions.create({ model: STACK_MODEL, messages: [{ role: 'user', content }], tools, tool_choice: 'required', max_tokens: 24, temperature: 0 });
+    await call('Where is the rabbit at noon?');
+    expect(warm(await call('Where is the rabbit at dusk?'))).toBe(true);
+  });
+
   it('caches nothing with PROMPT_CACHE=false', async () => {
     const system = systemAbout('a caterpillar on a mushroom');
     const answers = [await ask(system, 'What does it smoke?', UNCACHED_MODEL), await ask(system, 'Who are you?', UNCACHED_MODEL)];

@@ -313,16 +313,27 @@ export class LlamaCppEngine implements InferenceEngine {
     }
   }
 
-  /** Erases all of a finished job's sequence but the start of its prompt that later prompts may share (none with PROMPT_CACHE off). */
+  /** Erases all of a finished job's sequence but the start of its prompt that later prompts may share. */
   private async keepSharedStart(sequence: LlamaContextSequence, history: ChatHistoryItem[], functions: ChatModelFunctions | undefined, prompt: Token[]): Promise<void> {
-    let keep = 0;
-    if (this.promptCache) {
-      const leadingSystem = history.findIndex((item) => item.type !== 'system');
-      const preamble = this.renderPrompt(history.slice(0, leadingSystem < 0 ? history.length : leadingSystem), functions);
-      // Only what the sequence really holds of the prompt (an aborted job may not have evaluated it all).
-      keep = Math.min(sharedStart(prompt, preamble), commonPrefixLength(sequence.contextTokens, prompt));
+    await sequence.eraseContextTokenRanges([{ start: this.keptLength(sequence, history, functions, prompt), end: sequence.nextTokenIndex }]);
+  }
+
+  /**
+   * How much of a finished prompt its sequence keeps (see sharedStart): none with PROMPT_CACHE
+   * off, or for a model whose state cannot be cut short (sliding-window attention, recurrent:
+   * node-llama-cpp would evaluate the kept part again there and then, for a job that may never come).
+   */
+  private keptLength(sequence: LlamaContextSequence, history: ChatHistoryItem[], functions: ChatModelFunctions | undefined, prompt: Token[]): number {
+    if (!this.promptCache || sequence.needsCheckpoints) return 0;
+    const leadingSystem = history.findIndex((item) => item.type !== 'system');
+    let preamble: Token[];
+    try {
+      preamble = this.renderPrompt(history.slice(0, leadingSystem < 0 ? history.length : leadingSystem), functions);
+    } catch {
+      return 0; // a template that cannot render the system part alone (one that wants a user message)
     }
-    await sequence.eraseContextTokenRanges([{ start: keep, end: sequence.nextTokenIndex }]);
+    // Only what the sequence really holds of the prompt (an aborted job may not have evaluated it all).
+    return Math.min(sharedStart(prompt, preamble), commonPrefixLength(sequence.contextTokens, prompt));
   }
 
   /** The prompt exactly as the chat template renders it, in the model's tokens. */

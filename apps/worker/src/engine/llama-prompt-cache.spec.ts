@@ -15,8 +15,9 @@ describe('pickSequence', () => {
     expect(pickSequence([holding(1, 2, 7), holding(), holding(8)], prompt)).toEqual({ index: 1, cachedTokens: 0 });
   });
 
-  it('erases the sequence idle longest when none can be reused', () => {
-    expect(pickSequence([holding(1, 7), holding(1, 2, 8)], prompt)).toEqual({ index: 0, cachedTokens: 0 });
+  it('erases the sequence idle longest when none can be reused, counting what it still shares with the prompt', () => {
+    expect(pickSequence([holding(1, 7), holding(1, 2, 8)], prompt)).toEqual({ index: 0, cachedTokens: 1 });
+    expect(pickSequence([holding(9, 7), holding(1, 2, 8)], prompt)).toEqual({ index: 0, cachedTokens: 0 });
   });
 
   it('never counts the whole prompt as cached: the engine evaluates its last token itself', () => {

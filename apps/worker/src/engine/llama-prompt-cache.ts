@@ -27,7 +27,9 @@ export function pickSequence(sequences: readonly HeldTokens[], prompt: readonly 
     const reusable = held < prompt.length && commonPrefixLength(contextTokens, prompt) === held;
     if (reusable && held > best.cachedTokens) best = { index, cachedTokens: held };
   }
-  return best.index >= 0 ? best : { index: 0, cachedTokens: 0 };
+  if (best.index >= 0) return best;
+  // LlamaChat still reuses what the sequence shares with the prompt (its first tokens, at least).
+  return { index: 0, cachedTokens: Math.min(commonPrefixLength(sequences[0].contextTokens, prompt), prompt.length - 1) };
 }
 
 /**

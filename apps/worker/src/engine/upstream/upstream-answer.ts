@@ -188,7 +188,8 @@ function readUsage(value: unknown): CompletionUsage | undefined {
   const prompt = count(value.prompt_tokens);
   const completion = count(value.completion_tokens);
   if (prompt === undefined || completion === undefined) return undefined;
-  const cached = isJsonObject(value.prompt_tokens_details) ? count(value.prompt_tokens_details.cached_tokens) : undefined;
+  const reported = isJsonObject(value.prompt_tokens_details) ? count(value.prompt_tokens_details.cached_tokens) : undefined;
+  const cached = reported === undefined ? undefined : Math.min(reported, prompt);
   return {
     prompt_tokens: prompt,
     completion_tokens: completion,
