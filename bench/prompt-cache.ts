@@ -14,6 +14,7 @@ import { LlamaCppEngine } from '../apps/worker/src/engine/llama-cpp.engine';
 import type { LlamaCppEngineOptions } from '../apps/worker/src/engine/llama-cpp.engine';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { median, round } from './stats';
 
 const { values } = parseArgs({
   options: {
@@ -71,8 +72,11 @@ async function closedLoop(engine: LlamaCppEngine, concurrency: number, messages:
   return { answers, seconds: (performance.now() - startedAt) / 1000 };
 }
 
-const median = (numbers: number[]): number => [...numbers].sort((a, b) => a - b)[Math.floor(numbers.length / 2)];
-const round = (value: number, digits = 2): number => +value.toFixed(digits);
+/** One level's answers: the median time to first output, and the median prompt tokens cached. */
+const medians = (answers: Answer[]) => ({
+  firstOutputMsMedian: round(median(answers.map((answer) => answer.firstOutputMs)), 2),
+  cachedTokensMedian: median(answers.map((answer) => answer.cachedTokens)),
+});
 
 async function measure(promptCache: boolean) {
   const options: LlamaCppEngineOptions = { modelPath: values.model ?? '', parallelSequences: SEQUENCES, threads: 1, contextSize: 4096, gpu: values.gpu as LlamaCppEngineOptions['gpu'], promptCache };
@@ -85,9 +89,9 @@ async function measure(promptCache: boolean) {
     const tokens = plain.answers.reduce((sum, answer) => sum + answer.completionTokens, 0);
     return {
       promptTokens: sharedOne.answers[0].promptTokens,
-      sharedSystemPromptC1: { firstOutputMsMedian: round(median(sharedOne.answers.map((answer) => answer.firstOutputMs))), cachedTokensMedian: median(sharedOne.answers.map((answer) => answer.cachedTokens)) },
-      sharedSystemPromptC4: { firstOutputMsMedian: round(median(sharedFour.answers.map((answer) => answer.firstOutputMs))), cachedTokensMedian: median(sharedFour.answers.map((answer) => answer.cachedTokens)) },
-      noSystemPromptC4: { tokensPerSecond: Math.round(tokens / plain.seconds), firstOutputMsMedian: round(median(plain.answers.map((answer) => answer.firstOutputMs))) },
+      sharedSystemPromptC1: medians(sharedOne.answers),
+      sharedSystemPromptC4: medians(sharedFour.answers),
+      noSystemPromptC4: { tokensPerSecond: Math.round(tokens / plain.seconds), firstOutputMsMedian: medians(plain.answers).firstOutputMsMedian },
     };
   } finally {
     await engine.close();

@@ -75,6 +75,9 @@ export function spreadOf(values: number[], higherIsBetter: boolean): Spread {
   };
 }
 
+/** The middle value (the lower of the two middle ones for an even count), as every p50 here. */
+export const median = (samples: ArrayLike<number>): number => summarize(samples).p50;
+
 /** Rounds for JSON output: three significant decimals are plenty for noisy timings. */
 export function round(value: number, digits = 3): number {
   const factor = 10 ** digits;

@@ -14,6 +14,7 @@ import { reduceJsonSchema } from '@app/contracts';
 import type { GrammarSchema, JsonValue } from '@app/contracts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { median } from './stats';
 
 const { values } = parseArgs({
   options: { model: { type: 'string', default: 'models/tiny-chat.gguf' }, runs: { type: 'string', default: '20' }, 'max-tokens': { type: 'string', default: '128' } },
@@ -66,7 +67,6 @@ async function generate(engine: LlamaCppEngine, mode: Mode, seed: number): Promi
   return { tokens: outcome.usage.completion_tokens, seconds: (endedAt - startedAt) / 1000, firstOutputMs: (firstAt ?? endedAt) - startedAt };
 }
 
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 async function main(): Promise<void> {
   const engine = await LlamaCppEngine.load({ modelPath: values.model ?? '', parallelSequences: 1, threads: 1, contextSize: 4096, gpu: 'false' });

@@ -25,6 +25,12 @@ type Batch = OpenAI.Batches.Batch;
 
 const line = (customId: string, body: object): string => JSON.stringify({ custom_id: customId, method: 'POST', url: '/v1/chat/completions', body });
 
+/** Whether a job id is one of the batch's line jobs (see lineCompletionId). */
+const isLineOf =
+  (batchId: string) =>
+  (jobId: string | undefined): boolean =>
+    jobId?.startsWith(lineCompletionId(batchId, 0).slice(0, -1)) === true;
+
 /** The lines of a result file; none when there is no file. */
 async function resultLines(client: OpenAI, id: string | null | undefined): Promise<OutputLine[]> {
   if (!id) return [];
@@ -208,13 +214,12 @@ describe('Batch API', () => {
     const batch = await settled(client, created.id);
     expect([batch.status, batch.request_counts]).toEqual(['cancelled', { total: 30_000, completed: 0, failed: 30_000 }]);
     // Not one line was added to the model's queue, not even to be taken off again at once.
-    const ownPrefix = lineCompletionId(created.id, 0).slice(0, -1);
     const redis = new Redis(stack.redis.url);
     try {
       const events = await redis.xrange(stack.queue(SLOW_MODEL).toKey('events'), '-', '+');
       const addedJobIds = events.filter(([, fields]) => fields[1] === 'added').map(([, fields]) => fields[fields.indexOf('jobId') + 1]);
       expect(addedJobIds).toContain(plain.id); // what an added job looks like there
-      expect(addedJobIds.filter((jobId) => jobId.startsWith(ownPrefix))).toEqual([]);
+      expect(addedJobIds.filter(isLineOf(created.id))).toEqual([]);
     } finally {
       redis.disconnect();
     }
@@ -312,8 +317,7 @@ describe('Batch API whose input file is deleted mid-run', () => {
     expect([counts.total, counts.completed + counts.failed]).toEqual([40, 40]);
     // Its lines would answer for nobody: the waiting ones left the queue before it failed, the running one is stopped.
     const queue = stack.queue(SLOW_MODEL);
-    const ownPrefix = lineCompletionId(created.id, 0).slice(0, -1);
-    const linesIn = async (states: JobType[]): Promise<number> => (await queue.getJobs(states)).filter((job) => job.id?.startsWith(ownPrefix)).length;
+    const linesIn = async (states: JobType[]): Promise<number> => (await queue.getJobs(states)).filter((job) => isLineOf(created.id)(job.id)).length;
     expect(await linesIn(['waiting', 'prioritized', 'delayed'])).toBe(0);
     await waitFor('its running line to stop', async () => (await linesIn(['active'])) === 0, 5000);
   });
