@@ -1,4 +1,6 @@
 import fc from 'fast-check';
+import { resolve } from 'node:path';
+import { REPO_ROOT } from '../../tools/local-stack/services';
 import { scrapeUntil, serverRoot, total } from '../operators/prometheus-text';
 import { assertMatchesSchema } from '../support/openai-schema';
 import { STACK_API_KEY, STACK_MODEL, ServiceStack, waitFor } from '../support/service-stack';
@@ -14,6 +16,8 @@ async function errorOf(response: Response): Promise<ErrorBody['error']> {
   return body.error;
 }
 
+const SMALL_CONTEXT_MODEL = 'tiny-chat-256';
+
 /**
  * Work the service cannot do is refused before the first byte, and work that takes too long
  * ends with a clear error. One worker with one sequence; at most one job may wait; a job waits
@@ -27,10 +31,12 @@ describe('admission and time limits', () => {
       name: 'limits',
       workers: 1,
       parallelSequences: 1,
-      models: [STACK_MODEL, 'model-without-workers'],
+      models: [STACK_MODEL, 'model-without-workers', SMALL_CONTEXT_MODEL],
       apiEnv: { MAX_WAITING_JOBS: '1', MAX_QUEUE_WAIT_MS: '1500' },
       workerEnv: { MAX_GENERATION_MS: '1000' },
     });
+    // The same model file with a 256-token context, so a prompt can end exactly at its edge.
+    await stack.addWorker({ CONTEXT_SIZE: '256', MODEL_PATH: resolve(REPO_ROOT, `models/${STACK_MODEL}.gguf`) }, SMALL_CONTEXT_MODEL);
   });
   afterAll(() => stack.stop());
 
@@ -136,5 +142,34 @@ describe('admission and time limits', () => {
     const error = await errorOf(response);
     expect(error).toMatchObject({ type: 'invalid_request_error', code: 'context_length_exceeded', param: 'messages' });
     expect(error.message).toMatch(/maximum context length is \d+ tokens/);
+  });
+
+  it('answers a prompt that leaves the llama.cpp engine two tokens, and refuses one that leaves one, instead of dropping part of it', async () => {
+    const contextSize = 256;
+    const ask = (words: number, extra: Record<string, unknown> = {}) =>
+      postChat(stack.baseUrl, STACK_API_KEY, { model: SMALL_CONTEXT_MODEL, messages: [{ role: 'user', content: 'cat'.concat(' cat'.repeat(words)) }], temperature: 0, ...extra });
+    const promptTokens = async (words: number): Promise<number> => {
+      const response = await ask(words, { max_tokens: 1 });
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { usage: { prompt_tokens: number } }).usage.prompt_tokens;
+    };
+    const [none, one] = [await promptTokens(0), await promptTokens(1)];
+    expect(one - none).toBe(1); // each " cat" is one token, so a prompt of any length can be made
+    const wordsFor = (tokens: number) => tokens - none;
+
+    const twoLeft = await ask(wordsFor(contextSize - 2));
+    expect(twoLeft.status).toBe(200);
+    const answered = (await twoLeft.json()) as { usage: { prompt_tokens: number; completion_tokens: number } };
+    // The whole prompt was evaluated (LlamaChat shortens the history when it does not fit).
+    expect(answered.usage.prompt_tokens).toBe(contextSize - 2);
+    expect(answered.usage.completion_tokens).toBeLessThanOrEqual(2);
+
+    const oneLeft = await ask(wordsFor(contextSize - 1));
+    expect(oneLeft.status).toBe(400);
+    const error = await errorOf(oneLeft);
+    expect(error).toMatchObject({ type: 'invalid_request_error', code: 'context_length_exceeded', param: 'messages' });
+    expect(error.message).toBe(
+      `This model's maximum context length is ${contextSize} tokens. However, your messages resulted in ${contextSize - 1} tokens, and this engine needs at least 2 more for the completion. Please reduce the length of the messages or completion.`,
+    );
   });
 });

@@ -57,14 +57,28 @@ export const INFERENCE_ENGINE = Symbol('INFERENCE_ENGINE');
 
 /** Prompt plus requested answer do not fit in the model's context. */
 export class ContextLengthExceededError extends Error {
-  constructor(contextSize: number, promptTokens: number, maxTokens: number | undefined) {
+  /** @param minimumRoom the tokens the engine needs free after the prompt (see answerBudget) */
+  constructor(contextSize: number, promptTokens: number, maxTokens: number | undefined, minimumRoom = 1) {
     const requested =
-      maxTokens === undefined
-        ? `your messages resulted in ${promptTokens} tokens`
-        : `you requested ${promptTokens + maxTokens} tokens (${promptTokens} in the messages, ${maxTokens} in the completion)`;
+      contextSize - promptTokens < minimumRoom
+        ? `your messages resulted in ${promptTokens} tokens, and this engine needs at least ${minimumRoom} more for the completion`
+        : maxTokens === undefined
+          ? `your messages resulted in ${promptTokens} tokens`
+          : `you requested ${promptTokens + maxTokens} tokens (${promptTokens} in the messages, ${maxTokens} in the completion)`;
     super(`This model's maximum context length is ${contextSize} tokens. However, ${requested}. Please reduce the length of the messages or completion.`);
     this.name = 'ContextLengthExceededError';
   }
+}
+
+/**
+ * The most tokens the answer may have: max_tokens, or without it the rest of the context
+ * (finish_reason "length"). A max_tokens that does not fit is refused, not shortened, and so is a
+ * prompt that leaves less than `minimumRoom` tokens free.
+ */
+export function answerBudget(contextSize: number, promptTokens: number, maxTokens: number | undefined, minimumRoom = 1): number {
+  const room = contextSize - promptTokens;
+  if (room < minimumRoom || (maxTokens ?? 0) > room) throw new ContextLengthExceededError(contextSize, promptTokens, maxTokens, minimumRoom);
+  return maxTokens ?? room;
 }
 
 /** The job asks for something this engine cannot honour exactly (the API refuses such jobs first). */

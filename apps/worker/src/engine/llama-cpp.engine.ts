@@ -15,7 +15,7 @@ import type {
   Token,
   TokenBias,
 } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
-import { ContextLengthExceededError, GenerationAbortedError } from './inference-engine';
+import { answerBudget, GenerationAbortedError } from './inference-engine';
 import type { GenerationOutcome, GenerationRequest, InferenceEngine } from './inference-engine';
 import { toChatHistory } from './llama-chat-history';
 import { AnswerTokens, scoreAnswer } from './llama-logprobs';
@@ -51,6 +51,9 @@ function endOfGenerationTokens(model: LlamaModel): number[] {
 
 /** Most calls one answer may make when parallel tool calls are allowed. */
 const MAX_PARALLEL_CALLS = 8;
+
+/** Tokens LlamaChat needs free after the prompt to answer without shortening the history (its minFreeContextTokens, plus the first answer token). */
+const LLAMA_CHAT_MINIMUM_ROOM = 2;
 
 /** Two chats on one context sequence: one as the template wants, one that must begin with a call. */
 interface SequenceChats {
@@ -221,12 +224,9 @@ export class LlamaCppEngine implements InferenceEngine {
     const functions = callableFunctions(tools);
     const prompt = this.renderPrompt(history, functions);
     const promptTokens = prompt.length;
-    const room = this.contextSize - promptTokens;
-    if (room <= 0 || (sampling.maxTokens ?? 0) > room) {
-      throw new ContextLengthExceededError(this.contextSize, promptTokens, sampling.maxTokens);
-    }
-    // Without max_tokens the answer may use the rest of the context (finish_reason "length").
-    const maxTokens = sampling.maxTokens ?? room;
+    // LlamaChat keeps a token free after the prompt: with only one it would silently drop the
+    // start of the conversation to make room (its context shift), so that prompt is refused.
+    const maxTokens = answerBudget(this.contextSize, promptTokens, sampling.maxTokens, LLAMA_CHAT_MINIMUM_ROOM);
 
     const grammar = await this.grammars.forFormat(responseFormat);
     const mustCall = functions !== undefined && tools?.choice.type !== 'auto';

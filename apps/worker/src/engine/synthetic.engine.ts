@@ -1,6 +1,6 @@
 import { MAX_CHOICES } from '@app/contracts';
 import type { ChatMessage, EngineCapabilities, FinishReason } from '@app/contracts';
-import { ContextLengthExceededError, GenerationAbortedError } from './inference-engine';
+import { answerBudget, GenerationAbortedError } from './inference-engine';
 import type { GenerationOutcome, GenerationRequest, InferenceEngine } from './inference-engine';
 import { StopSequences } from './stop-sequences';
 
@@ -48,10 +48,7 @@ export class SyntheticEngine implements InferenceEngine {
 
   async generate({ messages, sampling, signal, output }: GenerationRequest): Promise<GenerationOutcome> {
     const promptTokens = countPromptTokens(messages);
-    const room = this.contextSize - promptTokens;
-    // As the llama.cpp engine: a max_tokens that does not fit is refused, not shortened.
-    if (room <= 0 || (sampling.maxTokens ?? 0) > room) throw new ContextLengthExceededError(this.contextSize, promptTokens, sampling.maxTokens);
-    const maxTokens = sampling.maxTokens ?? room;
+    const maxTokens = answerBudget(this.contextSize, promptTokens, sampling.maxTokens);
     const limit = Math.min(this.options.tokens, maxTokens);
     const stop = new StopSequences(sampling.stop, (text) => output.write({ type: 'text', choice: 0, text }));
     let generated = 0;
