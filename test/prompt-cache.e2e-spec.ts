@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import { resolve } from 'node:path';
-import { REPO_ROOT } from '../tools/local-stack/services';
+import { REPO_ROOT, workerHealthUrl } from '../tools/local-stack/services';
+import { scrape, total } from './operators/prometheus-text';
 import { STACK_API_KEY, STACK_MODEL, ServiceStack } from './support/service-stack';
 
 const UNCACHED_MODEL = 'tiny-chat-uncached';
@@ -14,10 +15,11 @@ const UNCACHED_MODEL = 'tiny-chat-uncached';
 describe('Prompt cache (llama.cpp)', () => {
   let stack: ServiceStack;
   let client: OpenAI;
+  let workerMetrics: string;
 
   beforeAll(async () => {
     stack = await ServiceStack.start({ name: 'prompt-cache', workers: 0, parallelSequences: 2, models: [STACK_MODEL, UNCACHED_MODEL] });
-    await stack.addWorker();
+    workerMetrics = `${await workerHealthUrl(await stack.addWorker())}/metrics`;
     // The same model file, served under another name by a worker without the cache.
     await stack.addWorker({ PROMPT_CACHE: 'false', MODEL_PATH: resolve(REPO_ROOT, `models/${STACK_MODEL}.gguf`) }, UNCACHED_MODEL);
     client = new OpenAI({ baseURL: stack.baseUrl, apiKey: STACK_API_KEY, maxRetries: 0 });
@@ -61,6 +63,22 @@ describe('Prompt cache (llama.cpp)', () => {
     const call = (content: string) => client.chat.completions.create({ model: STACK_MODEL, messages: [{ role: 'user', content }], tools, tool_choice: 'required', max_tokens: 24, temperature: 0 });
     await call('Where is the rabbit at noon?');
     expect(warm(await call('Where is the rabbit at dusk?'))).toBe(true);
+  });
+
+  it('evaluates the prompt of n choices once: the choices after the first find all of it cached', async () => {
+    const cachedSoFar = async () => total((await scrape(workerMetrics)).samples, 'llm_worker_cached_prompt_tokens_total', { model: STACK_MODEL });
+    const before = await cachedSoFar();
+    const question = `Tell me, slowly and in order, ${'what the queen said to the rabbit and '.repeat(8)}why.`;
+    const completion = await client.chat.completions.create({
+      model: STACK_MODEL,
+      messages: [{ role: 'system', content: systemAbout('a queen of hearts') }, { role: 'user', content: question }],
+      n: 3,
+      max_tokens: 8,
+    });
+    expect(completion.choices).toHaveLength(3);
+    // usage counts the prompt once, as the first choice found it; the worker counts every choice's.
+    const promptTokens = completion.usage!.prompt_tokens;
+    expect((await cachedSoFar()) - before).toBe(cached(completion) + 2 * (promptTokens - 1));
   });
 
   it('caches nothing with PROMPT_CACHE=false', async () => {

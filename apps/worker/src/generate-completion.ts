@@ -120,6 +120,7 @@ export async function generateCompletion(
           logprobs: job.logprobs,
           signal,
           output: choice === 0 ? events : { write: (part) => events.write({ ...part, choice }) },
+          anotherChoiceFollows: choice < choices - 1,
         }),
       );
       if (choices > 1) events.write({ type: 'choice_end', choice, finishReason: outcomes[choice].finishReason });

@@ -25,6 +25,8 @@ export interface GenerationRequest {
   signal: AbortSignal;
   /** Receives the output parts as they are generated; text never holds a partial stop sequence. */
   output: OutputSink;
+  /** Another answer to these same messages follows (the next of `n` choices): worth keeping the prompt for. */
+  anotherChoiceFollows?: boolean;
 }
 
 export interface GenerationOutcome {

@@ -219,7 +219,7 @@ export class LlamaCppEngine implements InferenceEngine {
     return new LlamaCppEngine(llama, model, context, chatWrapper, chats, tokenBias, options.promptCache ?? true);
   }
 
-  async generate({ messages, sampling, tools, responseFormat, logprobs, signal, output }: GenerationRequest): Promise<GenerationOutcome> {
+  async generate({ messages, sampling, tools, responseFormat, logprobs, signal, output, anotherChoiceFollows }: GenerationRequest): Promise<GenerationOutcome> {
     const history = toChatHistory(messages);
     const functions = callableFunctions(tools);
     const prompt = this.renderPrompt(history, functions);
@@ -257,6 +257,7 @@ export class LlamaCppEngine implements InferenceEngine {
     const chat = mustCall ? chats.mustCall : chats.free;
     const meterBefore = chat.sequence.tokenMeter.getState();
     const answerTokens = logprobs ? new AnswerTokens() : undefined;
+    let failed = false;
     try {
       const response = await chat.generateResponse(history, {
         ...(constraint as object),
@@ -302,29 +303,35 @@ export class LlamaCppEngine implements InferenceEngine {
         },
       };
     } catch (error) {
+      failed = true; // so the job ends here, and no other choice follows
       if (signal.aborted) throw new GenerationAbortedError();
       throw error;
     } finally {
       // Erase the answer now, while the context's batch loop is ours for a moment: a job that
       // arrives later (from the queue, not in this same turn of the event loop) would otherwise
       // wait tens of milliseconds for node-llama-cpp to let it erase the old state itself.
-      await this.keepSharedStart(chat.sequence, history, functions, prompt).catch(() => undefined);
+      await this.keepSharedStart(chat.sequence, history, functions, prompt, anotherChoiceFollows === true && !failed).catch(() => undefined);
       this.idleChats.push(chats);
     }
   }
 
   /** Erases all of a finished job's sequence but the start of its prompt that later prompts may share. */
-  private async keepSharedStart(sequence: LlamaContextSequence, history: ChatHistoryItem[], functions: ChatModelFunctions | undefined, prompt: Token[]): Promise<void> {
-    await sequence.eraseContextTokenRanges([{ start: this.keptLength(sequence, history, functions, prompt), end: sequence.nextTokenIndex }]);
+  private async keepSharedStart(sequence: LlamaContextSequence, history: ChatHistoryItem[], functions: ChatModelFunctions | undefined, prompt: Token[], wholePrompt: boolean): Promise<void> {
+    await sequence.eraseContextTokenRanges([{ start: this.keptLength(sequence, history, functions, prompt, wholePrompt), end: sequence.nextTokenIndex }]);
   }
 
   /**
-   * How much of a finished prompt its sequence keeps (see sharedStart): none with PROMPT_CACHE
-   * off, or for a model whose state cannot be cut short (sliding-window attention, recurrent:
-   * node-llama-cpp would evaluate the kept part again there and then, for a job that may never come).
+   * How much of a finished prompt its sequence keeps (see sharedStart), or all of it for the next
+   * of `n` choices (`wholePrompt`); none with PROMPT_CACHE off, or for a model whose state cannot
+   * be cut short (sliding-window attention, recurrent: node-llama-cpp would evaluate the kept part
+   * again there and then, for a job that may never come).
    */
-  private keptLength(sequence: LlamaContextSequence, history: ChatHistoryItem[], functions: ChatModelFunctions | undefined, prompt: Token[]): number {
+  private keptLength(sequence: LlamaContextSequence, history: ChatHistoryItem[], functions: ChatModelFunctions | undefined, prompt: Token[], wholePrompt: boolean): number {
     if (!this.promptCache || sequence.needsCheckpoints) return 0;
+    // Only what the sequence really holds of the prompt (an aborted job may not have evaluated it all).
+    const held = commonPrefixLength(sequence.contextTokens, prompt);
+    // LlamaChat evaluates the prompt's last token itself, for the first answer token's probabilities.
+    if (wholePrompt) return Math.min(held, prompt.length - 1);
     const leadingSystem = history.findIndex((item) => item.type !== 'system');
     let preamble: Token[];
     try {
@@ -332,8 +339,7 @@ export class LlamaCppEngine implements InferenceEngine {
     } catch {
       return 0; // a template that cannot render the system part alone (one that wants a user message)
     }
-    // Only what the sequence really holds of the prompt (an aborted job may not have evaluated it all).
-    return Math.min(sharedStart(prompt, preamble), commonPrefixLength(sequence.contextTokens, prompt));
+    return Math.min(sharedStart(prompt, preamble), held);
   }
 
   /** The prompt exactly as the chat template renders it, in the model's tokens. */
