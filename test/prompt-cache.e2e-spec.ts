@@ -81,6 +81,54 @@ describe('Prompt cache (llama.cpp)', () => {
     expect((await cachedSoFar()) - before).toBe(cached(completion) + 2 * (promptTokens - 1));
   });
 
+  it("keeps a conversation up to its prompt_cache_breakpoint: the next turn finds all of it cached", async () => {
+    const system = systemAbout('a dormouse in a teapot');
+    const question = `Tell me ${'about the dormouse, the teapot and '.repeat(10)}the tea.`;
+    const conversation = async (breakpoint: boolean) => {
+      const first = await client.chat.completions.create({
+        model: STACK_MODEL,
+        messages: [
+          { role: 'system', content: system },
+          { role: 'user', content: [{ type: 'text', text: question, ...(breakpoint ? { prompt_cache_breakpoint: { mode: 'explicit' } } : {}) }] },
+        ],
+        max_tokens: 12,
+        temperature: 0,
+      });
+      const next = await client.chat.completions.create({
+        model: STACK_MODEL,
+        messages: [
+          { role: 'system', content: system },
+          { role: 'user', content: question },
+          { role: 'assistant', content: first.choices[0].message.content },
+          { role: 'user', content: 'And then?' },
+        ],
+        max_tokens: 12,
+        temperature: 0,
+      });
+      return { firstPrompt: first.usage!.prompt_tokens, nextCached: cached(next) };
+    };
+    // Without the breakpoint only the system prompt is kept; the question is many tokens more.
+    const plain = await conversation(false);
+    expect(plain.nextCached).toBeLessThan(plain.firstPrompt - 50);
+    // With it, all but the prompt's last tokens (their reading may change with the text after them).
+    const marked = await conversation(true);
+    expect(marked.nextCached).toBeGreaterThanOrEqual(marked.firstPrompt - 3);
+  });
+
+  it("keeps nothing with prompt_cache_options.mode 'explicit' and no breakpoint", async () => {
+    const system = systemAbout('a mock turtle that sings');
+    await client.chat.completions.create({
+      model: STACK_MODEL,
+      messages: [{ role: 'system', content: system }, { role: 'user', content: 'What does it sing?' }],
+      prompt_cache_options: { mode: 'explicit' },
+      max_tokens: 12,
+      temperature: 0,
+    });
+    expect(warm(await ask(system, 'Why is it sad?'))).toBe(false);
+    // The default keeps the system prompt again.
+    expect(warm(await ask(system, 'What is the lobster quadrille?'))).toBe(true);
+  });
+
   it('caches nothing with PROMPT_CACHE=false', async () => {
     const system = systemAbout('a caterpillar on a mushroom');
     const answers = [await ask(system, 'What does it smoke?', UNCACHED_MODEL), await ask(system, 'Who are you?', UNCACHED_MODEL)];

@@ -120,6 +120,7 @@ export async function generateCompletion(
           logprobs: job.logprobs,
           signal,
           output: choice === 0 ? events : { write: (part) => events.write({ ...part, choice }) },
+          promptCache: job.promptCache,
           anotherChoiceFollows: choice < choices - 1,
         }),
       );

@@ -1,5 +1,5 @@
 import type { ChatMessage, ChatRole, ToolCall } from './chat-message';
-import type { LogprobsOptions, ResponseFormat, ToolOptions } from './generation-options';
+import type { LogprobsOptions, PromptCachePolicy, ResponseFormat, ToolOptions } from './generation-options';
 import type { OutputPart } from './output-parts';
 import type { ServiceTier } from './service-tiers';
 
@@ -90,6 +90,8 @@ export interface CompletionJobData {
   responseFormat: ResponseFormat;
   /** Log probabilities of the generated tokens; absent when not asked for. */
   logprobs?: LogprobsOptions;
+  /** What of the prompt to keep for later requests; absent means the shared start (system messages, tools). */
+  promptCache?: PromptCachePolicy;
   /** How the job was placed in its queue (OpenAI's `service_tier`, as granted to its key); absent on a batch line. */
   serviceTier?: ServiceTier;
   /** Set when the client asked to store the answer (`store: true`). */

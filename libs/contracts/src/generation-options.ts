@@ -40,3 +40,15 @@ export interface LogprobsOptions {
   /** Alternatives per position, 0 to MAX_TOP_LOGPROBS. */
   top: number;
 }
+
+/**
+ * What of its prompt a job leaves for later requests to reuse (OpenAI's prompt caching): the
+ * shared start (system messages and tools, OpenAI's implicit breakpoint) unless `implicit` is
+ * false (`prompt_cache_options.mode: "explicit"`), and the prompt up to its latest explicit
+ * `prompt_cache_breakpoint`. Absent means the shared start alone. It never changes an answer.
+ */
+export interface PromptCachePolicy {
+  implicit: boolean;
+  /** The latest breakpoint: after the first `offset` characters of message `message`'s content. */
+  breakpoint?: { message: number; offset: number };
+}

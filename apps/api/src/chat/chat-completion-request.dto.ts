@@ -73,6 +73,18 @@ export class StreamOptionsDto {
   include_usage?: boolean;
 }
 
+/** OpenAI's prompt caching options: whether the shared start is kept besides the explicit breakpoints. */
+export class PromptCacheOptionsDto {
+  @IsOptional()
+  @IsIn(['implicit', 'explicit'])
+  mode?: 'implicit' | 'explicit';
+
+  /** Accepted: a kept prefix lives until its sequence is needed for another prompt (README, PROMPT_CACHE). */
+  @IsOptional()
+  @IsIn(['30m'])
+  ttl?: '30m';
+}
+
 /**
  * The subset of OpenAI's CreateChatCompletionRequest this service implements. Any other field
  * is refused by name (ValidationPipe's forbidNonWhitelisted) rather than silently ignored.
@@ -215,6 +227,12 @@ export class ChatCompletionRequestDto {
   @IsString()
   @MaxLength(1024)
   prompt_cache_key?: string;
+
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => PromptCacheOptionsDto)
+  prompt_cache_options?: PromptCacheOptionsDto;
 
   @IsOptional()
   @IsString()

@@ -49,6 +49,20 @@ describe('toCompletionJob', () => {
     });
   });
 
+  it("maps prompt caching: the latest cache breakpoint, as an offset into its message's joined text, and the mode", () => {
+    const breakpoint = { mode: 'explicit', ttl: '12h' };
+    const messages = [
+      { role: 'system', content: [{ type: 'text', text: 'Be brief.', prompt_cache_breakpoint: breakpoint }] },
+      { role: 'user', content: [{ type: 'text', text: 'Once ' }, { type: 'text', text: 'upon', prompt_cache_breakpoint: breakpoint }, { type: 'text', text: ' a time?' }] },
+      { role: 'assistant', content: 'Yes.' },
+    ];
+    expect(job({ messages }).promptCache).toEqual({ implicit: true, breakpoint: { message: 1, offset: 9 } });
+    expect(job({ messages, prompt_cache_options: { mode: 'explicit' } }).promptCache).toEqual({ implicit: false, breakpoint: { message: 1, offset: 9 } });
+    expect(job({ messages: [{ role: 'user', content: 'Hi' }], prompt_cache_options: { mode: 'explicit', ttl: '30m' } }).promptCache).toEqual({ implicit: false });
+    // The default keeps the shared start, as the worker does without a policy.
+    expect(job({ messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }], prompt_cache_options: { mode: 'implicit' } }).promptCache).toBeUndefined();
+  });
+
   it('maps response_format and logit_bias, and n above one', () => {
     const built = job({
       messages: [{ role: 'user', content: 'Hi' }],

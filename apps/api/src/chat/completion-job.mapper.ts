@@ -1,9 +1,9 @@
 import { callsAllowed, reduceJsonSchema } from '@app/contracts';
-import type { ChatMessage, CompletionJobInput, GrammarSchema, JsonValue, LogprobsOptions, ResponseFormat, ToolCall, ToolChoice, ToolOptions } from '@app/contracts';
+import type { ChatMessage, CompletionJobInput, GrammarSchema, JsonValue, LogprobsOptions, PromptCachePolicy, ResponseFormat, ToolCall, ToolChoice, ToolOptions } from '@app/contracts';
 import { randomInt } from 'node:crypto';
 import { OpenAiError } from '../errors/openai-error';
 import type { ChatCompletionRequestDto, ChatMessageDto } from './chat-completion-request.dto';
-import { contentText } from './message-content.validator';
+import { breakpointOffsets, contentText } from './message-content.validator';
 import { stopList } from './stop-sequences.validator';
 
 /** One message's text may not exceed this (the body limit bounds the sum). */
@@ -126,6 +126,17 @@ function logprobsOptions(request: ChatCompletionRequestDto, tools: ToolOptions |
   return { top: request.top_logprobs ?? 0 };
 }
 
+/** OpenAI's prompt caching as the worker keeps prompts: absent for the default (the shared start alone). */
+function promptCachePolicy(request: ChatCompletionRequestDto): PromptCachePolicy | undefined {
+  const implicit = request.prompt_cache_options?.mode !== 'explicit';
+  // Every earlier breakpoint marks a prefix of the latest one, which is kept with it.
+  const breakpoint = request.messages
+    .flatMap(({ content }, message) => (content ? breakpointOffsets(content).map((offset) => ({ message, offset })) : []))
+    .at(-1);
+  if (implicit && !breakpoint) return undefined;
+  return { implicit, ...(breakpoint ? { breakpoint } : {}) };
+}
+
 /** A validated request becomes the job a worker runs, with OpenAI's defaults filled in. */
 export function toCompletionJob(
   request: ChatCompletionRequestDto,
@@ -139,6 +150,7 @@ export function toCompletionJob(
     throw invalid(`'response_format' other than text cannot be combined with tool calls; set 'tool_choice' to 'none' or drop one.`, 'response_format');
   }
   const logprobs = logprobsOptions(request, tools);
+  const promptCache = promptCachePolicy(request);
   return {
     completionId,
     model: request.model,
@@ -158,6 +170,7 @@ export function toCompletionJob(
     ...(request.n !== undefined && request.n > 1 ? { choices: request.n } : {}),
     responseFormat: format,
     ...(logprobs ? { logprobs } : {}),
+    ...(promptCache ? { promptCache } : {}),
     acceptedAt,
     startDeadline: acceptedAt + maxQueueWaitMs,
   };

@@ -11,7 +11,16 @@ export const ref = (name: string): { $ref: string } => ({ $ref: `#/components/sc
 const textPart: SchemaObject = {
   type: 'object',
   required: ['type', 'text'],
-  properties: { type: { type: 'string', enum: ['text'] }, text: { type: 'string' } },
+  properties: {
+    type: { type: 'string', enum: ['text'] },
+    text: { type: 'string' },
+    prompt_cache_breakpoint: {
+      type: 'object',
+      required: ['mode'],
+      description: 'The prompt up to the end of this part is kept for later requests (a llama.cpp worker, PROMPT_CACHE); the latest breakpoint of a request counts.',
+      properties: { mode: { type: 'string', enum: ['explicit'] }, ttl: { type: 'string', enum: ['30m', '12h'], description: 'Accepted: a kept prompt lives until its sequence is needed for another.' } },
+    },
+  },
 };
 
 const usage: SchemaObject = {
@@ -166,6 +175,13 @@ export const OPENAPI_SCHEMAS: Record<string, SchemaObject> = {
         description: 'priority (keys in PRIORITY_TIER_KEYS) is taken before default, default before flex, flex before batch lines; the answer names the tier used.',
       },
       prompt_cache_key: { type: 'string', description: 'Accepted and ignored.' },
+      prompt_cache_options: {
+        type: 'object',
+        properties: {
+          mode: { type: 'string', enum: ['implicit', 'explicit'], description: 'implicit (the default) also keeps the start prompts share (system messages, tools); explicit keeps only up to the latest prompt_cache_breakpoint, or nothing.' },
+          ttl: { type: 'string', enum: ['30m'], description: 'Accepted: a kept prompt lives until its sequence is needed for another.' },
+        },
+      },
       safety_identifier: { type: 'string', description: 'Accepted and ignored.' },
       verbosity: { type: 'string', enum: ['low', 'medium', 'high'], description: 'Accepted and ignored.' },
       reasoning_effort: { type: 'string', description: 'Accepted and ignored.' },

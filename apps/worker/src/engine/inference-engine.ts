@@ -5,6 +5,7 @@ import type {
   FinishReason,
   LogprobsOptions,
   OutputSink,
+  PromptCachePolicy,
   ResponseFormat,
   SamplingParams,
   ToolCall,
@@ -25,6 +26,8 @@ export interface GenerationRequest {
   signal: AbortSignal;
   /** Receives the output parts as they are generated; text never holds a partial stop sequence. */
   output: OutputSink;
+  /** What of the prompt to keep for later requests (engines without a prompt cache ignore it); absent: the shared start. */
+  promptCache?: PromptCachePolicy;
   /** Another answer to these same messages follows (the next of `n` choices): worth keeping the prompt for. */
   anotherChoiceFollows?: boolean;
 }

@@ -1,5 +1,5 @@
 import { MAX_CHOICES, callsAllowed, newToolCallId } from '@app/contracts';
-import type { EngineCapabilities, FinishReason, OutputSink, SamplingParams, ToolCall, ToolOptions } from '@app/contracts';
+import type { ChatMessage, EngineCapabilities, FinishReason, OutputSink, PromptCachePolicy, SamplingParams, ToolCall, ToolOptions } from '@app/contracts';
 import type {
   ChatHistoryItem,
   ChatModelFunctions,
@@ -54,6 +54,20 @@ const MAX_PARALLEL_CALLS = 8;
 
 /** Tokens LlamaChat needs free after the prompt to answer without shortening the history (its minFreeContextTokens, plus the first answer token). */
 const LLAMA_CHAT_MINIMUM_ROOM = 2;
+
+/** A job's prompt, as it came and as the engine rendered it. */
+interface RenderedPrompt {
+  messages: ChatMessage[];
+  history: ChatHistoryItem[];
+  functions: ChatModelFunctions | undefined;
+  prompt: Token[];
+}
+
+/** What a finished job's sequence keeps: the whole prompt for the next of `n` choices, else what the request's cache policy says. */
+type KeptPart = 'whole prompt' | PromptCachePolicy;
+
+/** Without a policy in the request: the shared start (the template's, system messages, tool definitions). */
+const SHARED_START: PromptCachePolicy = { implicit: true };
 
 /** Two chats on one context sequence: one as the template wants, one that must begin with a call. */
 interface SequenceChats {
@@ -219,7 +233,7 @@ export class LlamaCppEngine implements InferenceEngine {
     return new LlamaCppEngine(llama, model, context, chatWrapper, chats, tokenBias, options.promptCache ?? true);
   }
 
-  async generate({ messages, sampling, tools, responseFormat, logprobs, signal, output, anotherChoiceFollows }: GenerationRequest): Promise<GenerationOutcome> {
+  async generate({ messages, sampling, tools, responseFormat, logprobs, signal, output, promptCache, anotherChoiceFollows }: GenerationRequest): Promise<GenerationOutcome> {
     const history = toChatHistory(messages);
     const functions = callableFunctions(tools);
     const prompt = this.renderPrompt(history, functions);
@@ -310,36 +324,48 @@ export class LlamaCppEngine implements InferenceEngine {
       // Erase the answer now, while the context's batch loop is ours for a moment: a job that
       // arrives later (from the queue, not in this same turn of the event loop) would otherwise
       // wait tens of milliseconds for node-llama-cpp to let it erase the old state itself.
-      await this.keepSharedStart(chat.sequence, history, functions, prompt, anotherChoiceFollows === true && !failed).catch(() => undefined);
+      const keep: KeptPart = anotherChoiceFollows === true && !failed ? 'whole prompt' : (promptCache ?? SHARED_START);
+      await this.keepReusableStart(chat.sequence, { messages, history, functions, prompt }, keep).catch(() => undefined);
       this.idleChats.push(chats);
     }
   }
 
-  /** Erases all of a finished job's sequence but the start of its prompt that later prompts may share. */
-  private async keepSharedStart(sequence: LlamaContextSequence, history: ChatHistoryItem[], functions: ChatModelFunctions | undefined, prompt: Token[], wholePrompt: boolean): Promise<void> {
-    await sequence.eraseContextTokenRanges([{ start: this.keptLength(sequence, history, functions, prompt, wholePrompt), end: sequence.nextTokenIndex }]);
+  /** Erases all of a finished job's sequence but the start of its prompt that later prompts may reuse. */
+  private async keepReusableStart(sequence: LlamaContextSequence, rendered: RenderedPrompt, keep: KeptPart): Promise<void> {
+    await sequence.eraseContextTokenRanges([{ start: this.keptLength(sequence, rendered, keep), end: sequence.nextTokenIndex }]);
   }
 
   /**
-   * How much of a finished prompt its sequence keeps (see sharedStart), or all of it for the next
-   * of `n` choices (`wholePrompt`); none with PROMPT_CACHE off, or for a model whose state cannot
-   * be cut short (sliding-window attention, recurrent: node-llama-cpp would evaluate the kept part
-   * again there and then, for a job that may never come).
+   * How much of a finished prompt its sequence keeps: what `keep` asks for, and never more than
+   * the sequence holds (an aborted job may not have evaluated it all). None with PROMPT_CACHE off,
+   * or for a model whose state cannot be cut short (sliding-window attention, recurrent:
+   * node-llama-cpp would evaluate the kept part again there and then, for a job that may never come).
    */
-  private keptLength(sequence: LlamaContextSequence, history: ChatHistoryItem[], functions: ChatModelFunctions | undefined, prompt: Token[], wholePrompt: boolean): number {
+  private keptLength(sequence: LlamaContextSequence, { messages, history, functions, prompt }: RenderedPrompt, keep: KeptPart): number {
     if (!this.promptCache || sequence.needsCheckpoints) return 0;
-    // Only what the sequence really holds of the prompt (an aborted job may not have evaluated it all).
     const held = commonPrefixLength(sequence.contextTokens, prompt);
     // LlamaChat evaluates the prompt's last token itself, for the first answer token's probabilities.
-    if (wholePrompt) return Math.min(held, prompt.length - 1);
-    const leadingSystem = history.findIndex((item) => item.type !== 'system');
-    let preamble: Token[];
-    try {
-      preamble = this.renderPrompt(history.slice(0, leadingSystem < 0 ? history.length : leadingSystem), functions);
-    } catch {
-      return 0; // a template that cannot render the system part alone (one that wants a user message)
+    if (keep === 'whole prompt') return Math.min(held, prompt.length - 1);
+    let wanted = 0;
+    if (keep.implicit) {
+      const leadingSystem = history.findIndex((item) => item.type !== 'system');
+      wanted = this.startOf(prompt, history.slice(0, leadingSystem < 0 ? history.length : leadingSystem), functions);
     }
-    return Math.min(sharedStart(prompt, preamble), held);
+    if (keep.breakpoint) {
+      const { message, offset } = keep.breakpoint;
+      const cut = [...messages.slice(0, message), { ...messages[message], content: messages[message].content.slice(0, offset) }];
+      wanted = Math.max(wanted, this.startOf(prompt, toChatHistory(cut), functions));
+    }
+    return Math.min(wanted, held);
+  }
+
+  /** How much of `prompt` a rendering of the first part of its history begins it with (see sharedStart). */
+  private startOf(prompt: Token[], firstPart: ChatHistoryItem[], functions: ChatModelFunctions | undefined): number {
+    try {
+      return sharedStart(prompt, this.renderPrompt(firstPart, functions));
+    } catch {
+      return 0; // a template that cannot render that part alone (one that wants a user message)
+    }
   }
 
   /** The prompt exactly as the chat template renders it, in the model's tokens. */

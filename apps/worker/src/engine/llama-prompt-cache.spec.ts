@@ -15,9 +15,14 @@ describe('pickSequence', () => {
     expect(pickSequence([holding(1, 2, 7), holding(), holding(8)], prompt)).toEqual({ index: 1, cachedTokens: 0 });
   });
 
-  it('erases the sequence idle longest when none can be reused, counting what it still shares with the prompt', () => {
-    expect(pickSequence([holding(1, 7), holding(1, 2, 8)], prompt)).toEqual({ index: 0, cachedTokens: 1 });
-    expect(pickSequence([holding(9, 7), holding(1, 2, 8)], prompt)).toEqual({ index: 0, cachedTokens: 0 });
+  it('when none can be reused whole, takes the one sharing the most with the prompt, and counts what it shares', () => {
+    expect(pickSequence([holding(1, 7), holding(1, 2, 8)], prompt)).toEqual({ index: 1, cachedTokens: 2 });
+    expect(pickSequence([holding(9, 7), holding(1, 2, 8)], prompt)).toEqual({ index: 1, cachedTokens: 2 });
+  });
+
+  it('among sequences sharing as much, erases the one idle longest', () => {
+    expect(pickSequence([holding(1, 7), holding(1, 8)], prompt)).toEqual({ index: 0, cachedTokens: 1 });
+    expect(pickSequence([holding(9, 7), holding(8)], prompt)).toEqual({ index: 0, cachedTokens: 0 });
   });
 
   it('never counts the whole prompt as cached: the engine evaluates its last token itself', () => {

@@ -14,10 +14,10 @@ export interface HeldTokens {
 /**
  * Which idle sequence a prompt runs on, and how many of its first tokens that sequence holds
  * already (LlamaChat evaluates only the rest). `sequences` are in the order they fell idle. A
- * sequence keeps the shared start of its last prompt (see `sharedStart`): the longest one that
- * the new prompt begins with wins; then an empty one; else the one idle longest, whose state
- * LlamaChat erases first (that waits on the context's batch loop, so it is the last choice; and
- * the system prompts used most recently stay).
+ * sequence keeps the reusable start of its last prompt (see `sharedStart`): the longest one that
+ * the new prompt begins with wins, or an empty one. Else the one sharing the most with the prompt,
+ * the one idle longest among equals, whose other state LlamaChat erases first (that waits on the
+ * context's batch loop, so it is the last choice; and the prompts used most recently stay).
  */
 export function pickSequence(sequences: readonly HeldTokens[], prompt: readonly Token[]): { index: number; cachedTokens: number } {
   let best = { index: -1, cachedTokens: -1 };
@@ -28,16 +28,20 @@ export function pickSequence(sequences: readonly HeldTokens[], prompt: readonly 
     if (reusable && held > best.cachedTokens) best = { index, cachedTokens: held };
   }
   if (best.index >= 0) return best;
-  // LlamaChat still reuses what the sequence shares with the prompt (its first tokens, at least).
-  return { index: 0, cachedTokens: Math.min(commonPrefixLength(sequences[0].contextTokens, prompt), prompt.length - 1) };
+  // LlamaChat still reuses what the sequence shares with the prompt.
+  for (const [index, { contextTokens }] of sequences.entries()) {
+    const shared = Math.min(commonPrefixLength(contextTokens, prompt), prompt.length - 1);
+    if (shared > best.cachedTokens) best = { index, cachedTokens: shared };
+  }
+  return best;
 }
 
 /**
- * How much of a prompt to keep in its sequence once its job ends: the part before the first
- * message that is not a system message (`preamble`, the prompt of that history alone: the
- * template's start, system prompts and tool definitions), which the next requests of the same
- * application share. The answer and the rest of the prompt go at once, while the batch loop is
- * free, so that the next job does not wait to erase them.
+ * How much of a prompt to keep in its sequence once its job ends: the part a rendering of the
+ * start of its history alone (`preamble`) begins it with, e.g. the template's start, system
+ * prompts and tool definitions, which the next requests of the same application share, or the
+ * conversation up to a cache breakpoint. The answer and the rest of the prompt go at once, while
+ * the batch loop is free, so that the next job does not wait to erase them.
  */
 export function sharedStart(prompt: readonly Token[], preamble: readonly Token[]): number {
   return Math.min(commonPrefixLength(prompt, preamble), prompt.length - 1);
