@@ -115,6 +115,24 @@ describe('Prompt cache (llama.cpp)', () => {
     expect(marked.nextCached).toBeGreaterThanOrEqual(marked.firstPrompt - 3);
   });
 
+  it('keeps the prompt up to a breakpoint inside a message: a request sharing that much finds it cached', async () => {
+    const documentText = `Read this first. ${'The queen shouted off with their heads at every guest in the garden. '.repeat(12)}`;
+    const about = (question: string, breakpoint: boolean) =>
+      client.chat.completions.create({
+        model: STACK_MODEL,
+        messages: [{ role: 'user', content: [{ type: 'text', text: documentText, ...(breakpoint ? { prompt_cache_breakpoint: { mode: 'explicit' as const } } : {}) }, { type: 'text', text: question }] }],
+        max_tokens: 8,
+        temperature: 0,
+      });
+    await about('Who shouted?', true);
+    const next = await about('At whom did she shout?', false);
+    // Most of the document (where two texts' tokens part near its end depends on the tokenizer);
+    // without the breakpoint only the template's first tokens would be.
+    const documentOnly = (await client.chat.completions.create({ model: STACK_MODEL, messages: [{ role: 'user', content: documentText }], max_tokens: 1 })).usage!.prompt_tokens;
+    expect(cached(next)).toBeGreaterThan(documentOnly * 0.9);
+    expect(cached(next)).toBeLessThan(next.usage!.prompt_tokens - 3);
+  });
+
   it("keeps nothing with prompt_cache_options.mode 'explicit' and no breakpoint", async () => {
     const system = systemAbout('a mock turtle that sings');
     await client.chat.completions.create({

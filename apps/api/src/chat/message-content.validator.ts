@@ -5,22 +5,25 @@ import { isRecord } from '@app/contracts';
 /** OpenAI's explicit cache breakpoint: the prompt up to the end of its part is worth keeping. */
 export interface PromptCacheBreakpoint {
   mode: 'explicit';
-  ttl?: '30m' | '12h';
+  ttl?: '30m' | '12h' | null;
 }
 
 /** OpenAI's text content part; other part types (images, audio) are not served here. */
 export interface TextContentPart {
   type: 'text';
   text: string;
-  prompt_cache_breakpoint?: PromptCacheBreakpoint;
+  prompt_cache_breakpoint?: PromptCacheBreakpoint | null;
 }
 
 export type MessageContent = string | TextContentPart[];
 
 const hasOnlyKeys = (value: Record<string, unknown>, keys: readonly string[]): boolean => Object.keys(value).every((key) => keys.includes(key));
 
+/** `null` counts as absent, as it does for the request's own fields (NullFieldsPipe). */
+const absent = (value: unknown): boolean => value === undefined || value === null;
+
 function isBreakpoint(value: unknown): value is PromptCacheBreakpoint {
-  return isRecord(value) && value.mode === 'explicit' && (value.ttl === undefined || value.ttl === '30m' || value.ttl === '12h') && hasOnlyKeys(value, ['mode', 'ttl']);
+  return isRecord(value) && value.mode === 'explicit' && (absent(value.ttl) || value.ttl === '30m' || value.ttl === '12h') && hasOnlyKeys(value, ['mode', 'ttl']);
 }
 
 function isTextPart(value: unknown): value is TextContentPart {
@@ -28,7 +31,7 @@ function isTextPart(value: unknown): value is TextContentPart {
     isRecord(value) &&
     value.type === 'text' &&
     typeof value.text === 'string' &&
-    (value.prompt_cache_breakpoint === undefined || isBreakpoint(value.prompt_cache_breakpoint)) &&
+    (absent(value.prompt_cache_breakpoint) || isBreakpoint(value.prompt_cache_breakpoint)) &&
     hasOnlyKeys(value, ['type', 'text', 'prompt_cache_breakpoint'])
   );
 }

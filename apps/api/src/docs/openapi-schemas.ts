@@ -16,7 +16,9 @@ const textPart: SchemaObject = {
     text: { type: 'string' },
     prompt_cache_breakpoint: {
       type: 'object',
+      nullable: true,
       required: ['mode'],
+      additionalProperties: false,
       description: 'The prompt up to the end of this part is kept for later requests (a llama.cpp worker, PROMPT_CACHE); the latest breakpoint of a request counts.',
       properties: { mode: { type: 'string', enum: ['explicit'] }, ttl: { type: 'string', enum: ['30m', '12h'], description: 'Accepted: a kept prompt lives until its sequence is needed for another.' } },
     },

@@ -64,8 +64,9 @@ export const INFERENCE_ENGINE = Symbol('INFERENCE_ENGINE');
 export class ContextLengthExceededError extends Error {
   /** @param minimumRoom the tokens the engine needs free after the prompt (see answerBudget) */
   constructor(contextSize: number, promptTokens: number, maxTokens: number | undefined, minimumRoom = 1) {
+    const room = contextSize - promptTokens;
     const requested =
-      contextSize - promptTokens < minimumRoom
+      room > 0 && room < minimumRoom
         ? `your messages resulted in ${promptTokens} tokens, and this engine needs at least ${minimumRoom} more for the completion`
         : maxTokens === undefined
           ? `your messages resulted in ${promptTokens} tokens`

@@ -155,6 +155,8 @@ export class LlamaCppEngine implements InferenceEngine {
   readonly capabilities: EngineCapabilities;
   /** Sequences not generating, in the order they fell idle. */
   private readonly idleChats: SequenceChats[];
+  /** Idle sequences holding the prompt of a running job's next choice (see pickSequence). */
+  private readonly keptForNextChoice = new WeakSet<SequenceChats>();
   private readonly grammars: LlamaGrammars;
 
   private constructor(
@@ -266,7 +268,8 @@ export class LlamaCppEngine implements InferenceEngine {
     const bias = sampling.logitBias?.length ? this.tokenBias(sampling.logitBias) : undefined;
 
     if (this.idleChats.length === 0) throw new Error('no free sequence: more jobs running than the engine has slots');
-    const { index, cachedTokens } = pickSequence(this.idleChats.map((idle) => idle.free.sequence), prompt);
+    const held = this.idleChats.map((idle) => ({ contextTokens: idle.free.sequence.contextTokens, reserved: this.keptForNextChoice.has(idle) }));
+    const { index, cachedTokens } = pickSequence(held, prompt);
     const [chats] = this.idleChats.splice(index, 1);
     const chat = mustCall ? chats.mustCall : chats.free;
     const meterBefore = chat.sequence.tokenMeter.getState();
@@ -326,6 +329,9 @@ export class LlamaCppEngine implements InferenceEngine {
       // wait tens of milliseconds for node-llama-cpp to let it erase the old state itself.
       const keep: KeptPart = anotherChoiceFollows === true && !failed ? 'whole prompt' : (promptCache ?? SHARED_START);
       await this.keepReusableStart(chat.sequence, { messages, history, functions, prompt }, keep).catch(() => undefined);
+      // Between choices the job still holds its slot, so another sequence is idle for other jobs.
+      if (keep === 'whole prompt') this.keptForNextChoice.add(chats);
+      else this.keptForNextChoice.delete(chats);
       this.idleChats.push(chats);
     }
   }
@@ -351,9 +357,10 @@ export class LlamaCppEngine implements InferenceEngine {
       const leadingSystem = history.findIndex((item) => item.type !== 'system');
       wanted = this.startOf(prompt, history.slice(0, leadingSystem < 0 ? history.length : leadingSystem), functions);
     }
-    if (keep.breakpoint) {
-      const { message, offset } = keep.breakpoint;
-      const cut = [...messages.slice(0, message), { ...messages[message], content: messages[message].content.slice(0, offset) }];
+    const marked = keep.breakpoint ? messages.at(keep.breakpoint.message) : undefined;
+    // The conversation is rendered again only when the sequence holds more than is kept already.
+    if (keep.breakpoint && marked && held > wanted) {
+      const cut = [...messages.slice(0, keep.breakpoint.message), { ...marked, content: marked.content.slice(0, keep.breakpoint.offset) }];
       wanted = Math.max(wanted, this.startOf(prompt, toChatHistory(cut), functions));
     }
     return Math.min(wanted, held);

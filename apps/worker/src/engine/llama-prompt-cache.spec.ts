@@ -25,6 +25,14 @@ describe('pickSequence', () => {
     expect(pickSequence([holding(9, 7), holding(8)], prompt)).toEqual({ index: 0, cachedTokens: 0 });
   });
 
+  it("leaves a sequence reserved for a job's next choice to that prompt, and takes it for another only when every idle one is reserved", () => {
+    const reserved = (...ids: number[]) => ({ contextTokens: tokens(...ids), reserved: true });
+    // The other job's prompt shares the most with the reserved sequence, and still goes elsewhere.
+    expect(pickSequence([holding(9), reserved(1, 2, 3, 4, 7)], prompt)).toEqual({ index: 0, cachedTokens: 0 });
+    expect(pickSequence([holding(9), reserved(1, 2, 3, 4, 5)], prompt)).toEqual({ index: 1, cachedTokens: 5 });
+    expect(pickSequence([reserved(1, 2, 7), reserved(1, 8)], prompt)).toEqual({ index: 0, cachedTokens: 2 });
+  });
+
   it('never counts the whole prompt as cached: the engine evaluates its last token itself', () => {
     expect(pickSequence([holding(1, 2, 3, 4, 5, 6), holding(1, 2)], prompt)).toEqual({ index: 1, cachedTokens: 2 });
   });

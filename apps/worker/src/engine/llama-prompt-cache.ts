@@ -9,6 +9,8 @@ export function commonPrefixLength(a: readonly Token[], b: readonly Token[]): nu
 /** What an idle sequence holds in its context: the tokens a job left there. */
 export interface HeldTokens {
   readonly contextTokens: readonly Token[];
+  /** It holds the prompt of a running job's next choice (`n` > 1): other prompts take it last. */
+  readonly reserved?: boolean;
 }
 
 /**
@@ -17,11 +19,15 @@ export interface HeldTokens {
  * sequence keeps the reusable start of its last prompt (see `sharedStart`): the longest one that
  * the new prompt begins with wins, or an empty one. Else the one sharing the most with the prompt,
  * the one idle longest among equals, whose other state LlamaChat erases first (that waits on the
- * context's batch loop, so it is the last choice; and the prompts used most recently stay).
+ * context's batch loop, so it is the last choice). A sequence reserved for a job's next choice
+ * serves that prompt, and another only when every idle sequence is reserved.
  */
 export function pickSequence(sequences: readonly HeldTokens[], prompt: readonly Token[]): { index: number; cachedTokens: number } {
+  const nextChoiceOf = ({ contextTokens }: HeldTokens) => contextTokens.length === prompt.length - 1 && commonPrefixLength(contextTokens, prompt) === contextTokens.length;
+  const open = [...sequences.entries()].filter(([, sequence]) => !sequence.reserved || nextChoiceOf(sequence));
+  const candidates = open.length > 0 ? open : [...sequences.entries()];
   let best = { index: -1, cachedTokens: -1 };
-  for (const [index, { contextTokens }] of sequences.entries()) {
+  for (const [index, { contextTokens }] of candidates) {
     const held = contextTokens.length;
     // LlamaChat evaluates at least the prompt's last token itself.
     const reusable = held < prompt.length && commonPrefixLength(contextTokens, prompt) === held;
@@ -29,7 +35,7 @@ export function pickSequence(sequences: readonly HeldTokens[], prompt: readonly 
   }
   if (best.index >= 0) return best;
   // LlamaChat still reuses what the sequence shares with the prompt.
-  for (const [index, { contextTokens }] of sequences.entries()) {
+  for (const [index, { contextTokens }] of candidates) {
     const shared = Math.min(commonPrefixLength(contextTokens, prompt), prompt.length - 1);
     if (shared > best.cachedTokens) best = { index, cachedTokens: shared };
   }
