@@ -1,11 +1,11 @@
 import OpenAI from 'openai';
 import { resolve } from 'node:path';
-import type { ManagedProcess } from '../../tools/local-stack/managed-process';
 import type { LocalRedisSentinel } from '../../tools/local-stack/redis-sentinel';
 import { startRedisSentinel } from '../../tools/local-stack/redis-sentinel';
 import type { RunningApi } from '../../tools/local-stack/services';
 import { REPO_ROOT, startApi, startWorker } from '../../tools/local-stack/services';
 import { longRequest, postChat, readStream } from '../support/chat-requests';
+import { waitFor } from '../support/service-stack';
 import { recordFigure } from '../support/figures';
 import { assertMatchesSchema } from '../support/openai-schema';
 
@@ -17,30 +17,39 @@ const LOG_DIR = resolve(REPO_ROOT, 'test-artifacts/logs');
  * The service behind Redis Sentinel: the primary is killed mid-stream, Sentinel promotes the
  * replica, and the service serves again through the new primary with no process restarted.
  */
+/** Sentinel, a worker and an API on it; `name` tells their logs apart. */
+async function startOnSentinel(name: string): Promise<{ sentinel: LocalRedisSentinel; api: RunningApi; stop: () => Promise<void> }> {
+  const sentinel = await startRedisSentinel(1);
+  const env = { REDIS_SENTINELS: sentinel.sentinels.join(','), REDIS_SENTINEL_MASTER: sentinel.masterName };
+  const worker = await startWorker({
+    redisUrl: 'redis://unused:6379',
+    modelName: MODEL,
+    modelPath: resolve(REPO_ROOT, 'models/tiny-chat.gguf'),
+    workerId: `${name}-worker`,
+    parallelSequences: 2,
+    threads: 1,
+    env: { ...env, GPU: 'false', HEALTH_PORT: '0' },
+    logFile: resolve(LOG_DIR, `${name}-worker.log`),
+  });
+  const api = await startApi({ redisUrl: 'redis://unused:6379', apiKeys: [KEY], models: [MODEL], env, logFile: resolve(LOG_DIR, `${name}-api.log`) });
+  const stop = async () => {
+    await Promise.all([api.process.stop(), worker.stop()]);
+    await sentinel.stop();
+  };
+  return { sentinel, api, stop };
+}
+
 describe('on Redis Sentinel, through a failover', () => {
   let sentinel: LocalRedisSentinel;
   let api: RunningApi;
-  let worker: ManagedProcess;
+  let stopAll: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    sentinel = await startRedisSentinel(1);
-    const env = { REDIS_SENTINELS: sentinel.sentinels.join(','), REDIS_SENTINEL_MASTER: sentinel.masterName };
-    worker = await startWorker({
-      redisUrl: 'redis://unused:6379',
-      modelName: MODEL,
-      modelPath: resolve(REPO_ROOT, 'models/tiny-chat.gguf'),
-      workerId: 'sentinel-worker',
-      parallelSequences: 2,
-      threads: 1,
-      env: { ...env, GPU: 'false', HEALTH_PORT: '0' },
-      logFile: resolve(LOG_DIR, 'sentinel-worker.log'),
-    });
-    api = await startApi({ redisUrl: 'redis://unused:6379', apiKeys: [KEY], models: [MODEL], env, logFile: resolve(LOG_DIR, 'sentinel-api.log') });
+    ({ sentinel, api, stop: stopAll } = await startOnSentinel('sentinel'));
   });
 
   afterAll(async () => {
-    await Promise.all([api?.process.stop(), worker?.stop()]);
-    await sentinel?.stop();
+    await stopAll?.();
   });
 
   it('ends the in-flight stream with a clear error, then serves again from the promoted replica', async () => {
@@ -92,13 +101,51 @@ describe('on Redis Sentinel, through a failover', () => {
     clearInterval(watchPromotion);
     // Served before the watch's next look: the promotion came first all the same.
     if (servedAgainAt && !promotedAt && (await sentinel.currentPrimary()) !== before) promotedAt = servedAgainAt;
-    // Says why when it fails: what the service last answered, and whom Sentinel calls the primary.
-    expect({ servedAgain: servedAgainAt > 0, promoted: promotedAt > 0, lastRefusal, primary: await sentinel.currentPrimary(), before }).toMatchObject({
-      servedAgain: true,
-      promoted: true,
-    });
+    // Says why when it fails: what the service last answered, and whom Sentinel calls the primary
+    // (toEqual prints the whole object; toMatchObject printed only the keys that differed).
+    const outcome = { servedAgain: servedAgainAt > 0, promoted: promotedAt > 0, lastRefusal, primary: await sentinel.currentPrimary(), before };
+    expect(outcome).toEqual({ ...outcome, servedAgain: true, promoted: true });
     recordFigure('sentinel primary killed -> served again', servedAgainAt - killedAt);
     recordFigure('sentinel promoted the replica -> served again', servedAgainAt - promotedAt);
     expect(servedAgainAt - promotedAt).toBeLessThan(8000);
+  });
+});
+
+describe('on Redis Sentinel, through a planned failover (SENTINEL FAILOVER)', () => {
+  let sentinel: LocalRedisSentinel;
+  let api: RunningApi;
+  let stopAll: (() => Promise<void>) | undefined;
+
+  beforeAll(async () => {
+    ({ sentinel, api, stop: stopAll } = await startOnSentinel('sentinel-planned'));
+  });
+
+  afterAll(async () => {
+    await stopAll?.();
+  });
+
+  it('serves again from the promoted replica while the old primary lives on as its replica', async () => {
+    const client = new OpenAI({ baseURL: api.baseUrl, apiKey: KEY, maxRetries: 0 });
+    const ask = () => client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 5 });
+    await ask();
+    const before = await sentinel.currentPrimary();
+    await sentinel.failover();
+    await waitFor('Sentinel to promote the replica', async () => (await sentinel.currentPrimary()) !== before, 20_000);
+    // Every connection to the demoted primary must move: a command connection left there would
+    // meet READONLY, a queue consumer would wait on a node no job is added to.
+    const served = await waitFor(
+      'the service to answer again',
+      async () => {
+        try {
+          return await ask();
+        } catch {
+          return undefined;
+        }
+      },
+      15_000,
+    );
+    expect(served.choices[0].message.content?.length).toBeGreaterThan(0);
+    // And keeps answering: no connection was left on the demoted primary.
+    for (let round = 0; round < 3; round++) expect((await ask()).choices).toHaveLength(1);
   });
 });

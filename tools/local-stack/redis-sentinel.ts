@@ -16,6 +16,8 @@ export interface LocalRedisSentinel {
   masterName: string;
   /** host:port of the node Sentinel currently calls the primary. */
   currentPrimary(): Promise<string>;
+  /** A planned failover (SENTINEL FAILOVER): the replica is promoted, the primary kept as its replica. */
+  failover(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -98,6 +100,9 @@ export async function startRedisSentinel(sentinelCount = 1): Promise<LocalRedisS
       sentinels,
       masterName: SENTINEL_MASTER_NAME,
       currentPrimary: async () => ((await askSentinel(sentinels[0], ['get-master-addr-by-name', SENTINEL_MASTER_NAME])) as string[]).join(':'),
+      failover: async () => {
+        await askSentinel(sentinels[0], ['failover', SENTINEL_MASTER_NAME]);
+      },
       stop,
     };
   } catch (error) {

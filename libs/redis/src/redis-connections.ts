@@ -60,8 +60,13 @@ function connect(target: RedisTarget, role: RedisConnectionRole, name: string): 
         name: target.masterName,
         password: target.password,
         sentinelRetryStrategy: retryStrategy,
-        // Learn of a failover from Sentinel's own announcement rather than a broken connection.
-        failoverDetector: true,
+        // No failoverDetector: ioredis 6's ends a connection for good when Sentinel's +switch-master
+        // arrives while that connection is reconnecting (its connector's connect then fails with
+        // "Connection is closed." and the client gives up), which left an API and a worker unable
+        // to reach the promoted primary. A killed primary breaks the connection anyway, and
+        // Sentinel disconnects the clients of a primary it demotes; one left on a replica
+        // reconnects at its first READONLY reply.
+        reconnectOnError: (error: Error) => error.message.startsWith('READONLY'),
       } satisfies RedisOptions);
     case 'cluster':
       return new Cluster(target.nodes, {
