@@ -16,7 +16,8 @@ async function errorOf(response: Response): Promise<ErrorBody['error']> {
   return body.error;
 }
 
-const SMALL_CONTEXT_MODEL = 'tiny-chat-256';
+const SMALL_CONTEXT_MODEL = 'tiny-chat-512';
+const SMALL_CONTEXT = 512;
 
 /**
  * Work the service cannot do is refused before the first byte, and work that takes too long
@@ -35,8 +36,8 @@ describe('admission and time limits', () => {
       apiEnv: { MAX_WAITING_JOBS: '1', MAX_QUEUE_WAIT_MS: '1500' },
       workerEnv: { MAX_GENERATION_MS: '1000' },
     });
-    // The same model file with a 256-token context, so a prompt can end exactly at its edge.
-    await stack.addWorker({ CONTEXT_SIZE: '256', MODEL_PATH: resolve(REPO_ROOT, `models/${STACK_MODEL}.gguf`) }, SMALL_CONTEXT_MODEL);
+    // The same model file with a small context, so a prompt can end exactly at its edge.
+    await stack.addWorker({ CONTEXT_SIZE: String(SMALL_CONTEXT), MODEL_PATH: resolve(REPO_ROOT, `models/${STACK_MODEL}.gguf`) }, SMALL_CONTEXT_MODEL);
   });
   afterAll(() => stack.stop());
 
@@ -145,7 +146,7 @@ describe('admission and time limits', () => {
   });
 
   it('answers a prompt that leaves the llama.cpp engine two tokens, and refuses one that leaves one, instead of dropping part of it', async () => {
-    const contextSize = 256;
+    const contextSize = SMALL_CONTEXT;
     const ask = (words: number, extra: Record<string, unknown> = {}) =>
       postChat(stack.baseUrl, STACK_API_KEY, { model: SMALL_CONTEXT_MODEL, messages: [{ role: 'user', content: 'cat'.concat(' cat'.repeat(words)) }], temperature: 0, ...extra });
     const promptTokens = async (words: number): Promise<number> => {
@@ -172,5 +173,20 @@ describe('admission and time limits', () => {
     expect(error.message).toBe(
       `This model's maximum context length is ${contextSize} tokens. However, your messages resulted in ${contextSize - 1} tokens, and this engine needs at least 2 more for the completion. Please reduce the length of the messages or completion.`,
     );
+  });
+
+  it("refuses with 400 context_length_exceeded a tool call that outgrows the context, rather than failing or shortening the conversation", async () => {
+    const tools = [{ type: 'function', function: { name: 'find_rabbit', description: 'Where the rabbit is.', parameters: { type: 'object', properties: { hour: { type: 'integer' } }, required: ['hour'] } } }];
+    const ask = (words: number) =>
+      postChat(stack.baseUrl, STACK_API_KEY, { model: SMALL_CONTEXT_MODEL, messages: [{ role: 'user', content: 'cat'.concat(' cat'.repeat(words)) }], tools, tool_choice: 'required', temperature: 0 });
+    const roomy = await ask(0);
+    expect(roomy.status).toBe(200);
+    const promptTokens = ((await roomy.json()) as { usage: { prompt_tokens: number } }).usage.prompt_tokens;
+    // A call takes a few dozen tokens here, its syntax evaluated beyond what max_tokens counts.
+    const tight = await ask(SMALL_CONTEXT - 20 - promptTokens);
+    expect(tight.status).toBe(400);
+    const error = await errorOf(tight);
+    expect(error).toMatchObject({ type: 'invalid_request_error', code: 'context_length_exceeded', param: 'messages' });
+    expect(error.message).toMatch(/the answer did not fit in the rest/);
   });
 });

@@ -15,7 +15,7 @@ import type {
   Token,
   TokenBias,
 } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
-import { answerBudget, GenerationAbortedError } from './inference-engine';
+import { answerBudget, ContextLengthExceededError, GenerationAbortedError } from './inference-engine';
 import type { GenerationOutcome, GenerationRequest, InferenceEngine } from './inference-engine';
 import { toChatHistory } from './llama-chat-history';
 import { AnswerTokens, scoreAnswer } from './llama-logprobs';
@@ -51,6 +51,20 @@ function endOfGenerationTokens(model: LlamaModel): number[] {
 
 /** Most calls one answer may make when parallel tool calls are allowed. */
 const MAX_PARALLEL_CALLS = 8;
+
+/** LlamaChat's words when an answer outgrows the context and dropping history cannot make room. */
+const CONTEXT_SHIFT_FAILED = /did not return a history that fits the context size/;
+
+/**
+ * The answer outgrew the context (a tool call's syntax is evaluated beyond max_tokens): LlamaChat
+ * would go on from a shortened conversation, or fails. Refused as OpenAI refuses what does not fit.
+ */
+class AnswerOutgrewContextError extends ContextLengthExceededError {
+  constructor(contextSize: number, promptTokens: number) {
+    super(contextSize, promptTokens, undefined);
+    this.message = `This model's maximum context length is ${contextSize} tokens. However, your messages resulted in ${promptTokens} tokens, and the answer did not fit in the rest (a tool call's syntax counts too). Please reduce the length of the messages.`;
+  }
+}
 
 /** Tokens LlamaChat needs free after the prompt to answer without shortening the history (its minFreeContextTokens, plus the first answer token). */
 const LLAMA_CHAT_MINIMUM_ROOM = 2;
@@ -297,6 +311,8 @@ export class LlamaCppEngine implements InferenceEngine {
         ...(answerTokens ? { onToken: (tokens: Token[]) => answerTokens.onToken(tokens) } : {}),
       });
       if (signal.aborted) throw new GenerationAbortedError();
+      // LlamaChat dropped the start of the conversation to finish the answer: never answer from part of the prompt.
+      if (response.lastEvaluation.contextShiftMetadata != null) throw new AnswerOutgrewContextError(this.contextSize, promptTokens);
       const text = stop.finish();
       // Read before scoring: the scoring pass evaluates the answer again on the same sequence.
       const completionTokens = chat.sequence.tokenMeter.diff(meterBefore).usedOutputTokens;
@@ -322,6 +338,7 @@ export class LlamaCppEngine implements InferenceEngine {
     } catch (error) {
       failed = true; // so the job ends here, and no other choice follows
       if (signal.aborted) throw new GenerationAbortedError();
+      if (error instanceof Error && CONTEXT_SHIFT_FAILED.test(error.message)) throw new AnswerOutgrewContextError(this.contextSize, promptTokens);
       throw error;
     } finally {
       // Erase the answer now, while the context's batch loop is ours for a moment: a job that
