@@ -81,7 +81,7 @@ describe('Prompt cache (llama.cpp)', () => {
     expect((await cachedSoFar()) - before).toBe(cached(completion) + 2 * (promptTokens - 1));
   });
 
-  it("keeps a conversation up to its prompt_cache_breakpoint, and the answer to it: the next turn finds both cached", async () => {
+  it("keeps a conversation up to its prompt_cache_breakpoint: the next turn finds all of it cached", async () => {
     const system = systemAbout('a dormouse in a teapot');
     const question = `Tell me ${'about the dormouse, the teapot and '.repeat(10)}the tea.`;
     const conversation = async (breakpoint: boolean) => {
@@ -105,15 +105,14 @@ describe('Prompt cache (llama.cpp)', () => {
         max_tokens: 12,
         temperature: 0,
       });
-      return { firstPrompt: first.usage!.prompt_tokens, firstAnswer: first.usage!.completion_tokens, nextCached: cached(next) };
+      return { firstPrompt: first.usage!.prompt_tokens, nextCached: cached(next) };
     };
     // Without the breakpoint only the system prompt is kept; the question is many tokens more.
     const plain = await conversation(false);
     expect(plain.nextCached).toBeLessThan(plain.firstPrompt - 50);
-    // With it, the first prompt and most of its answer (the answer's tokens as sampled, which the
-    // next prompt may read apart differently near its end).
+    // With it, all but the prompt's last tokens (their reading may change with the text after them).
     const marked = await conversation(true);
-    expect(marked.nextCached).toBeGreaterThanOrEqual(marked.firstPrompt + marked.firstAnswer / 2);
+    expect(marked.nextCached).toBeGreaterThanOrEqual(marked.firstPrompt - 3);
   });
 
   it('keeps the prompt up to a breakpoint inside a message: a request sharing that much finds it cached', async () => {

@@ -77,20 +77,8 @@ interface RenderedPrompt {
   prompt: Token[];
 }
 
-/**
- * What a finished job's sequence keeps: the whole prompt for the next of `n` choices; the prompt
- * and its answer when a breakpoint ends the prompt (the next turn of the conversation begins
- * with both); else what the request's cache policy says.
- */
-type KeptPart = 'whole prompt' | 'prompt and answer' | PromptCachePolicy;
-
-function keptPart(policy: PromptCachePolicy, messages: ChatMessage[], { failed, anotherChoiceFollows }: { failed: boolean; anotherChoiceFollows: boolean }): KeptPart {
-  if (failed) return policy;
-  if (anotherChoiceFollows) return 'whole prompt';
-  const last = messages.at(-1);
-  const endsPrompt = policy.breakpoint?.message === messages.length - 1 && policy.breakpoint.offset === last?.content.length;
-  return endsPrompt ? 'prompt and answer' : policy;
-}
+/** What a finished job's sequence keeps: the whole prompt for the next of `n` choices, else what the request's cache policy says. */
+type KeptPart = 'whole prompt' | PromptCachePolicy;
 
 /** Without a policy in the request: the shared start (the template's, system messages, tool definitions). */
 const SHARED_START: PromptCachePolicy = { implicit: true };
@@ -356,7 +344,7 @@ export class LlamaCppEngine implements InferenceEngine {
       // Erase the answer now, while the context's batch loop is ours for a moment: a job that
       // arrives later (from the queue, not in this same turn of the event loop) would otherwise
       // wait tens of milliseconds for node-llama-cpp to let it erase the old state itself.
-      const keep = keptPart(promptCache ?? SHARED_START, messages, { failed, anotherChoiceFollows: anotherChoiceFollows === true });
+      const keep: KeptPart = anotherChoiceFollows === true && !failed ? 'whole prompt' : (promptCache ?? SHARED_START);
       await this.keepReusableStart(chat.sequence, { messages, history, functions, prompt }, keep).catch(() => undefined);
       // Between choices the job still holds its slot, so another sequence is idle for other jobs.
       if (keep === 'whole prompt') this.keptForNextChoice.add(chats);
@@ -365,7 +353,7 @@ export class LlamaCppEngine implements InferenceEngine {
     }
   }
 
-  /** Erases all of a finished job's sequence but what later prompts may reuse (see KeptPart). */
+  /** Erases all of a finished job's sequence but the start of its prompt that later prompts may reuse. */
   private async keepReusableStart(sequence: LlamaContextSequence, rendered: RenderedPrompt, keep: KeptPart): Promise<void> {
     await sequence.eraseContextTokenRanges([{ start: this.keptLength(sequence, rendered, keep), end: sequence.nextTokenIndex }]);
   }
@@ -381,7 +369,6 @@ export class LlamaCppEngine implements InferenceEngine {
     const held = commonPrefixLength(sequence.contextTokens, prompt);
     // LlamaChat evaluates the prompt's last token itself, for the first answer token's probabilities.
     if (keep === 'whole prompt') return Math.min(held, prompt.length - 1);
-    if (keep === 'prompt and answer') return held === prompt.length ? sequence.contextTokens.length : held;
     let wanted = 0;
     if (keep.implicit) {
       const leadingSystem = history.findIndex((item) => item.type !== 'system');
