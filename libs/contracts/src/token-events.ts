@@ -2,7 +2,7 @@ import { isFinishReason } from './completion-job';
 import type { CompletionUsage, FinishReason } from './completion-job';
 import { isOutputPart } from './output-parts';
 import type { OutputPart } from './output-parts';
-import { isCount } from './value-guards';
+import { isCount, isRecord } from './value-guards';
 
 /**
  * Events a worker publishes to a completion's reply channel. Every event names its completion
@@ -105,8 +105,8 @@ type Fields = Record<string, unknown>;
 function isUsage(value: unknown): value is CompletionUsage {
   if (typeof value !== 'object' || value === null) return false;
   const usage = value as Fields;
-  const details = usage.prompt_tokens_details as Fields | undefined;
-  const detailsValid = details === undefined || (typeof details === 'object' && details !== null && isCount(details.cached_tokens));
+  const details = usage.prompt_tokens_details;
+  const detailsValid = details === undefined || (isRecord(details) && isCount(details.cached_tokens));
   return isCount(usage.prompt_tokens) && isCount(usage.completion_tokens) && isCount(usage.total_tokens) && detailsValid;
 }
 

@@ -60,21 +60,17 @@ export interface InferenceEngine {
 
 export const INFERENCE_ENGINE = Symbol('INFERENCE_ENGINE');
 
-/** Prompt plus requested answer do not fit in the model's context. */
+/** Prompt plus requested answer do not fit in the model's context; the message says how (OpenAI's wording). */
 export class ContextLengthExceededError extends Error {
-  /** @param minimumRoom the tokens the engine needs free after the prompt (see answerBudget) */
-  constructor(contextSize: number, promptTokens: number, maxTokens: number | undefined, minimumRoom = 1) {
-    const room = contextSize - promptTokens;
-    const requested =
-      room > 0 && room < minimumRoom
-        ? `your messages resulted in ${promptTokens} tokens, and this engine needs at least ${minimumRoom} more for the completion`
-        : maxTokens === undefined
-          ? `your messages resulted in ${promptTokens} tokens`
-          : `you requested ${promptTokens + maxTokens} tokens (${promptTokens} in the messages, ${maxTokens} in the completion)`;
-    super(`This model's maximum context length is ${contextSize} tokens. However, ${requested}. Please reduce the length of the messages or completion.`);
+  constructor(message: string) {
+    super(message);
     this.name = 'ContextLengthExceededError';
   }
 }
+
+/** OpenAI's words for a request that does not fit: `however` says what did not. */
+const contextLengthMessage = (contextSize: number, however: string): string =>
+  `This model's maximum context length is ${contextSize} tokens. However, ${however}. Please reduce the length of the messages or completion.`;
 
 /**
  * The most tokens the answer may have: max_tokens, or without it the rest of the context
@@ -83,8 +79,14 @@ export class ContextLengthExceededError extends Error {
  */
 export function answerBudget(contextSize: number, promptTokens: number, maxTokens: number | undefined, minimumRoom = 1): number {
   const room = contextSize - promptTokens;
-  if (room < minimumRoom || (maxTokens ?? 0) > room) throw new ContextLengthExceededError(contextSize, promptTokens, maxTokens, minimumRoom);
-  return maxTokens ?? room;
+  if (room >= minimumRoom && (maxTokens ?? 0) <= room) return maxTokens ?? room;
+  const however =
+    room > 0 && room < minimumRoom
+      ? `your messages resulted in ${promptTokens} tokens, and this engine needs at least ${minimumRoom} more for the completion`
+      : maxTokens === undefined
+        ? `your messages resulted in ${promptTokens} tokens`
+        : `you requested ${promptTokens + maxTokens} tokens (${promptTokens} in the messages, ${maxTokens} in the completion)`;
+  throw new ContextLengthExceededError(contextLengthMessage(contextSize, however));
 }
 
 /** The job asks for something this engine cannot honour exactly (the API refuses such jobs first). */

@@ -59,12 +59,10 @@ const CONTEXT_SHIFT_FAILED = /did not return a history that fits the context siz
  * The answer outgrew the context (a tool call's syntax is evaluated beyond max_tokens): LlamaChat
  * would go on from a shortened conversation, or fails. Refused as OpenAI refuses what does not fit.
  */
-class AnswerOutgrewContextError extends ContextLengthExceededError {
-  constructor(contextSize: number, promptTokens: number) {
-    super(contextSize, promptTokens, undefined);
-    this.message = `This model's maximum context length is ${contextSize} tokens. However, your messages resulted in ${promptTokens} tokens, and the answer did not fit in the rest (a tool call's syntax counts too). Please reduce the length of the messages.`;
-  }
-}
+const answerOutgrewContext = (contextSize: number, promptTokens: number): ContextLengthExceededError =>
+  new ContextLengthExceededError(
+    `This model's maximum context length is ${contextSize} tokens. However, your messages resulted in ${promptTokens} tokens, and the answer did not fit in the rest (a tool call's syntax counts too). Please reduce the length of the messages.`,
+  );
 
 /** Tokens LlamaChat needs free after the prompt to answer without shortening the history (its minFreeContextTokens, plus the first answer token). */
 const LLAMA_CHAT_MINIMUM_ROOM = 2;
@@ -282,8 +280,8 @@ export class LlamaCppEngine implements InferenceEngine {
     const bias = sampling.logitBias?.length ? this.tokenBias(sampling.logitBias) : undefined;
 
     if (this.idleChats.length === 0) throw new Error('no free sequence: more jobs running than the engine has slots');
-    const held = this.idleChats.map((idle) => ({ contextTokens: idle.free.sequence.contextTokens, reserved: this.keptForNextChoice.has(idle) }));
-    const { index, cachedTokens } = pickSequence(held, prompt);
+    const idle = this.idleChats.map((chats) => ({ contextTokens: chats.free.sequence.contextTokens, reserved: this.keptForNextChoice.has(chats) }));
+    const { index, cachedTokens } = pickSequence(idle, prompt);
     const [chats] = this.idleChats.splice(index, 1);
     const chat = mustCall ? chats.mustCall : chats.free;
     const meterBefore = chat.sequence.tokenMeter.getState();
@@ -312,7 +310,7 @@ export class LlamaCppEngine implements InferenceEngine {
       });
       if (signal.aborted) throw new GenerationAbortedError();
       // LlamaChat dropped the start of the conversation to finish the answer: never answer from part of the prompt.
-      if (response.lastEvaluation.contextShiftMetadata != null) throw new AnswerOutgrewContextError(this.contextSize, promptTokens);
+      if (response.lastEvaluation.contextShiftMetadata != null) throw answerOutgrewContext(this.contextSize, promptTokens);
       const text = stop.finish();
       // Read before scoring: the scoring pass evaluates the answer again on the same sequence.
       const completionTokens = chat.sequence.tokenMeter.diff(meterBefore).usedOutputTokens;
@@ -338,7 +336,7 @@ export class LlamaCppEngine implements InferenceEngine {
     } catch (error) {
       failed = true; // so the job ends here, and no other choice follows
       if (signal.aborted) throw new GenerationAbortedError();
-      if (error instanceof Error && CONTEXT_SHIFT_FAILED.test(error.message)) throw new AnswerOutgrewContextError(this.contextSize, promptTokens);
+      if (error instanceof Error && CONTEXT_SHIFT_FAILED.test(error.message)) throw answerOutgrewContext(this.contextSize, promptTokens);
       throw error;
     } finally {
       // Erase the answer now, while the context's batch loop is ours for a moment: a job that

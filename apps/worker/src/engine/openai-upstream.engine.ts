@@ -24,14 +24,6 @@ export interface OpenAiUpstreamEngineOptions {
   contextSize: number;
 }
 
-/** The upstream's own "prompt too long", worded with its numbers. */
-class UpstreamContextLengthError extends ContextLengthExceededError {
-  constructor(message: string) {
-    super(0, 0, undefined);
-    this.message = message;
-  }
-}
-
 /** Statuses that say the worker is misconfigured (key, permissions, model name), not that the request is wrong. */
 const MISCONFIGURED = new Set([401, 403, 404]);
 /** 4xx statuses that say "not now" rather than "not this": try again elsewhere. */
@@ -111,7 +103,7 @@ export class OpenAiUpstreamEngine implements InferenceEngine {
     const { status } = failure;
     if (status !== undefined && status >= 400 && status <= 499 && !TRANSIENT_4XX.has(status)) {
       if (MISCONFIGURED.has(status)) return new Error(`The upstream server refused this worker (${status}): ${failure.message}`, { cause: error });
-      if (failure.code === 'context_length_exceeded' || failure.type === 'exceed_context_size_error') return new UpstreamContextLengthError(failure.message);
+      if (failure.code === 'context_length_exceeded' || failure.type === 'exceed_context_size_error') return new ContextLengthExceededError(failure.message);
       return new UpstreamRejectedError(failure.message, {
         status,
         type: failure.type ?? 'invalid_request_error',
