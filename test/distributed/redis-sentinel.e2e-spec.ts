@@ -1,4 +1,7 @@
 import OpenAI from 'openai';
+import { closeRedis, connectRedis, createRedisConnection } from '@app/redis';
+import type { RedisClient } from '@app/redis';
+import { Redis } from 'ioredis';
 import { resolve } from 'node:path';
 import type { LocalRedisSentinel } from '../../tools/local-stack/redis-sentinel';
 import { startRedisSentinel } from '../../tools/local-stack/redis-sentinel';
@@ -38,6 +41,28 @@ async function startOnSentinel(name: string): Promise<{ sentinel: LocalRedisSent
   };
   return { sentinel, api, stop };
 }
+
+/** A node's role, and how many clients it has that are not Sentinel's or replication links. */
+async function onNode<T>(address: string, ask: (node: Redis) => Promise<T>): Promise<T> {
+  const [host, port] = address.split(':');
+  const node = new Redis(Number(port), host, { lazyConnect: true, maxRetriesPerRequest: 0 });
+  node.on('error', () => undefined);
+  try {
+    await node.connect();
+    return await ask(node);
+  } finally {
+    node.disconnect();
+  }
+}
+
+const roleOf = (address: string) => onNode(address, async (node) => ((await node.call('ROLE')) as string[])[0]);
+
+const serviceConnectionsOn = (address: string) =>
+  onNode(address, async (node) => {
+    const clients = ((await node.call('CLIENT', 'LIST')) as string).split('\n').filter(Boolean);
+    const others = clients.filter((line) => !/ cmd=client\|list /.test(line) && !/ name=sentinel-/.test(line) && !/ flags=[^ ]*[SM]/.test(line));
+    return others.length;
+  });
 
 describe('on Redis Sentinel, through a failover', () => {
   let sentinel: LocalRedisSentinel;
@@ -129,7 +154,20 @@ describe('on Redis Sentinel, through a planned failover (SENTINEL FAILOVER)', ()
     const ask = () => client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 5 });
     await ask();
     const before = await sentinel.currentPrimary();
+    expect(await serviceConnectionsOn(before)).toBeGreaterThan(0);
     await sentinel.failover();
+    // The demoted primary goes on taking writes for seconds, until Sentinel turns it into a replica
+    // (which also drops its clients): the service's connections must leave it before that, or what
+    // they write there is lost.
+    const leftWhile = await waitFor(
+      'the service to leave the old primary, or Sentinel to demote it',
+      async () => {
+        const [role, connections] = [await roleOf(before), await serviceConnectionsOn(before)];
+        return connections === 0 || role !== 'master' ? { role, connections } : undefined;
+      },
+      20_000,
+    );
+    expect(leftWhile).toEqual({ role: 'master', connections: 0 });
     await waitFor('Sentinel to promote the replica', async () => (await sentinel.currentPrimary()) !== before, 20_000);
     // Every connection to the demoted primary must move: a command connection left there would
     // meet READONLY, a queue consumer would wait on a node no job is added to.
@@ -147,5 +185,68 @@ describe('on Redis Sentinel, through a planned failover (SENTINEL FAILOVER)', ()
     expect(served.choices[0].message.content?.length).toBeGreaterThan(0);
     // And keeps answering: no connection was left on the demoted primary.
     for (let round = 0; round < 3; round++) expect((await ask()).choices).toHaveLength(1);
+  });
+});
+
+describe('a Sentinel connection that ioredis ends under it', () => {
+  let sentinel: LocalRedisSentinel;
+  const clients: RedisClient[] = [];
+
+  beforeAll(async () => {
+    sentinel = await startRedisSentinel(1);
+  });
+
+  afterAll(async () => {
+    await Promise.all(clients.map((client) => closeRedis(client)));
+    await sentinel.stop();
+  });
+
+  const connection = async (): Promise<Redis> => {
+    const [host, port] = sentinel.sentinels[0].split(':');
+    const target = { kind: 'sentinel' as const, sentinels: [{ host, port: Number(port) }], masterName: sentinel.masterName };
+    const client = await connectRedis(createRedisConnection(target, 'blocking', 'sentinel-heal-test'));
+    clients.push(client);
+    return client as Redis;
+  };
+
+  /**
+   * What ioredis 6's failover detector does when Sentinel announces +switch-master while the
+   * connection is reconnecting: it disconnects the connector under the attempt, which then fails
+   * with "Connection is closed." and leaves the client ended. The detector is reached through
+   * ioredis's private `connector`, as the race cannot be timed from outside.
+   */
+  const endMidReconnect = async (client: Redis): Promise<void> => {
+    const connector = Reflect.get(client, 'connector') as { disconnect(): void };
+    const ended = new Promise((resolve_) => client.once('end', resolve_));
+    client.once('connecting', () => connector.disconnect());
+    client.disconnect(true);
+    await ended;
+  };
+
+  it('connects again, as do its duplicates (BullMQ blocking connections)', async () => {
+    const client = await connection();
+    const duplicate = client.duplicate({ connectionName: 'sentinel-heal-test-duplicate' });
+    duplicate.on('error', () => undefined);
+    clients.push(duplicate);
+    await connectRedis(duplicate);
+    for (const each of [client, duplicate]) {
+      await endMidReconnect(each);
+      await waitFor('the ended connection to be ready again', () => Promise.resolve(each.status === 'ready'), 5000);
+      expect(await each.ping()).toBe('PONG');
+    }
+  });
+
+  it('stays closed once closed by quit or disconnect, and lets go of the Sentinels', async () => {
+    const sentinelClients = () => onNode(sentinel.sentinels[0], async (node) => ((await node.call('CLIENT', 'LIST')) as string).split('\n').filter(Boolean).length);
+    const before = await sentinelClients();
+    const [quitted, disconnected] = [await connection(), await connection()];
+    // Each holds a subscription to +switch-master on the Sentinel.
+    await waitFor('the failover subscriptions', async () => (await sentinelClients()) === before + 2, 5000);
+    await quitted.quit();
+    disconnected.disconnect();
+    // A reconnect would begin at once, on 'end'.
+    await new Promise((resolve_) => setTimeout(resolve_, 300));
+    expect([quitted.status, disconnected.status]).toEqual(['end', 'end']);
+    await waitFor('the Sentinel to see the failover subscriptions go', async () => (await sentinelClients()) === before, 5000);
   });
 });

@@ -1,5 +1,5 @@
 import { Cluster, Redis } from 'ioredis';
-import type { RedisOptions } from 'ioredis';
+import type { Callback, RedisOptions } from 'ioredis';
 import type { RedisTarget } from './redis-target';
 
 /** A connection to whichever deployment is configured: one server, Sentinel's primary, or a cluster. */
@@ -53,20 +53,21 @@ function connect(target: RedisTarget, role: RedisConnectionRole, name: string): 
     case 'standalone':
       return new Redis(target.url, { ...options, retryStrategy });
     case 'sentinel':
-      return new Redis({
+      return new SentinelRedis({
         ...options,
         retryStrategy,
         sentinels: target.sentinels,
         name: target.masterName,
         password: target.password,
         sentinelRetryStrategy: retryStrategy,
-        // No failoverDetector: ioredis 6's ends a connection for good when Sentinel's +switch-master
-        // arrives while that connection is reconnecting (its connector's connect then fails with
-        // "Connection is closed." and the client gives up), which left an API and a worker unable
-        // to reach the promoted primary. A killed primary breaks the connection anyway, and
-        // Sentinel disconnects the clients of a primary it demotes; one left on a replica
-        // reconnects at its first READONLY reply.
-        reconnectOnError: (error: Error) => error.message.startsWith('READONLY'),
+        // Leaves a primary Sentinel has replaced as soon as Sentinel announces it (+switch-master):
+        // a planned failover leaves the old primary taking writes for seconds, which its demotion
+        // then wipes.
+        failoverDetector: true,
+        // A connection that still lands on a replica (a partition, a missed announcement) moves at
+        // its first refused write; `true` rejects that command rather than resending it. READONLY
+        // may come wrapped, in a script's error.
+        reconnectOnError: (error: Error) => error.message.includes('READONLY'),
       } satisfies RedisOptions);
     case 'cluster':
       return new Cluster(target.nodes, {
@@ -78,6 +79,44 @@ function connect(target: RedisTarget, role: RedisConnectionRole, name: string): 
         shardedSubscribers: role === 'subscriber',
         redisOptions: { maxRetriesPerRequest: options.maxRetriesPerRequest, connectionName: name, password: target.password },
       });
+  }
+}
+
+/**
+ * A Sentinel-mode client that mends two faults of ioredis 6's failover detector:
+ * - it ends a connection for good when +switch-master arrives while that connection is
+ *   reconnecting (its connector's connect then fails with "Connection is closed."), which left an
+ *   API and a worker unable to reach the promoted primary: this client connects again whenever it
+ *   ends without being closed;
+ * - QUIT leaves the detector's connections to the Sentinels open, reconnecting for ever after
+ *   they are gone: a client that is closed releases them.
+ * Its duplicates (BullMQ's blocking connections) are of the same kind; the ones BullMQ closes stay
+ * closed.
+ */
+class SentinelRedis extends Redis {
+  private closing = false;
+
+  constructor(options: RedisOptions & { replyMapping?: 'legacy' }) {
+    super(options);
+    this.on('end', () => {
+      // On an ended client, disconnect() only closes what its connector holds: the detector's.
+      if (this.closing) super.disconnect();
+      else this.connect().catch(() => undefined);
+    });
+  }
+
+  override disconnect(reconnect = false): void {
+    if (!reconnect) this.closing = true;
+    super.disconnect(reconnect);
+  }
+
+  override quit(callback?: Callback<'OK'>): Promise<'OK'> {
+    this.closing = true;
+    return super.quit(callback);
+  }
+
+  override duplicate(override?: Partial<RedisOptions>): ReturnType<Redis['duplicate']> {
+    return new SentinelRedis({ ...this.options, ...override, replyMapping: 'legacy' });
   }
 }
 
