@@ -52,8 +52,16 @@ function endOfGenerationTokens(model: LlamaModel): number[] {
 /** Most calls one answer may make when parallel tool calls are allowed. */
 const MAX_PARALLEL_CALLS = 8;
 
-/** LlamaChat's words when an answer outgrows the context and dropping history cannot make room. */
-const CONTEXT_SHIFT_FAILED = /did not return a history that fits the context size/;
+/**
+ * LlamaChat's words when an answer outgrows the context and dropping history cannot make room: its
+ * context shift strategies ("…did not return a history that fits the context size",
+ * "Failed to compress chat history for context shift…"), the function-calling decision's
+ * ("Failed to compress chat history to fit context window…"), and its last resort
+ * ("The context size is too small to generate a response").
+ */
+const CONTEXT_OVERFLOW = /did not return a history that fits the context size|Failed to compress chat history|The context size is too small to generate/;
+
+export const isContextOverflow = (error: unknown): boolean => error instanceof Error && CONTEXT_OVERFLOW.test(error.message);
 
 /**
  * The answer outgrew the context (a tool call's syntax is evaluated beyond max_tokens): LlamaChat
@@ -336,7 +344,7 @@ export class LlamaCppEngine implements InferenceEngine {
     } catch (error) {
       failed = true; // so the job ends here, and no other choice follows
       if (signal.aborted) throw new GenerationAbortedError();
-      if (error instanceof Error && CONTEXT_SHIFT_FAILED.test(error.message)) throw answerOutgrewContext(this.contextSize, promptTokens);
+      if (isContextOverflow(error)) throw answerOutgrewContext(this.contextSize, promptTokens);
       throw error;
     } finally {
       // Erase the answer now, while the context's batch loop is ours for a moment: a job that
