@@ -1,10 +1,10 @@
 import OpenAI from 'openai';
 import { closeRedis, connectRedis, createRedisConnection } from '@app/redis';
 import type { RedisClient } from '@app/redis';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { resolve } from 'node:path';
 import type { LocalRedisSentinel } from '../../tools/local-stack/redis-sentinel';
-import { startRedisSentinel } from '../../tools/local-stack/redis-sentinel';
+import { onNode, startRedisSentinel } from '../../tools/local-stack/redis-sentinel';
 import type { RunningApi } from '../../tools/local-stack/services';
 import { REPO_ROOT, startApi, startWorker } from '../../tools/local-stack/services';
 import { longRequest, postChat, readStream } from '../support/chat-requests';
@@ -16,10 +16,10 @@ const KEY = 'sk-sentinel-test-0123456789';
 const MODEL = 'tiny-chat';
 const LOG_DIR = resolve(REPO_ROOT, 'test-artifacts/logs');
 
-/**
- * The service behind Redis Sentinel: the primary is killed mid-stream, Sentinel promotes the
- * replica, and the service serves again through the new primary with no process restarted.
- */
+// The service behind Redis Sentinel: the primary is killed mid-stream or replaced on purpose,
+// Sentinel promotes the replica, and the service serves again through the new primary with no
+// process restarted.
+
 /** Sentinel, a worker and an API on it; `name` tells their logs apart. */
 async function startOnSentinel(name: string): Promise<{ sentinel: LocalRedisSentinel; api: RunningApi; stop: () => Promise<void> }> {
   const sentinel = await startRedisSentinel(1);
@@ -42,21 +42,23 @@ async function startOnSentinel(name: string): Promise<{ sentinel: LocalRedisSent
   return { sentinel, api, stop };
 }
 
-/** A node's role, and how many clients it has that are not Sentinel's or replication links. */
-async function onNode<T>(address: string, ask: (node: Redis) => Promise<T>): Promise<T> {
-  const [host, port] = address.split(':');
-  const node = new Redis(Number(port), host, { lazyConnect: true, maxRetriesPerRequest: 0 });
-  node.on('error', () => undefined);
-  try {
-    await node.connect();
-    return await ask(node);
-  } finally {
-    node.disconnect();
-  }
+/** Sentinel, a worker and an API for the tests of one describe block, started before them and stopped after. */
+function sentinelStackPerDescribe(name: string): { sentinel: LocalRedisSentinel; api: RunningApi } {
+  const stack = {} as { sentinel: LocalRedisSentinel; api: RunningApi };
+  let stop: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    ({ sentinel: stack.sentinel, api: stack.api, stop } = await startOnSentinel(name));
+  });
+  afterAll(async () => {
+    await stop?.();
+  });
+  return stack;
 }
 
+/** A node's role: master or slave. */
 const roleOf = (address: string) => onNode(address, async (node) => ((await node.call('ROLE')) as string[])[0]);
 
+/** How many clients a node has that are not Sentinel's or replication links. */
 const serviceConnectionsOn = (address: string) =>
   onNode(address, async (node) => {
     const clients = ((await node.call('CLIENT', 'LIST')) as string).split('\n').filter(Boolean);
@@ -65,19 +67,10 @@ const serviceConnectionsOn = (address: string) =>
   });
 
 describe('on Redis Sentinel, through a failover', () => {
-  let sentinel: LocalRedisSentinel;
-  let api: RunningApi;
-  let stopAll: (() => Promise<void>) | undefined;
-
-  beforeAll(async () => {
-    ({ sentinel, api, stop: stopAll } = await startOnSentinel('sentinel'));
-  });
-
-  afterAll(async () => {
-    await stopAll?.();
-  });
+  const stack = sentinelStackPerDescribe('sentinel');
 
   it('ends the in-flight stream with a clear error, then serves again from the promoted replica', async () => {
+    const { sentinel, api } = stack;
     const client = new OpenAI({ baseURL: api.baseUrl, apiKey: KEY, maxRetries: 0 });
     const before = await sentinel.currentPrimary();
     await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 5 });
@@ -137,19 +130,10 @@ describe('on Redis Sentinel, through a failover', () => {
 });
 
 describe('on Redis Sentinel, through a planned failover (SENTINEL FAILOVER)', () => {
-  let sentinel: LocalRedisSentinel;
-  let api: RunningApi;
-  let stopAll: (() => Promise<void>) | undefined;
-
-  beforeAll(async () => {
-    ({ sentinel, api, stop: stopAll } = await startOnSentinel('sentinel-planned'));
-  });
-
-  afterAll(async () => {
-    await stopAll?.();
-  });
+  const stack = sentinelStackPerDescribe('sentinel-planned');
 
   it('serves again from the promoted replica while the old primary lives on as its replica', async () => {
+    const { sentinel, api } = stack;
     const client = new OpenAI({ baseURL: api.baseUrl, apiKey: KEY, maxRetries: 0 });
     const ask = () => client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 5 });
     await ask();

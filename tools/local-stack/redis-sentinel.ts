@@ -26,18 +26,21 @@ const redisArgs = (port: number, dir: string, extra: string[] = []) => [
   '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction', '--loglevel', 'warning', ...extra,
 ];
 
-/** Asks one Sentinel (host:port) a SENTINEL subcommand. */
-async function askSentinel(address: string, command: string[]): Promise<unknown> {
+/** Runs `ask` on a connection of its own to one Redis node or Sentinel (host:port). */
+export async function onNode<T>(address: string, ask: (node: Redis) => Promise<T>): Promise<T> {
   const [host, port] = address.split(':');
-  const client = new Redis(Number(port), host, { lazyConnect: true, maxRetriesPerRequest: 0 });
-  client.on('error', () => undefined);
+  const node = new Redis(Number(port), host, { lazyConnect: true, maxRetriesPerRequest: 0 });
+  node.on('error', () => undefined);
   try {
-    await client.connect();
-    return await client.call('SENTINEL', ...command);
+    await node.connect();
+    return await ask(node);
   } finally {
-    client.disconnect();
+    node.disconnect();
   }
 }
+
+/** Asks one Sentinel (host:port) a SENTINEL subcommand. */
+const askSentinel = (address: string, command: string[]): Promise<unknown> => onNode(address, (sentinel) => sentinel.call('SENTINEL', ...command));
 
 /**
  * A primary, one replica and `sentinelCount` Sentinels on loopback, tuned to fail over within
