@@ -1,6 +1,5 @@
 import OpenAI from 'openai';
 import { closeRedis, connectRedis, createRedisConnection } from '@app/redis';
-import type { RedisClient } from '@app/redis';
 import type { Redis } from 'ioredis';
 import { resolve } from 'node:path';
 import type { LocalRedisSentinel } from '../../tools/local-stack/redis-sentinel';
@@ -146,7 +145,9 @@ describe('on Redis Sentinel, through a planned failover (SENTINEL FAILOVER)', ()
     const leftWhile = await waitFor(
       'the service to leave the old primary, or Sentinel to demote it',
       async () => {
-        const [role, connections] = [await roleOf(before), await serviceConnectionsOn(before)];
+        // Connections first: Sentinel's demotion drops them, and a node once demoted stays so.
+        const connections = await serviceConnectionsOn(before);
+        const role = await roleOf(before);
         return connections === 0 || role !== 'master' ? { role, connections } : undefined;
       },
       20_000,
@@ -172,65 +173,37 @@ describe('on Redis Sentinel, through a planned failover (SENTINEL FAILOVER)', ()
   });
 });
 
-describe('a Sentinel connection that ioredis ends under it', () => {
+describe("a process's connections to a Sentinel master", () => {
   let sentinel: LocalRedisSentinel;
-  const clients: RedisClient[] = [];
 
   beforeAll(async () => {
     sentinel = await startRedisSentinel(1);
   });
 
   afterAll(async () => {
-    await Promise.all(clients.map((client) => closeRedis(client)));
     await sentinel.stop();
   });
 
-  const connection = async (): Promise<Redis> => {
+  it('share one subscription to the Sentinel for switches, which goes with the last of them', async () => {
     const [host, port] = sentinel.sentinels[0].split(':');
     const target = { kind: 'sentinel' as const, sentinels: [{ host, port: Number(port) }], masterName: sentinel.masterName };
-    const client = await connectRedis(createRedisConnection(target, 'blocking', 'sentinel-heal-test'));
-    clients.push(client);
-    return client as Redis;
-  };
-
-  /**
-   * What ioredis 6's failover detector does when Sentinel announces +switch-master while the
-   * connection is reconnecting: it disconnects the connector under the attempt, which then fails
-   * with "Connection is closed." and leaves the client ended. The detector is reached through
-   * ioredis's private `connector`, as the race cannot be timed from outside.
-   */
-  const endMidReconnect = async (client: Redis): Promise<void> => {
-    const connector = Reflect.get(client, 'connector') as { disconnect(): void };
-    const ended = new Promise((resolve_) => client.once('end', resolve_));
-    client.once('connecting', () => connector.disconnect());
-    client.disconnect(true);
-    await ended;
-  };
-
-  it('connects again, as do its duplicates (BullMQ blocking connections)', async () => {
-    const client = await connection();
-    const duplicate = client.duplicate({ connectionName: 'sentinel-heal-test-duplicate' });
-    duplicate.on('error', () => undefined);
-    clients.push(duplicate);
-    await connectRedis(duplicate);
-    for (const each of [client, duplicate]) {
-      await endMidReconnect(each);
-      await waitFor('the ended connection to be ready again', () => Promise.resolve(each.status === 'ready'), 5000);
-      expect(await each.ping()).toBe('PONG');
-    }
-  });
-
-  it('stays closed once closed by quit or disconnect, and lets go of the Sentinels', async () => {
     const sentinelClients = () => onNode(sentinel.sentinels[0], async (node) => ((await node.call('CLIENT', 'LIST')) as string).split('\n').filter(Boolean).length);
     const before = await sentinelClients();
-    const [quitted, disconnected] = [await connection(), await connection()];
-    // Each holds a subscription to +switch-master on the Sentinel.
-    await waitFor('the failover subscriptions', async () => (await sentinelClients()) === before + 2, 5000);
+    const [quitted, disconnected, closed] = await Promise.all(
+      ['quit', 'disconnect', 'close'].map((name) => connectRedis(createRedisConnection(target, 'blocking', `sentinel-watch-test-${name}`)) as Promise<Redis>),
+    );
+    // As BullMQ makes its blocking connections.
+    const duplicate = closed.duplicate({ connectionName: 'sentinel-watch-test-duplicate' });
+    duplicate.on('error', () => undefined);
+    await connectRedis(duplicate);
+    // The question's own connection is counted in both.
+    await waitFor('one subscription for all four', async () => (await sentinelClients()) === before + 1, 5000);
     await quitted.quit();
     disconnected.disconnect();
-    // A reconnect would begin at once, on 'end'.
-    await new Promise((resolve_) => setTimeout(resolve_, 300));
-    expect([quitted.status, disconnected.status]).toEqual(['end', 'end']);
-    await waitFor('the Sentinel to see the failover subscriptions go', async () => (await sentinelClients()) === before, 5000);
+    await closeRedis(duplicate);
+    expect(await sentinelClients()).toBe(before + 1);
+    await closeRedis(closed);
+    await waitFor('the subscription to go with the last connection', async () => (await sentinelClients()) === before, 5000);
+    expect([quitted, disconnected, closed, duplicate].map((client) => client.status)).toEqual(['end', 'end', 'end', 'end']);
   });
 });

@@ -36,7 +36,9 @@ export async function waitForRedis(url: string, timeoutMs = 10_000): Promise<voi
     } catch (error) {
       if (Date.now() > deadline) throw new Error(`Redis at ${url} did not answer within ${timeoutMs} ms: ${String(error)}`);
     } finally {
-      client.disconnect();
+      // Not once ended (refused): ioredis would arm a 2 s timer to destroy the closed socket, which
+      // keeps a process (jest) alive after its work is done.
+      if (client.status !== 'end') client.disconnect();
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

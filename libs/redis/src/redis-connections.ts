@@ -1,6 +1,7 @@
 import { Cluster, Redis } from 'ioredis';
-import type { Callback, RedisOptions } from 'ioredis';
+import type { RedisOptions } from 'ioredis';
 import type { RedisTarget } from './redis-target';
+import { SentinelSwitchWatch } from './sentinel-switch-watch';
 
 /** A connection to whichever deployment is configured: one server, Sentinel's primary, or a cluster. */
 export type RedisClient = Redis | Cluster;
@@ -53,22 +54,21 @@ function connect(target: RedisTarget, role: RedisConnectionRole, name: string): 
     case 'standalone':
       return new Redis(target.url, { ...options, retryStrategy });
     case 'sentinel':
-      return new SentinelRedis({
-        ...options,
-        retryStrategy,
-        sentinels: target.sentinels,
-        name: target.masterName,
-        password: target.password,
-        sentinelRetryStrategy: retryStrategy,
-        // Leaves a primary Sentinel has replaced as soon as Sentinel announces it (+switch-master):
-        // a planned failover leaves the old primary taking writes for seconds, which its demotion
-        // then wipes.
-        failoverDetector: true,
-        // A connection that still lands on a replica (a partition, a missed announcement) moves at
-        // its first refused write; `true` rejects that command rather than resending it. READONLY
-        // may come wrapped, in a script's error.
-        reconnectOnError: (error: Error) => error.message.includes('READONLY'),
-      } satisfies RedisOptions);
+      return new SentinelRedis(
+        {
+          ...options,
+          retryStrategy,
+          sentinels: target.sentinels,
+          name: target.masterName,
+          password: target.password,
+          sentinelRetryStrategy: retryStrategy,
+          // A connection that still lands on a replica (a partition, a missed announcement) moves at
+          // its first refused write; `true` rejects that command rather than resending it. READONLY
+          // may come wrapped, in a script's error.
+          reconnectOnError: (error: Error) => error.message.includes('READONLY'),
+        },
+        switchWatchFor(target),
+      );
     case 'cluster':
       return new Cluster(target.nodes, {
         enableOfflineQueue: options.enableOfflineQueue,
@@ -82,41 +82,28 @@ function connect(target: RedisTarget, role: RedisConnectionRole, name: string): 
   }
 }
 
-/**
- * A Sentinel-mode client that mends two faults of ioredis 6's failover detector:
- * - it ends a connection for good when +switch-master arrives while that connection is
- *   reconnecting (its connector's connect then fails with "Connection is closed."), which left an
- *   API and a worker unable to reach the promoted primary: this client connects again whenever it
- *   ends without being closed;
- * - QUIT leaves the detector's connections to the Sentinels open, reconnecting for ever after
- *   they are gone: a client that is closed releases them.
- * Its duplicates (BullMQ's blocking connections) are of the same kind; the ones BullMQ closes stay
- * closed.
- */
+/** One watch per Sentinel deployment and master in a process, shared by all its connections. */
+const switchWatches = new Map<string, SentinelSwitchWatch>();
+
+function switchWatchFor(target: Extract<RedisTarget, { kind: 'sentinel' }>): SentinelSwitchWatch {
+  const key = JSON.stringify([target.sentinels, target.masterName]);
+  let watch = switchWatches.get(key);
+  if (!watch) switchWatches.set(key, (watch = new SentinelSwitchWatch(target.sentinels, target.masterName, retryStrategy)));
+  return watch;
+}
+
+/** A Sentinel-mode client that its watch moves off a replaced primary; so are its duplicates (BullMQ's blocking connections). */
 class SentinelRedis extends Redis {
-  private closing = false;
-
-  constructor(options: RedisOptions & { replyMapping?: 'legacy' }) {
+  constructor(
+    options: RedisOptions & { replyMapping?: 'legacy' },
+    private readonly switchWatch: SentinelSwitchWatch,
+  ) {
     super(options);
-    this.on('end', () => {
-      // On an ended client, disconnect() only closes what its connector holds: the detector's.
-      if (this.closing) super.disconnect();
-      else this.connect().catch(() => undefined);
-    });
-  }
-
-  override disconnect(reconnect = false): void {
-    if (!reconnect) this.closing = true;
-    super.disconnect(reconnect);
-  }
-
-  override quit(callback?: Callback<'OK'>): Promise<'OK'> {
-    this.closing = true;
-    return super.quit(callback);
+    switchWatch.follow(this);
   }
 
   override duplicate(override?: Partial<RedisOptions>): ReturnType<Redis['duplicate']> {
-    return new SentinelRedis({ ...this.options, ...override, replyMapping: 'legacy' });
+    return new SentinelRedis({ ...this.options, ...override, replyMapping: 'legacy' }, this.switchWatch);
   }
 }
 
