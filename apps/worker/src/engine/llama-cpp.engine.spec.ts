@@ -7,6 +7,7 @@ describe('isContextOverflow', () => {
     'Failed to compress chat history for context shift due to a too long prompt or system message that cannot be compressed without affecting the generation quality. Consider increasing the context size or shortening the long prompt or system message.',
     'Failed to compress chat history to fit context window. Try increasing the context size or shortening the system prompt',
     'The context size is too small to generate a response',
+    'The context size (512) is too small to fit the context shift size (600)',
   ])('knows "%s"', (message) => {
     expect(isContextOverflow(new Error(message))).toBe(true);
   });

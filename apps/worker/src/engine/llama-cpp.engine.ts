@@ -54,12 +54,12 @@ const MAX_PARALLEL_CALLS = 8;
 
 /**
  * LlamaChat's words when an answer outgrows the context and dropping history cannot make room: its
- * context shift strategies ("…did not return a history that fits the context size",
- * "Failed to compress chat history for context shift…"), the function-calling decision's
- * ("Failed to compress chat history to fit context window…"), and its last resort
- * ("The context size is too small to generate a response").
+ * context shift ("…did not return a history that fits the context size", "Failed to compress chat
+ * history for context shift…", "The context size (N) is too small to fit the context shift size")
+ * and its last resort ("The context size is too small to generate a response"). "Failed to
+ * compress chat history to fit context window" (its decision helpers) is matched by the same words.
  */
-const CONTEXT_OVERFLOW = /did not return a history that fits the context size|Failed to compress chat history|The context size is too small to generate/;
+const CONTEXT_OVERFLOW = /did not return a history that fits the context size|Failed to compress chat history|The context size is too small to generate|too small to fit the context shift size/;
 
 export const isContextOverflow = (error: unknown): boolean => error instanceof Error && CONTEXT_OVERFLOW.test(error.message);
 
