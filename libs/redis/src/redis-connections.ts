@@ -1,5 +1,5 @@
 import { Cluster, Redis } from 'ioredis';
-import type { RedisOptions } from 'ioredis';
+import type { Callback, RedisOptions } from 'ioredis';
 import type { RedisTarget } from './redis-target';
 import { SentinelSwitchWatch } from './sentinel-switch-watch';
 
@@ -104,6 +104,17 @@ class SentinelRedis extends Redis {
 
   override duplicate(override?: Partial<RedisOptions>): ReturnType<Redis['duplicate']> {
     return new SentinelRedis({ ...this.options, ...override, replyMapping: 'legacy' }, this.switchWatch);
+  }
+
+  // Closed while reconnecting, a connection never emits 'end'.
+  override disconnect(reconnect = false): void {
+    if (!reconnect) this.switchWatch.unfollow(this);
+    super.disconnect(reconnect);
+  }
+
+  override quit(callback?: Callback<'OK'>): Promise<'OK'> {
+    this.switchWatch.unfollow(this);
+    return super.quit(callback);
   }
 }
 
