@@ -4,19 +4,22 @@ import type { HostPort } from './redis-target';
 
 const SWITCH_CHANNEL = '+switch-master';
 
-/**
- * How long after a switch a connection found on another node than the announced primary is moved
- * again. Bounded, so that a switch the watch did not hear of cannot keep connections moving.
- */
+/** How long after a switch a connection found on the replaced primary is moved again. */
 const MOVE_AGAIN_FOR_MS = 30_000;
 
+/** A switch Sentinel announced: the primary it replaced and the new one, as host:port. */
+export interface Switch {
+  previous: string;
+  primary: string;
+}
+
 /**
- * The new primary (host:port) a `+switch-master` message ("<master> <old ip> <old port> <new ip>
- * <new port>") announces for `masterName`; undefined for another master's switch.
+ * The switch a `+switch-master` message ("<master> <old ip> <old port> <new ip> <new port>")
+ * announces for `masterName`; undefined for another master's switch.
  */
-export function switchedPrimary(masterName: string, message: string): string | undefined {
-  const [master, , , host, port] = message.split(' ');
-  return master === masterName && host && port ? `${host}:${port}` : undefined;
+export function switchOf(masterName: string, message: string): Switch | undefined {
+  const [master, oldHost, oldPort, host, port] = message.split(' ');
+  return master === masterName && oldHost && oldPort && host && port ? { previous: `${oldHost}:${oldPort}`, primary: `${host}:${port}` } : undefined;
 }
 
 /** host:port of the node a connection's socket is open to, IPv4 as Sentinel writes it. */
@@ -32,7 +35,9 @@ function endpointOf(client: Redis): string | undefined {
  * reconnecting (`disconnect(true)`), which asks Sentinel for the primary again and resends what
  * it had in flight. The Sentinel it asks may not know of the switch yet (the others learn of it
  * from the one that led it, within seconds) and name the old primary, which still answers as a
- * master: a connection that opens to another node than the announced one moves again.
+ * master: a connection that opens to the replaced primary moves again. Only a socket open to the
+ * very address Sentinel announced as replaced counts, so that an address written another way
+ * (a hostname, a NAT) cannot keep connections moving; such a connection moves once.
  *
  * Not ioredis's own `failoverDetector`: that subscribes once per connection, reacts to any
  * master's switch, and in ioredis 6 ends for good a connection it interrupts while reconnecting
@@ -45,7 +50,7 @@ export class SentinelSwitchWatch {
   private readonly clients = new Set<Redis>();
   private subscribers: Redis[] = [];
   private switches = 0;
-  private announced: { primary: string; at: number } | undefined;
+  private announced: (Switch & { at: number }) | undefined;
 
   constructor(
     private readonly sentinels: readonly HostPort[],
@@ -61,10 +66,10 @@ export class SentinelSwitchWatch {
       this.add(client);
     });
     // A connection that was connecting at the switch may have been told the old primary; where
-    // the announced primary cannot be compared (a hostname), it moves once to make sure. Checked
-    // as the socket opens, before the handshake's round trip, so nothing it queued is sent there.
+    // its address cannot be compared (a hostname), it moves once to make sure. Checked as the
+    // socket opens, before the handshake's round trip, so none of its own commands go there.
     client.on('connect', () => {
-      if (this.offPrimary(client) ?? this.switches !== switchesAtConnect) client.disconnect(true);
+      if (this.onReplacedPrimary(client) ?? this.switches !== switchesAtConnect) client.disconnect(true);
     });
     client.on('end', () => this.unfollow(client));
   }
@@ -87,33 +92,39 @@ export class SentinelSwitchWatch {
     // A Sentinel that is away is retried; the others (and a reconnect's resolution) cover for it.
     subscriber.on('error', () => undefined);
     subscriber.on('message', (channel: string, message: string) => {
-      const primary = channel === SWITCH_CHANNEL ? switchedPrimary(this.masterName, message) : undefined;
-      if (primary) this.onSwitch(primary);
+      const announced = channel === SWITCH_CHANNEL ? switchOf(this.masterName, message) : undefined;
+      if (announced) this.onSwitch(announced);
     });
     subscriber.subscribe(SWITCH_CHANNEL).catch(() => undefined);
     return subscriber;
   }
 
-  /** Every Sentinel announces the switch: the first announcement moves every connection, the others those found elsewhere. */
-  private onSwitch(primary: string): void {
-    const isNew = primary !== this.announced?.primary;
+  /**
+   * Every Sentinel announces the switch: the first announcement moves every connection not on the
+   * new primary, the others those still on the replaced one. A connection whose socket has just
+   * opened (status 'connect') moves too: its check on opening came before the announcement.
+   */
+  private onSwitch(announced: Switch): void {
+    const isNew = announced.previous !== this.announced?.previous || announced.primary !== this.announced.primary;
     if (isNew) {
       this.switches++;
-      this.announced = { primary, at: Date.now() };
+      this.announced = { ...announced, at: Date.now() };
     }
     for (const client of this.clients) {
-      if (client.status === 'ready' && (isNew ? this.offPrimary(client) !== false : this.offPrimary(client) === true)) client.disconnect(true);
+      if (client.status !== 'ready' && client.status !== 'connect') continue;
+      const endpoint = endpointOf(client);
+      if (isNew ? endpoint !== announced.primary : this.onReplacedPrimary(client)) client.disconnect(true);
     }
   }
 
   /**
-   * Whether a connection is open to another node than the primary announced lately; undefined
-   * when that cannot be told: no recent switch, a hostname announced, no socket.
+   * Whether a connection is open to the primary a recent switch replaced; undefined when that
+   * cannot be told: no recent switch, an address that is not an IP, no socket.
    */
-  private offPrimary(client: Redis): boolean | undefined {
+  private onReplacedPrimary(client: Redis): boolean | undefined {
     const { announced } = this;
-    if (!announced || Date.now() - announced.at > MOVE_AGAIN_FOR_MS || !isIP(announced.primary.slice(0, announced.primary.lastIndexOf(':')))) return undefined;
+    if (!announced || Date.now() - announced.at > MOVE_AGAIN_FOR_MS || !isIP(announced.previous.slice(0, announced.previous.lastIndexOf(':')))) return undefined;
     const endpoint = endpointOf(client);
-    return endpoint === undefined ? undefined : endpoint !== announced.primary;
+    return endpoint === undefined ? undefined : endpoint === announced.previous;
   }
 }
