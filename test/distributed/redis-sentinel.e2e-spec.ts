@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
-import { closeRedis, connectRedis, createRedisConnection } from '@app/redis';
+import { RedisEnv } from '@app/config';
+import { closeRedis, connectRedis, createRedisConnection, redisTarget } from '@app/redis';
 import type { Redis } from 'ioredis';
 import { resolve } from 'node:path';
 import type { LocalRedisSentinel } from '../../tools/local-stack/redis-sentinel';
@@ -57,13 +58,13 @@ function sentinelStackPerDescribe(name: string, sentinelCount = 1): { sentinel: 
 /** A node's role: master or slave. */
 const roleOf = (address: string) => onNode(address, async (node) => ((await node.call('ROLE')) as string[])[0]);
 
+/** The CLIENT LIST lines of a node or Sentinel, this question's own connection among them. */
+const clientLinesOn = (address: string) => onNode(address, async (node) => ((await node.call('CLIENT', 'LIST')) as string).split('\n').filter(Boolean));
+
 /** The clients of a node (CLIENT LIST lines), open for at least `minAgeSeconds`, that are not Sentinel's or replication links. */
-const serviceClientsOn = (address: string, minAgeSeconds = 0) =>
-  onNode(address, async (node) =>
-    ((await node.call('CLIENT', 'LIST')) as string)
-      .split('\n')
-      .filter(Boolean)
-      .filter((line) => !/ cmd=client\|list /.test(line) && !/ name=sentinel-/.test(line) && !/ flags=[^ ]*[SM]/.test(line) && Number(/ age=(\d+)/.exec(line)?.[1]) >= minAgeSeconds),
+const serviceClientsOn = async (address: string, minAgeSeconds = 0) =>
+  (await clientLinesOn(address)).filter(
+    (line) => !/ cmd=client\|list /.test(line) && !/ name=sentinel-/.test(line) && !/ flags=[^ ]*[SM]/.test(line) && Number(/ age=(\d+)/.exec(line)?.[1]) >= minAgeSeconds,
   );
 
 const serviceConnectionsOn = async (address: string) => (await serviceClientsOn(address)).length;
@@ -206,12 +207,9 @@ describe("a process's connections to a Sentinel master", () => {
     await sentinel.stop();
   });
 
-  const target = () => {
-    const [host, port] = sentinel.sentinels[0].split(':');
-    return { kind: 'sentinel' as const, sentinels: [{ host, port: Number(port) }], masterName: sentinel.masterName };
-  };
+  const target = () => redisTarget(Object.assign(new RedisEnv(), { REDIS_SENTINELS: [sentinel.sentinels[0]], REDIS_SENTINEL_MASTER: sentinel.masterName }));
   // The question's own connection is counted each time.
-  const sentinelClients = () => onNode(sentinel.sentinels[0], async (node) => ((await node.call('CLIENT', 'LIST')) as string).split('\n').filter(Boolean).length);
+  const sentinelClients = async () => (await clientLinesOn(sentinel.sentinels[0])).length;
 
   it('share one subscription to the Sentinel for switches, which goes with the last of them', async () => {
     const before = await sentinelClients();

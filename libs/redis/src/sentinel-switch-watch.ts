@@ -49,8 +49,8 @@ function endpointOf(client: Redis): string | undefined {
 export class SentinelSwitchWatch {
   private readonly clients = new Set<Redis>();
   private subscribers: Redis[] = [];
-  private switches = 0;
-  private announced: (Switch & { at: number }) | undefined;
+  /** The latest switch; `comparable` when its replaced primary is an IP address, as a socket's is. */
+  private announced: (Switch & { at: number; comparable: boolean }) | undefined;
 
   constructor(
     private readonly sentinels: readonly HostPort[],
@@ -60,16 +60,16 @@ export class SentinelSwitchWatch {
 
   /** Follows `client` from each connect until it ends or is closed (see `unfollow`). */
   follow(client: Redis): void {
-    let switchesAtConnect = 0;
+    let announcedAtConnect = this.announced;
     client.on('connecting', () => {
-      switchesAtConnect = this.switches;
+      announcedAtConnect = this.announced;
       this.add(client);
     });
     // A connection that was connecting at the switch may have been told the old primary; where
     // its address cannot be compared (a hostname), it moves once to make sure. Checked as the
     // socket opens, before the handshake's round trip, so none of its own commands go there.
     client.on('connect', () => {
-      if (this.onReplacedPrimary(client) ?? this.switches !== switchesAtConnect) client.disconnect(true);
+      if (this.onReplacedPrimary(client) ?? this.announced !== announcedAtConnect) client.disconnect(true);
     });
     client.on('end', () => this.unfollow(client));
   }
@@ -107,13 +107,12 @@ export class SentinelSwitchWatch {
   private onSwitch(announced: Switch): void {
     const isNew = announced.previous !== this.announced?.previous || announced.primary !== this.announced.primary;
     if (isNew) {
-      this.switches++;
-      this.announced = { ...announced, at: Date.now() };
+      const replacedHost = announced.previous.slice(0, announced.previous.lastIndexOf(':'));
+      this.announced = { ...announced, at: Date.now(), comparable: isIP(replacedHost) !== 0 };
     }
     for (const client of this.clients) {
       if (client.status !== 'ready' && client.status !== 'connect') continue;
-      const endpoint = endpointOf(client);
-      if (isNew ? endpoint !== announced.primary : this.onReplacedPrimary(client)) client.disconnect(true);
+      if (isNew ? endpointOf(client) !== announced.primary : this.onReplacedPrimary(client)) client.disconnect(true);
     }
   }
 
@@ -123,7 +122,7 @@ export class SentinelSwitchWatch {
    */
   private onReplacedPrimary(client: Redis): boolean | undefined {
     const { announced } = this;
-    if (!announced || Date.now() - announced.at > MOVE_AGAIN_FOR_MS || !isIP(announced.previous.slice(0, announced.previous.lastIndexOf(':')))) return undefined;
+    if (!announced?.comparable || Date.now() - announced.at > MOVE_AGAIN_FOR_MS) return undefined;
     const endpoint = endpointOf(client);
     return endpoint === undefined ? undefined : endpoint === announced.previous;
   }
