@@ -7,9 +7,10 @@ import { e2eStack } from '../support/stack-env';
 import { longRequest, postChat, readStream } from '../support/chat-requests';
 
 /**
- * Events that arrive out of order or mangled on a completion's channel end the stream with an
- * error: the client never gets a silently shorter or garbled text. The test itself plays the
- * broken network by publishing on the real channel of a real, running completion.
+ * Events that are lost or mangled on a completion's channel end the stream with an error: the
+ * client never gets a silently shorter or garbled text. An event that arrives twice (a publish
+ * resent after a reconnect) is dropped. The test itself plays the broken network by publishing
+ * on the real channel of a real, running completion.
  */
 describe('lost, out-of-order or malformed events', () => {
   const stack = e2eStack();
@@ -20,8 +21,8 @@ describe('lost, out-of-order or malformed events', () => {
     await redis.quit();
   });
 
-  async function streamWithInjected(message: (completionId: string) => string) {
-    const response = await postChat(stack.apiUrls[0], stack.apiKey, longRequest(stack.model, { stream: true, max_tokens: 3000 }));
+  async function streamWithInjected(message: (completionId: string) => string, maxTokens = 3000) {
+    const response = await postChat(stack.apiUrls[0], stack.apiKey, longRequest(stack.model, { stream: true, max_tokens: maxTokens }));
     let injected = false;
     return readStream(response, (event) => {
       if (!injected && typeof event.id === 'string') {
@@ -42,6 +43,19 @@ describe('lost, out-of-order or malformed events', () => {
     const last = reading.events.at(-1) as unknown as { error: { message: string } };
     assertMatchesSchema('ErrorResponse', last);
     expect(last.error.message).toMatch(/lost in transit/);
+  });
+
+  it('drops an event delivered a second time and answers in full', async () => {
+    const plain = await readStream(await postChat(stack.apiUrls[0], stack.apiKey, longRequest(stack.model, { stream: true, max_tokens: 1000 })));
+    // Sequence number 1 is the first output, passed on before the client saw any chunk with an id.
+    const reading = await streamWithInjected(
+      (completionId) => JSON.stringify({ type: 'output', completionId, attempt: 1, seq: 1, parts: [{ type: 'text', choice: 0, text: ' injected' }] }),
+      1000,
+    );
+    expect(reading.sawDone).toBe(true);
+    expect(reading.events.some((event) => 'error' in event)).toBe(false);
+    expect(reading.content).toBe(plain.content);
+    expect(reading.content.length).toBeGreaterThan(0);
   });
 
   it('ends the stream with an error when an event cannot be read', async () => {

@@ -46,8 +46,9 @@ export function workerError(event: CompletionFailure): OpenAiError {
 /**
  * Checks a completion's events against the attempt and sequence contract: events of an older
  * attempt are ignored; a new attempt is welcome only while no output has been passed on (a retry
- * the client never notices); a missing or repeated sequence number fails the request rather
- * than deliver an answer with a hole in it or a piece twice.
+ * the client never notices); a missing sequence number fails the request rather than deliver an
+ * answer with a hole in it. An event seen already is dropped: Redis clients resend a command
+ * whose reply a broken connection lost (a failover), so delivery is at least once.
  */
 export class EventSequenceTracker {
   private attempt = 0;
@@ -63,7 +64,8 @@ export class EventSequenceTracker {
   accept(event: TokenEvent): TrackedEvent {
     if (event.attempt < this.attempt) return { kind: 'none' };
     if (event.attempt > this.attempt) return this.startAttempt(event);
-    if (event.seq !== this.nextSeq) return { kind: 'failed', error: streamBrokenError() };
+    if (event.seq < this.nextSeq) return { kind: 'none' };
+    if (event.seq > this.nextSeq) return { kind: 'failed', error: streamBrokenError() };
     this.nextSeq += 1;
     switch (event.type) {
       case 'output':
