@@ -34,6 +34,7 @@ const API_PROCESSES = Number(option('api-processes', String(availableParallelism
 const PAUSE_MS = Number(option('pause-ms', '200'));
 const ENGINE = { kind: 'synthetic', tokens: 64, tokenIntervalMs: 10, slots: 20_000, contextSize: 4096 } as const;
 const LABEL = 'burst';
+const REQUEST_TIMEOUT_MS = 60_000;
 
 const STAGES = ['client → API', 'API → queued', 'queued → active', 'active → first text', 'time to first text'] as const;
 type Stage = (typeof STAGES)[number];
@@ -57,7 +58,7 @@ async function withJobTimes(queue: Queue, side: ClientSide): Promise<Measured> {
   return { ...side, queuedAt: job.timestamp, activeAt: job.processedOn };
 }
 
-/** Streams one answer to its end; the completion id and the first text's time come from its frames. */
+/** Streams one answer to its end (`[DONE]`, no error event); the completion id and the first text's time come from its frames. */
 function streamOne(target: HttpTarget, agent: Agent, index: number): Promise<ClientSide> {
   const body = requestBody(index, target.model, ENGINE.tokens, true);
   return new Promise((resolve_, reject) => {
@@ -65,18 +66,28 @@ function streamOne(target: HttpTarget, agent: Agent, index: number): Promise<Cli
     const req = request(new URL(`${target.baseUrl}/chat/completions`), {
       method: 'POST',
       agent,
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
       headers: { authorization: `Bearer ${target.apiKey}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
     });
     req.on('response', (response) => {
       if (response.statusCode !== 200) return reject(new Error(`HTTP ${response.statusCode}`));
       let completionId = '';
       let firstTextAt = 0;
+      let done = false;
+      let pending = '';
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => {
-        completionId ||= /"id":"(chatcmpl-[^"]+)"/.exec(chunk)?.[1] ?? '';
-        if (!firstTextAt && chunk.includes('"delta":{"content":"')) firstTextAt = Date.now();
+        pending += chunk;
+        const frames = pending.split('\n\n');
+        pending = frames.pop() ?? '';
+        for (const frame of frames) {
+          if (frame.startsWith('data: {"error"')) return reject(new Error(frame.slice(6, 300)));
+          if (frame === 'data: [DONE]') done = true;
+          completionId ||= /"id":"(chatcmpl-[^"]+)"/.exec(frame)?.[1] ?? '';
+          if (!firstTextAt && frame.includes('"delta":{"content":"')) firstTextAt = Date.now();
+        }
       });
-      response.on('end', () => (completionId && firstTextAt ? resolve_({ completionId, sentAt, firstTextAt }) : reject(new Error('a stream without text'))));
+      response.on('end', () => (done && completionId && firstTextAt ? resolve_({ completionId, sentAt, firstTextAt }) : reject(new Error('a stream without text or [DONE]'))));
       response.on('error', reject);
     });
     req.on('error', reject);
