@@ -6,8 +6,10 @@
  * every answer, and splits each request's time to first text into four stages, from one clock:
  *   client → API: sent, to the API's onRequest (its request log: time − totalMs);
  *   API → queued: to BullMQ's add (the job's `timestamp`): validation and admission;
- *   queued → active: to a worker's move to active (the job's `processedOn`);
- *   active → first text: the worker's start and first event, the API's relay, the client's read.
+ *   queued → active: to a worker asking for it (the job's `processedOn`: when the worker sent
+ *     the move to active, or the previous job's move to finished that fetched it);
+ *   active → first text: that round trip, the worker's start and first event, the API's relay,
+ *     the client's read.
  * The first burst of each size warms sockets and code up and is left out. Writes
  * bench/results/burst-stages.json. Options: --sizes=1,10,100 --bursts=30,15,8 --pause-ms=200
  * (between bursts) --api-processes=N (default: one per core, as deployed).
