@@ -31,15 +31,11 @@ import { childPids } from '../tools/local-stack/process-tree';
 import { REPO_ROOT, startApi, startWorker } from '../tools/local-stack/services';
 import type { RunningApi } from '../tools/local-stack/services';
 import { postChatCompletion } from '../tools/local-stack/chat-request';
-import { round, summarize } from './stats';
-import type { Summary } from './stats';
+import { optionValue } from './command-line';
+import { round, roundSummary, summarize } from './stats';
 
-function option(name: string): string | undefined {
-  return process.argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1];
-}
-
-const LINES = Number(option('lines') ?? 1000);
-const PROBES = Number(option('probes') ?? 40);
+const LINES = Number(optionValue('lines') ?? 1000);
+const PROBES = Number(optionValue('probes') ?? 40);
 const MODEL = 'tiny-chat';
 const KEY = 'sk-bench-batch-0123456789';
 const SLOTS = 2;
@@ -219,7 +215,6 @@ async function sendPlain(baseUrl: string, lines: LineRequest[], concurrency: num
   return { ms: performance.now() - started, non200 };
 }
 
-const roundSummary = (summary: Summary): Summary => Object.fromEntries(Object.entries(summary).map(([key, value]: [string, number]) => [key, round(value, 1)])) as unknown as Summary;
 
 
 async function main(): Promise<void> {

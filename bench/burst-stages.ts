@@ -17,18 +17,22 @@
 import { completionQueueName, completionQueuePrefix } from '@app/contracts';
 import { Queue } from 'bullmq';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { REPO_ROOT } from '../tools/local-stack/services';
 import { stopEverythingOnSignals } from './cleanup';
+import { RequestMeter } from './closed-loop';
+import { optionValue } from './command-line';
 import type { HttpTarget } from './driver-protocol';
+import { streamCompletion } from './http-request';
+import type { ChatRequest } from './http-request';
 import { ARTIFACTS_DIR, startServiceStack } from './service-stack';
-import { round, summarize } from './stats';
+import { roundSummary, summarize } from './stats';
 import type { Summary } from './stats';
 import { requestBody } from './workload';
 
-const option = (name: string, fallback: string): string => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1] ?? fallback;
+const option = (name: string, fallback: string): string => optionValue(name) ?? fallback;
 const SIZES = option('sizes', '1,10,100').split(',').map(Number);
 const BURSTS = option('bursts', '30,15,8').split(',').map(Number);
 const API_PROCESSES = Number(option('api-processes', String(availableParallelism())));
@@ -37,75 +41,73 @@ const PAUSE_MS = Number(option('pause-ms', '200'));
 const ENGINE = { kind: 'synthetic', tokens: 64, tokenIntervalMs: 10, slots: 20_000, contextSize: 4096 } as const;
 const LABEL = 'burst';
 const REQUEST_TIMEOUT_MS = 60_000;
+const LOG_WRITE_MS = 200;
+/** The API keeps a queue's last 1,000 finished jobs (completion-queues.ts), and a size's jobs are read after its last burst. */
+const FINISHED_JOBS_KEPT = 1000;
+const sleep = (ms: number): Promise<void> => new Promise((resolve_) => setTimeout(resolve_, ms));
 
 const STAGES = ['client → API', 'API → queued', 'queued → active', 'active → first text', 'time to first text'] as const;
 type Stage = (typeof STAGES)[number];
 
-/** One streamed request as the client saw it (Date.now() times, the clock every process shares). */
+/** One streamed request as the client saw it: the API's request id, and epoch times on the clock every process shares. */
 interface ClientSide {
-  completionId: string;
+  requestId: string;
   sentAt: number;
   firstTextAt: number;
 }
 
-/** A request with its job's times: added to the queue (BullMQ's `timestamp`) and moved to active (`processedOn`). */
-interface Measured extends ClientSide {
+/** What the API's request log says of a request: its completion, and when it arrived (its onRequest). */
+interface LoggedRequest {
+  completionId: string;
+  arrivedAt: number;
+}
+
+/** A request's stage boundaries: sent, arrived, added to the queue (BullMQ's `timestamp`), moved to active (`processedOn`), first text. */
+interface Measured extends ClientSide, LoggedRequest {
   queuedAt: number;
   activeAt: number;
 }
 
-async function withJobTimes(queue: Queue, side: ClientSide): Promise<Measured> {
-  const job = await queue.getJob(side.completionId);
-  if (!job?.processedOn) throw new Error(`no finished job ${side.completionId}`);
-  return { ...side, queuedAt: job.timestamp, activeAt: job.processedOn };
+const epochMs = (performanceNow: number): number => performance.timeOrigin + performanceNow;
+
+/** Streams one answer to its end through the load generator's own client (`[DONE]`, usage, no error event). */
+async function streamOne(target: HttpTarget, agent: Agent, index: number): Promise<ClientSide> {
+  const meter = new RequestMeter();
+  let requestId = '';
+  const chat: ChatRequest = {
+    url: new URL(`${target.baseUrl}/chat/completions`),
+    apiKey: target.apiKey,
+    body: requestBody(index, target.model, ENGINE.tokens, true),
+    agent,
+    timeoutMs: REQUEST_TIMEOUT_MS,
+    onHeaders: (headers) => (requestId = String(headers['x-request-id'])),
+  };
+  await streamCompletion(chat, meter);
+  return { requestId, sentAt: epochMs(meter.startedAt), firstTextAt: epochMs(meter.firstContentAt) };
 }
 
-/** Streams one answer to its end (`[DONE]`, no error event); the completion id and the first text's time come from its frames. */
-function streamOne(target: HttpTarget, agent: Agent, index: number): Promise<ClientSide> {
-  const body = requestBody(index, target.model, ENGINE.tokens, true);
-  return new Promise((resolve_, reject) => {
-    const sentAt = Date.now();
-    const req = request(new URL(`${target.baseUrl}/chat/completions`), {
-      method: 'POST',
-      agent,
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-      headers: { authorization: `Bearer ${target.apiKey}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-    });
-    req.on('response', (response) => {
-      if (response.statusCode !== 200) return reject(new Error(`HTTP ${response.statusCode}`));
-      let completionId = '';
-      let firstTextAt = 0;
-      let done = false;
-      let pending = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => {
-        pending += chunk;
-        const frames = pending.split('\n\n');
-        pending = frames.pop() ?? '';
-        for (const frame of frames) {
-          if (frame.startsWith('data: {"error"')) return reject(new Error(frame.slice(6, 300)));
-          if (frame === 'data: [DONE]') done = true;
-          completionId ||= /"id":"(chatcmpl-[^"]+)"/.exec(frame)?.[1] ?? '';
-          if (!firstTextAt && frame.includes('"delta":{"content":"')) firstTextAt = Date.now();
-        }
-      });
-      response.on('end', () => (done && completionId && firstTextAt ? resolve_({ completionId, sentAt, firstTextAt }) : reject(new Error('a stream without text or [DONE]'))));
-      response.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-/** When each completion's request reached the API, from the API's request log (one line per request). */
-function arrivalsInApiLog(): Map<string, number> {
-  const arrivals = new Map<string, number>();
+/** The API's request log (one line per request, written when its response has closed), by request id. */
+function apiRequestLog(): Map<string, LoggedRequest> {
+  const requests = new Map<string, LoggedRequest>();
   for (const line of readFileSync(resolve(ARTIFACTS_DIR, 'logs', `${LABEL}-api.log`), 'utf8').split('\n')) {
     if (!line.includes('"completionId"')) continue;
-    const entry = JSON.parse(line) as { completionId: string; time: number; totalMs: number };
-    arrivals.set(entry.completionId, entry.time - entry.totalMs);
+    const entry = JSON.parse(line) as { requestId: string; completionId: string; time: number; totalMs: number };
+    requests.set(entry.requestId, { completionId: entry.completionId, arrivedAt: entry.time - entry.totalMs });
   }
-  return arrivals;
+  return requests;
+}
+
+/** Joins each request to its log line and its job, read at once: the queue keeps only the last 1,000 finished jobs. */
+async function measure(queue: Queue, sides: ClientSide[]): Promise<Measured[]> {
+  const log = apiRequestLog();
+  return Promise.all(
+    sides.map(async (side) => {
+      const logged = log.get(side.requestId);
+      const job = logged && (await queue.getJob(logged.completionId));
+      if (!logged || !job?.processedOn) throw new Error(`no request log line or finished job for request ${side.requestId}`);
+      return { ...side, ...logged, queuedAt: job.timestamp, activeAt: job.processedOn };
+    }),
+  );
 }
 
 interface SizeResult {
@@ -114,37 +116,43 @@ interface SizeResult {
   stagesMs: Record<Stage, Summary>;
 }
 
+/** Bursts of each size, the warm-up included; refused before anything starts when the queue would not keep their jobs. */
+function plannedBursts(): Array<{ size: number; bursts: number }> {
+  return SIZES.map((size, index) => {
+    const bursts = BURSTS[index] ?? BURSTS.at(-1) ?? 8;
+    if ((bursts + 1) * size > FINISHED_JOBS_KEPT) throw new Error(`${bursts} bursts of ${size} are more jobs than the queue keeps (${FINISHED_JOBS_KEPT}): ask for fewer`);
+    return { size, bursts };
+  });
+}
+
 async function main(): Promise<void> {
+  const plan = plannedBursts();
   stopEverythingOnSignals();
   const stack = await startServiceStack(LABEL, ENGINE, API_PROCESSES);
   const queue = new Queue(completionQueueName(stack.target.model), { connection: { url: stack.redisUrl }, prefix: completionQueuePrefix(stack.target.model) });
   const agent = new Agent({ keepAlive: true, maxSockets: Infinity });
   const measured = new Map<number, Measured[]>();
   try {
-    for (const [index, size] of SIZES.entries()) {
-      const bursts = BURSTS[index] ?? BURSTS.at(-1) ?? 8;
-      const requests: Measured[] = [];
+    for (const { size, bursts } of plan) {
+      const sides: ClientSide[] = [];
       for (let burst = 0; burst <= bursts; burst++) {
         const answered = await Promise.all(Array.from({ length: size }, (_, request_) => streamOne(stack.target, agent, request_)));
-        // Read at once: the queue keeps only the last 1,000 finished jobs.
-        if (burst > 0) requests.push(...(await Promise.all(answered.map((side) => withJobTimes(queue, side)))));
-        await new Promise((resolve_) => setTimeout(resolve_, PAUSE_MS));
+        if (burst > 0) sides.push(...answered);
+        await sleep(PAUSE_MS);
       }
-      measured.set(size, requests);
+      // The API writes a request's log line once its response has closed, through a pipe to the log file.
+      await sleep(LOG_WRITE_MS);
+      measured.set(size, await measure(queue, sides));
     }
-    // The API writes a request's log line when its response has closed: all have by now.
-    const arrivals = arrivalsInApiLog();
     const results: SizeResult[] = [];
     for (const [burstSize, requests] of measured) {
       const samples = Object.fromEntries(STAGES.map((stage) => [stage, [] as number[]])) as Record<Stage, number[]>;
-      for (const side of requests) {
-        const arrivedAt = arrivals.get(side.completionId);
-        if (arrivedAt === undefined) throw new Error(`no request log line for ${side.completionId}`);
-        samples['client → API'].push(arrivedAt - side.sentAt);
-        samples['API → queued'].push(side.queuedAt - arrivedAt);
-        samples['queued → active'].push(side.activeAt - side.queuedAt);
-        samples['active → first text'].push(side.firstTextAt - side.activeAt);
-        samples['time to first text'].push(side.firstTextAt - side.sentAt);
+      for (const request_ of requests) {
+        samples['client → API'].push(request_.arrivedAt - request_.sentAt);
+        samples['API → queued'].push(request_.queuedAt - request_.arrivedAt);
+        samples['queued → active'].push(request_.activeAt - request_.queuedAt);
+        samples['active → first text'].push(request_.firstTextAt - request_.activeAt);
+        samples['time to first text'].push(request_.firstTextAt - request_.sentAt);
       }
       const stagesMs = Object.fromEntries(STAGES.map((stage) => [stage, roundSummary(summarize(samples[stage]))])) as Record<Stage, Summary>;
       results.push({ burstSize, bursts: requests.length / burstSize, stagesMs });
@@ -159,10 +167,6 @@ async function main(): Promise<void> {
     await queue.close();
     await stack.stop();
   }
-}
-
-function roundSummary({ count, mean, p50, p95, p99, max }: Summary): Summary {
-  return { count, mean: round(mean, 1), p50: round(p50, 1), p95: round(p95, 1), p99: round(p99, 1), max: round(max, 1) };
 }
 
 function print(burstSize: number, stages: Record<Stage, Summary>): void {

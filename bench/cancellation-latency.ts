@@ -11,9 +11,10 @@ import { resolve } from 'node:path';
 import { startRedisServer } from '../tools/local-stack/redis-server';
 import { REPO_ROOT, startApi, startWorker } from '../tools/local-stack/services';
 import { postChatCompletion } from '../tools/local-stack/chat-request';
+import { optionValue } from './command-line';
 import { summarize } from './stats';
 
-const ROUNDS = Number(process.argv.find((arg) => arg.startsWith('--rounds='))?.split('=')[1] ?? 100);
+const ROUNDS = Number(optionValue('rounds') ?? 100);
 const MODEL = 'tiny-chat';
 const KEY = 'sk-bench-cancel-0123456789';
 

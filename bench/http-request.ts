@@ -1,5 +1,5 @@
 import { request } from 'node:http';
-import type { Agent, IncomingMessage } from 'node:http';
+import type { Agent, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { RequestMeter } from './closed-loop';
 
 export interface ChatRequest {
@@ -10,6 +10,8 @@ export interface ChatRequest {
   timeoutMs: number;
   /** Abandons the request (destroys its socket) when aborted. */
   signal?: AbortSignal;
+  /** Given the response's headers as they arrive (the API's `x-request-id`). */
+  onHeaders?: (headers: IncomingHttpHeaders) => void;
 }
 
 /** A chunk frame that carries text; the first chunk's `"content":""` (role only) does not match. */
@@ -35,6 +37,7 @@ function post(chat: ChatRequest, onResponse: (response: IncomingMessage) => void
   };
   req.on('response', (response) => {
     response.on('close', settle);
+    chat.onHeaders?.(response.headers);
     onResponse(response);
   });
   req.on('error', (error) => {

@@ -13,14 +13,11 @@ import { startRedisServer } from '../tools/local-stack/redis-server';
 import type { LocalRedis } from '../tools/local-stack/redis-server';
 import { startApi } from '../tools/local-stack/services';
 import type { RunningApi } from '../tools/local-stack/services';
+import { optionValue } from './command-line';
 import { summarize } from './stats';
 
-function option(name: string): string | undefined {
-  return process.argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1];
-}
-
-const TRIES = Number(option('tries') ?? 20);
-const SIZE = Number(option('size') ?? 8 * 1024 * 1024);
+const TRIES = Number(optionValue('tries') ?? 20);
+const SIZE = Number(optionValue('size') ?? 8 * 1024 * 1024);
 const MODEL = 'tiny-chat';
 
 type Outcome = string;
@@ -103,8 +100,8 @@ async function measure(name: string, send: () => Promise<Outcome>): Promise<void
 async function main(): Promise<void> {
   let redis: LocalRedis | undefined;
   let api: RunningApi | undefined;
-  let url = option('url');
-  let key = option('key') ?? '';
+  let url = optionValue('url');
+  let key = optionValue('key') ?? '';
   if (!url) {
     redis = await startRedisServer({});
     key = 'sk-bench-oversized-0123456789';

@@ -8,11 +8,12 @@
  */
 import { resolve } from 'node:path';
 import { REPO_ROOT } from '../tools/local-stack/services';
+import { optionValue } from './command-line';
 import { runScaleOut } from './scale/scale-out-run';
 import { formatReport, writeReport } from './scale/scale-out-report';
 
 function option(name: string, fallback: number): number {
-  const value = process.argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1];
+  const value = optionValue(name);
   return value === undefined ? fallback : Number(value);
 }
 

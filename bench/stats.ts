@@ -17,6 +17,11 @@ function percentile(sorted: Float64Array, fraction: number): number {
   return sorted[rank];
 }
 
+/** A summary with its times rounded for a report (0.1 ms by default). */
+export function roundSummary({ count, mean, p50, p95, p99, max }: Summary, digits = 1): Summary {
+  return { count, mean: round(mean, digits), p50: round(p50, digits), p95: round(p95, digits), p99: round(p99, digits), max: round(max, digits) };
+}
+
 export function summarize(samples: ArrayLike<number>): Summary {
   if (samples.length === 0) return EMPTY_SUMMARY;
   const sorted = Float64Array.from(samples).sort();

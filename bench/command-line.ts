@@ -1,0 +1,4 @@
+/** The value of `--name=value` among the command's arguments; undefined when it is not given. */
+export function optionValue(name: string, argv: readonly string[] = process.argv): string | undefined {
+  return argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
+}
