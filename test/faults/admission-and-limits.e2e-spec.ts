@@ -1,5 +1,7 @@
 import fc from 'fast-check';
+import { Redis } from 'ioredis';
 import { resolve } from 'node:path';
+import { completionQueuePrefix } from '@app/contracts';
 import { REPO_ROOT } from '../../tools/local-stack/services';
 import { scrapeUntil, serverRoot, total } from '../operators/prometheus-text';
 import { assertMatchesSchema } from '../support/openai-schema';
@@ -81,6 +83,13 @@ describe('admission and time limits', () => {
     expect(codes.filter((code) => code === '503 queue_full')).toHaveLength(39);
     expect(codes.filter((code) => code === '503 no_capacity')).toHaveLength(1);
     expect(mostWaiting).toBeLessThanOrEqual(1);
+    // Nothing is left of a refused job (nor of the admitted one, withdrawn when no worker took it).
+    const redis = new Redis(stack.redis.url);
+    try {
+      expect(await redis.keys(`${completionQueuePrefix('model-without-workers')}:*:chatcmpl-*`)).toEqual([]);
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it('holds the limit for any burst size (property-based, seed printed on failure)', async () => {

@@ -14,7 +14,7 @@ import { CompletionEventBus } from './completions/completion-event-bus';
 import { CompletionQueues } from './completions/completion-queues';
 import { CompletionRunner } from './completions/completion-runner';
 import { ServiceTiers } from './completions/service-tiers';
-import { WaitingSlots } from './completions/waiting-slots';
+import { WaitingLimit } from './completions/waiting-limit';
 import { CompletionResumption } from './stored-completions/completion-resumption';
 import { StoredCompletions } from './stored-completions/stored-completions';
 import { StoredCompletionsController } from './stored-completions/stored-completions.controller';
@@ -47,7 +47,7 @@ export class ApiModule {
         CompletionQueues,
         CompletionEventBus,
         ModelRegistry,
-        WaitingSlots,
+        WaitingLimit,
         ApiKeyRateLimits,
         CompletionAdmission,
         CompletionRunner,

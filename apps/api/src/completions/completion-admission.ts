@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import type { BeforeApplicationShutdown } from '@nestjs/common';
-import { ApiEnv } from '@app/config';
 import { describeLogitBiasRefusal, logitBiasRefusal, requiredCapabilities } from '@app/contracts';
 import type { CompletionJobInput, RequiredCapability, WorkerAnnouncement } from '@app/contracts';
 import { OpenAiError } from '../errors/openai-error';
@@ -9,40 +8,34 @@ import { ApiKeyRateLimits } from '../rate-limits/api-key-rate-limits';
 import type { TokenReservation } from '../rate-limits/api-key-rate-limits';
 import { CompletionQueues } from './completion-queues';
 import type { CompletionQueue } from './completion-queues';
-import { WaitingSlots } from './waiting-slots';
 
 export const redisUnavailable = (): OpenAiError =>
   OpenAiError.unavailable('The service cannot reach its queue right now. Please retry shortly.', 'service_unavailable', 2);
 export const shuttingDown = (): OpenAiError => OpenAiError.unavailable('This server is shutting down. Please retry.', 'shutting_down', 1);
-const queueFull = (model: string): OpenAiError =>
+export const queueFull = (model: string): OpenAiError =>
   OpenAiError.unavailable(`Too many requests are waiting for ${model}. Please retry shortly.`, 'queue_full', 2);
 
-/** An admitted request: its queue, a place held in it, and what it took from its key's budget. */
+/** An admitted request: its queue, and what it took from its key's budget. */
 export interface Admission {
   readonly queue: CompletionQueue;
   readonly tokens: TokenReservation;
-  /** The job is in the queue now: the held place is no longer needed (the job counts itself). */
-  enqueued(): void;
-  /** The job will never be queued: give back the held place and the rate-limit reservation. */
+  /** The job will never be queued: give back the rate-limit reservation. */
   abandon(): void;
 }
 
 /**
  * The one admission step before anything is queued, in this order: the model is served (404),
  * this instance is not shutting down (503), the serving engines can honour every option (400),
- * then, together in one round trip, a place in the model's queue (503 queue_full, exact under any
- * concurrency) and the key's rate limits (429). Whatever one step took is given back when a later
- * one refuses.
+ * then the key's rate limits (429; a Redis round trip only when limits are on). The queue's
+ * depth (503 queue_full) is checked as the job is added (WaitingLimit), in the same round trip.
  */
 @Injectable()
 export class CompletionAdmission implements BeforeApplicationShutdown {
   private draining = false;
 
   constructor(
-    private readonly env: ApiEnv,
     private readonly models: ModelRegistry,
     private readonly queues: CompletionQueues,
-    private readonly waiting: WaitingSlots,
     private readonly rateLimits: ApiKeyRateLimits,
   ) {}
 
@@ -51,32 +44,8 @@ export class CompletionAdmission implements BeforeApplicationShutdown {
     if (this.draining) throw shuttingDown();
     this.checkCapabilities(job);
     const queue = this.queues.forModel(job.model);
-
-    const [place, tokens] = await Promise.allSettled([
-      this.waiting.hold(queue, job.completionId, this.env.MAX_WAITING_JOBS),
-      this.rateLimits.admit(apiKeyId, job),
-    ]);
-    const held = place.status === 'fulfilled' && place.value;
-    const release = (): void => {
-      if (held) this.waiting.release(queue, job.completionId);
-    };
-    if (place.status === 'rejected' || !held) {
-      if (tokens.status === 'fulfilled') tokens.value.refund();
-      throw place.status === 'rejected' ? redisUnavailable() : queueFull(job.model);
-    }
-    if (tokens.status === 'rejected') {
-      release();
-      throw tokens.reason;
-    }
-    return {
-      queue,
-      tokens: tokens.value,
-      enqueued: release,
-      abandon: () => {
-        release();
-        tokens.value.refund();
-      },
-    };
+    const tokens = await this.rateLimits.admit(apiKeyId, job);
+    return { queue, tokens, abandon: () => tokens.refund() };
   }
 
   /** SIGTERM: refuse new requests at once; the runner drains the open ones. */

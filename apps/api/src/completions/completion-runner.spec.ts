@@ -5,38 +5,60 @@ import type { Admission } from './completion-admission';
 import type { CompletionEventBus } from './completion-event-bus';
 import { CompletionRunner } from './completion-runner';
 import type { CompletionSink } from './completion-sink';
+import type { WaitingLimit } from './waiting-limit';
 
-/** The runner around stand-ins for the queue, the event bus and Redis: what it queues, cancels and gives back. */
-function setUp() {
-  const queue = { add: jest.fn(() => Promise.resolve()), remove: jest.fn(() => Promise.resolve(1)), getJobState: jest.fn(() => Promise.resolve('unknown')) };
-  const admission = { queue, tokens: { settle: jest.fn(), refund: jest.fn() }, enqueued: jest.fn(), abandon: jest.fn() };
+/**
+ * The runner around stand-ins for the queue, its waiting limit, the event bus and Redis: what it
+ * queues, cancels and gives back. `added` is what the limited add answers.
+ */
+function setUp(added: Promise<boolean> = Promise.resolve(true)) {
+  const queue = { remove: jest.fn(() => Promise.resolve(1)), getJobState: jest.fn(() => Promise.resolve('unknown')) };
+  const waitingLimit = { add: jest.fn(() => added) };
+  const admission = { queue, tokens: { settle: jest.fn(), refund: jest.fn() }, abandon: jest.fn() };
   const commands = { spublish: jest.fn(() => Promise.resolve(0)) };
   const events = { listen: () => () => undefined, replyTo: () => ({ channel: 'completion-replies:api-1', stopWhenUnheard: true }) };
-  const runner = new CompletionRunner({ MAX_QUEUE_WAIT_MS: 30_000 } as ApiEnv, events as unknown as CompletionEventBus, commands as unknown as RedisClient);
+  const env = { MAX_QUEUE_WAIT_MS: 30_000, MAX_WAITING_JOBS: 7 } as ApiEnv;
+  const runner = new CompletionRunner(env, events as unknown as CompletionEventBus, waitingLimit as unknown as WaitingLimit, commands as unknown as RedisClient);
   const sink: CompletionSink = { canRestart: false, write: () => undefined, restart: () => undefined };
   const job = { completionId: 'chatcmpl-1', model: 'm' } as CompletionJobInput;
   const gone = AbortSignal.abort();
-  return { runner, admission, queue, commands, sink, job, gone };
+  return { runner, admission, queue, waitingLimit, commands, sink, job, gone };
 }
 
 describe('CompletionRunner', () => {
   it('does not queue the job of a client that left during admission, and gives back what admission took', async () => {
-    const { runner, admission, queue, sink, job, gone } = setUp();
+    const { runner, admission, waitingLimit, sink, job, gone } = setUp();
     await expect(runner.run(job, admission as unknown as Admission, sink, gone)).rejects.toMatchObject({ status: 499, code: 'client_closed' });
-    expect(queue.add).not.toHaveBeenCalled();
+    expect(waitingLimit.add).not.toHaveBeenCalled();
     expect(admission.abandon).toHaveBeenCalledTimes(1);
   });
 
   it('queues a stored (detached) job all the same, and neither cancels it nor settles its tokens', async () => {
-    const { runner, admission, queue, commands, sink, job, gone } = setUp();
+    const { runner, admission, queue, waitingLimit, commands, sink, job, gone } = setUp();
     const detached = { stopWhenUnheard: false };
     await expect(runner.run(job, admission as unknown as Admission, sink, gone, detached)).rejects.toMatchObject({ code: 'client_closed' });
-    expect(queue.add).toHaveBeenCalledTimes(1);
-    const [name, data] = queue.add.mock.calls[0] as unknown as [string, { completionId: string; replyTo: { stopWhenUnheard: boolean } }];
-    expect([name, data.completionId, data.replyTo.stopWhenUnheard]).toEqual(['chat-completion', 'chatcmpl-1', false]);
+    expect(waitingLimit.add).toHaveBeenCalledTimes(1);
+    const [onQueue, name, data, options, limit] = waitingLimit.add.mock.calls[0] as unknown as [unknown, string, { completionId: string; replyTo: { stopWhenUnheard: boolean } }, { jobId: string }, number];
+    expect([onQueue, name, data.completionId, data.replyTo.stopWhenUnheard, options.jobId, limit]).toEqual([queue, 'chat-completion', 'chatcmpl-1', false, 'chatcmpl-1', 7]);
     expect(admission.abandon).not.toHaveBeenCalled();
     expect(queue.remove).not.toHaveBeenCalled();
     expect(commands.spublish).not.toHaveBeenCalled();
     expect(admission.tokens.settle).not.toHaveBeenCalled();
+  });
+
+  it('answers 503 queue_full when the waiting limit refuses the job, gives back its reservation, and cancels nothing', async () => {
+    const { runner, admission, queue, commands, sink, job } = setUp(Promise.resolve(false));
+    await expect(runner.run(job, admission as unknown as Admission, sink, new AbortController().signal)).rejects.toMatchObject({ status: 503, code: 'queue_full' });
+    expect(admission.abandon).toHaveBeenCalledTimes(1);
+    expect(queue.remove).not.toHaveBeenCalled();
+    expect(commands.spublish).not.toHaveBeenCalled();
+  });
+
+  it('answers 503 service_unavailable when the add fails, and cancels the job in case Redis ran it', async () => {
+    const { runner, admission, queue, commands, sink, job } = setUp(Promise.reject(new Error('Connection is closed.')));
+    await expect(runner.run(job, admission as unknown as Admission, sink, new AbortController().signal)).rejects.toMatchObject({ status: 503, code: 'service_unavailable' });
+    expect(admission.abandon).toHaveBeenCalledTimes(1);
+    expect(queue.remove).toHaveBeenCalledWith('chatcmpl-1');
+    expect(commands.spublish).toHaveBeenCalledTimes(1);
   });
 });

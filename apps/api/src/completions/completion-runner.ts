@@ -6,7 +6,7 @@ import type { CompletionJobInput, ReplyTo } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import { OpenAiError } from '../errors/openai-error';
 import { COMMANDS_REDIS } from './api-redis.providers';
-import { redisUnavailable, shuttingDown } from './completion-admission';
+import { queueFull, redisUnavailable, shuttingDown } from './completion-admission';
 import type { Admission } from './completion-admission';
 import { CompletionEventBus } from './completion-event-bus';
 import type { CompletionQueue } from './completion-queues';
@@ -14,6 +14,7 @@ import type { CompletionSink } from './completion-sink';
 import { CompletionWatch } from './completion-watch';
 import type { CompletionEnding } from './completion-watch';
 import { streamBrokenError } from './event-sequence-tracker';
+import { WaitingLimit } from './waiting-limit';
 
 export type { CompletionEnding } from './completion-watch';
 
@@ -27,9 +28,9 @@ const NO_USAGE = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
 export type DetachedReply = Pick<ReplyTo, 'log' | 'leaseKey' | 'stopWhenUnheard'>;
 
 /**
- * Runs one admitted completion through the queue: listen for its events, then enqueue its job,
- * then pass its output to the sink until the end event. Listening first means no event is ever
- * missed. Whatever ends a request early (client gone, no worker in time, Redis lost, shutdown)
+ * Runs one admitted completion through the queue: listen for its events, then enqueue its job
+ * (503 queue_full instead when MAX_WAITING_JOBS wait already), then pass its output to the sink
+ * until the end event. Listening first means no event is ever missed. Whatever ends a request early (client gone, no worker in time, Redis lost, shutdown)
  * also withdraws or cancels its job, so no GPU works for nobody, except a detached (stored) one:
  * its answer is kept for later, and its lease decides how long it runs without a client.
  */
@@ -41,6 +42,7 @@ export class CompletionRunner implements BeforeApplicationShutdown {
   constructor(
     private readonly env: ApiEnv,
     private readonly events: CompletionEventBus,
+    private readonly waitingLimit: WaitingLimit,
     @Inject(COMMANDS_REDIS) private readonly commands: RedisClient,
   ) {}
 
@@ -80,18 +82,21 @@ export class CompletionRunner implements BeforeApplicationShutdown {
     this.inFlight.add(watch);
     let ended = false;
     let enqueued = false;
+    let refused = false;
     try {
       try {
-        await queue.add('chat-completion', { ...job, replyTo: { ...this.events.replyTo(), ...detached } }, {
-          jobId: job.completionId,
-          ...tierJobOptions(job.serviceTier ?? 'default'),
-        });
-        enqueued = true;
-        admission.enqueued();
+        const data = { ...job, replyTo: { ...this.events.replyTo(), ...detached } };
+        const options = { jobId: job.completionId, ...tierJobOptions(job.serviceTier ?? 'default') };
+        enqueued = await this.waitingLimit.add(queue, 'chat-completion', data, options, this.env.MAX_WAITING_JOBS);
       } catch (error) {
         admission.abandon();
         this.logger.warn(`enqueue failed: ${error instanceof Error ? error.message : String(error)}`);
         throw redisUnavailable();
+      }
+      if (!enqueued) {
+        refused = true;
+        admission.abandon();
+        throw queueFull(job.model);
       }
       watch.awaitStart();
       const ending = await watch.ending;
@@ -102,7 +107,7 @@ export class CompletionRunner implements BeforeApplicationShutdown {
       this.inFlight.delete(watch);
       unsubscribe();
       // A job its worker failed stays in the queue's failed set for operators; anything else is cancelled.
-      if (!ended && !watch.workerEndedJob && !detached) this.cancel(queue, job);
+      if (!ended && !refused && !watch.workerEndedJob && !detached) this.cancel(queue, job);
       // Failed before any output: it generated nothing for its key's token budget (a detached job
       // goes on; one cut short keeps its estimate, its real usage unknown here).
       if (!ended && enqueued && !detached && !watch.outputReceived) admission.tokens.settle(NO_USAGE);

@@ -1,0 +1,96 @@
+/**
+ * `npm run bench:paired -- --base=<revision>`: whether a change made single requests faster, on a
+ * machine whose timings drift from one run to the next by more than the change. The service as
+ * built here (dist/) and as built at `revision` run side by side, each with its own Redis, one
+ * worker with the synthetic engine at zero delay and its API. One client sends both the same
+ * request in turn, one request at a time, alternating which side goes first, so both sides meet
+ * the same moments of the machine; what is compared is each pair's difference. Reports each
+ * side's latency and the median of the differences (negative: this build is faster).
+ *
+ * Options: --base (a commit, branch or tag whose bench/service-stack.ts starts a stack as this
+ * one's does; required; built once into a git worktree beside this checkout) --pairs=3000 --warmup=300
+ * --api-processes=1 --stream (time to the first text of a streamed answer; default: a whole
+ * non-streamed answer). Writes bench/results/paired-latency.json.
+ */
+import { writeFileSync } from 'node:fs';
+import { Agent } from 'node:http';
+import { resolve } from 'node:path';
+import { REPO_ROOT } from '../tools/local-stack/services';
+import { baseBuild } from './base-build';
+import { stopEverythingOnSignals } from './cleanup';
+import { RequestMeter } from './closed-loop';
+import { optionValue } from './command-line';
+import type { HttpTarget } from './driver-protocol';
+import { fetchCompletion, streamCompletion } from './http-request';
+import { startServiceStack } from './service-stack';
+import type { ServiceStack } from './service-stack';
+import { median, roundSummary, summarize } from './stats';
+import { requestBody } from './workload';
+
+const BASE = optionValue('base');
+const PAIRS = Number(optionValue('pairs') ?? 3000);
+const WARMUP = Number(optionValue('warmup') ?? 300);
+const API_PROCESSES = Number(optionValue('api-processes') ?? 1);
+const STREAM = process.argv.includes('--stream');
+const ENGINE = { kind: 'synthetic', tokens: 64, tokenIntervalMs: 0, slots: 64, contextSize: 4096 } as const;
+const TIMEOUT_MS = 30_000;
+
+interface Side {
+  stack: ServiceStack;
+  agent: Agent;
+  times: number[];
+}
+
+/** One request's latency in ms: to the whole answer, or with --stream to its first text. */
+async function timeOne({ stack, agent }: Side, index: number): Promise<number> {
+  const target: HttpTarget = stack.target;
+  const chat = { url: new URL(`${target.baseUrl}/chat/completions`), apiKey: target.apiKey, agent, timeoutMs: TIMEOUT_MS, body: requestBody(index, target.model, ENGINE.tokens, STREAM) };
+  const meter = new RequestMeter();
+  if (STREAM) {
+    await streamCompletion(chat, meter);
+    return meter.firstContentAt - meter.startedAt;
+  }
+  await fetchCompletion(chat);
+  return performance.now() - meter.startedAt;
+}
+
+async function main(): Promise<void> {
+  if (!BASE) throw new Error('--base=<revision> is required: the commit, branch or tag to compare this build with');
+  stopEverythingOnSignals();
+  const base = baseBuild(BASE);
+  const { startServiceStack: startBaseStack } = (await import(resolve(base.root, 'bench/service-stack.ts'))) as { startServiceStack: typeof startServiceStack };
+  const side = (stack: ServiceStack): Side => ({ stack, agent: new Agent({ keepAlive: true, maxSockets: 1 }), times: [] });
+  const sides = { base: side(await startBaseStack('paired-base', ENGINE, API_PROCESSES)), head: side(await startServiceStack('paired-head', ENGINE, API_PROCESSES)) };
+  try {
+    for (let index = 0; index < WARMUP; index++) for (const side of [sides.base, sides.head]) await timeOne(side, index);
+    const differences: number[] = [];
+    for (let index = 0; index < PAIRS; index++) {
+      const order = index % 2 === 0 ? [sides.base, sides.head] : [sides.head, sides.base];
+      for (const side of order) side.times.push(await timeOne(side, index));
+      differences.push(sides.head.times[index] - sides.base.times[index]);
+    }
+    const report = {
+      measured: STREAM ? 'time to first text of a streamed answer' : 'whole non-streamed answer',
+      settings: { pairs: PAIRS, warmup: WARMUP, apiProcesses: API_PROCESSES, engine: ENGINE },
+      base: { revision: BASE, commit: base.commit, latencyMs: roundSummary(summarize(sides.base.times), 2) },
+      head: { latencyMs: roundSummary(summarize(sides.head.times), 2) },
+      medianDifferenceMs: Number(median(differences).toFixed(2)),
+      headFasterShare: Number((differences.filter((difference) => difference < 0).length / PAIRS).toFixed(3)),
+    };
+    const file = resolve(REPO_ROOT, 'bench/results/paired-latency.json');
+    writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+    console.log(`${report.measured}, ${PAIRS} pairs, API_PROCESSES ${API_PROCESSES} (ms)   p50     p95     p99`);
+    for (const [name, { latencyMs }] of [[`base ${BASE}`, report.base], ['this build', report.head]] as const) {
+      console.log(`  ${name.padEnd(30)} ${[latencyMs.p50, latencyMs.p95, latencyMs.p99].map((value) => value.toFixed(2).padStart(7)).join(' ')}`);
+    }
+    console.log(`  median difference ${report.medianDifferenceMs} ms; this build faster in ${(report.headFasterShare * 100).toFixed(1)}% of pairs\nwrote ${file}`);
+  } finally {
+    for (const side of [sides.base, sides.head]) side.agent.destroy();
+    await Promise.all([sides.base.stack.stop(), sides.head.stack.stop()]);
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
