@@ -8,9 +8,10 @@
  * side's latency and the median of the differences (negative: this build is faster).
  *
  * Options: --base (a commit, branch or tag whose bench/service-stack.ts starts a stack as this
- * one's does; required; built once into a git worktree beside this checkout) --pairs=3000 --warmup=300
- * --api-processes=1 --stream (time to the first text of a streamed answer; default: a whole
- * non-streamed answer). Writes bench/results/paired-latency.json.
+ * one's does; required; built once into a git worktree beside this checkout) --pairs=3000
+ * --warmup=300 --api-processes=1 --concurrency=1 (clients sending pairs side by side: each side
+ * then carries about half of them at a time) --stream (time to the first text of a streamed
+ * answer; default: a whole non-streamed answer). Writes bench/results/paired-latency.json.
  */
 import { writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
@@ -31,6 +32,7 @@ const BASE = optionValue('base');
 const PAIRS = Number(optionValue('pairs') ?? 3000);
 const WARMUP = Number(optionValue('warmup') ?? 300);
 const API_PROCESSES = Number(optionValue('api-processes') ?? 1);
+const CONCURRENCY = Number(optionValue('concurrency') ?? 1);
 const STREAM = process.argv.includes('--stream');
 const ENGINE = { kind: 'synthetic', tokens: 64, tokenIntervalMs: 0, slots: 64, contextSize: 4096 } as const;
 const TIMEOUT_MS = 30_000;
@@ -38,7 +40,28 @@ const TIMEOUT_MS = 30_000;
 interface Side {
   stack: ServiceStack;
   agent: Agent;
-  times: number[];
+}
+
+interface Pair {
+  base: number;
+  head: number;
+}
+
+/** `count` pairs from CONCURRENCY clients; each pair's two requests one after the other, in turns which first. */
+async function sendPairs(sides: Record<keyof Pair, Side>, count: number): Promise<Pair[]> {
+  const pairs: Pair[] = [];
+  let next = 0;
+  const client = async (): Promise<void> => {
+    while (next < count) {
+      const index = next++;
+      const order: Array<keyof Pair> = index % 2 === 0 ? ['base', 'head'] : ['head', 'base'];
+      const pair: Pair = { base: 0, head: 0 };
+      for (const name of order) pair[name] = await timeOne(sides[name], index);
+      pairs.push(pair);
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, client));
+  return pairs;
 }
 
 /** One request's latency in ms: to the whole answer, or with --stream to its first text. */
@@ -59,27 +82,23 @@ async function main(): Promise<void> {
   stopEverythingOnSignals();
   const base = baseBuild(BASE);
   const { startServiceStack: startBaseStack } = (await import(resolve(base.root, 'bench/service-stack.ts'))) as { startServiceStack: typeof startServiceStack };
-  const side = (stack: ServiceStack): Side => ({ stack, agent: new Agent({ keepAlive: true, maxSockets: 1 }), times: [] });
+  const side = (stack: ServiceStack): Side => ({ stack, agent: new Agent({ keepAlive: true, maxSockets: CONCURRENCY }) });
   const sides = { base: side(await startBaseStack('paired-base', ENGINE, API_PROCESSES)), head: side(await startServiceStack('paired-head', ENGINE, API_PROCESSES)) };
   try {
-    for (let index = 0; index < WARMUP; index++) for (const side of [sides.base, sides.head]) await timeOne(side, index);
-    const differences: number[] = [];
-    for (let index = 0; index < PAIRS; index++) {
-      const order = index % 2 === 0 ? [sides.base, sides.head] : [sides.head, sides.base];
-      for (const side of order) side.times.push(await timeOne(side, index));
-      differences.push(sides.head.times[index] - sides.base.times[index]);
-    }
+    await sendPairs(sides, WARMUP);
+    const pairs = await sendPairs(sides, PAIRS);
+    const differences = pairs.map((pair) => pair.head - pair.base);
     const report = {
       measured: STREAM ? 'time to first text of a streamed answer' : 'whole non-streamed answer',
-      settings: { pairs: PAIRS, warmup: WARMUP, apiProcesses: API_PROCESSES, engine: ENGINE },
-      base: { revision: BASE, commit: base.commit, latencyMs: roundSummary(summarize(sides.base.times), 2) },
-      head: { latencyMs: roundSummary(summarize(sides.head.times), 2) },
+      settings: { pairs: PAIRS, warmup: WARMUP, apiProcesses: API_PROCESSES, concurrency: CONCURRENCY, engine: ENGINE },
+      base: { revision: BASE, commit: base.commit, latencyMs: roundSummary(summarize(pairs.map((pair) => pair.base)), 2) },
+      head: { latencyMs: roundSummary(summarize(pairs.map((pair) => pair.head)), 2) },
       medianDifferenceMs: Number(median(differences).toFixed(2)),
       headFasterShare: Number((differences.filter((difference) => difference < 0).length / PAIRS).toFixed(3)),
     };
     const file = resolve(REPO_ROOT, 'bench/results/paired-latency.json');
     writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
-    console.log(`${report.measured}, ${PAIRS} pairs, API_PROCESSES ${API_PROCESSES} (ms)   p50     p95     p99`);
+    console.log(`${report.measured}, ${PAIRS} pairs, ${CONCURRENCY} at a time, API_PROCESSES ${API_PROCESSES} (ms)   p50     p95     p99`);
     for (const [name, { latencyMs }] of [[`base ${BASE}`, report.base], ['this build', report.head]] as const) {
       console.log(`  ${name.padEnd(30)} ${[latencyMs.p50, latencyMs.p95, latencyMs.p99].map((value) => value.toFixed(2).padStart(7)).join(' ')}`);
     }

@@ -1,16 +1,17 @@
 import type { CompletionJobData, CompletionResult } from '@app/contracts';
+import { connectRedis, createRedisConnection } from '@app/redis';
+import type { RedisClient } from '@app/redis';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { WaitingLimit } from '../../apps/api/src/completions/waiting-limit';
 import { e2eStack } from '../support/stack-env';
 
 /**
  * The queue-depth limit on a real Redis, on a queue of its own that no worker serves, over a
- * connection set up as the API's command connection is (auto-pipelined).
+ * connection set up as the API's command connection is.
  */
 describe('WaitingLimit', () => {
-  let redis: Redis;
+  let redis: RedisClient;
   let queue: Queue<CompletionJobData, CompletionResult>;
   let limit: WaitingLimit;
   const data = (jobId: string) => ({ completionId: jobId }) as CompletionJobData;
@@ -18,8 +19,8 @@ describe('WaitingLimit', () => {
   /** Commands of one connection run in order: once this answers, the background settles have run too. */
   const settled = () => redis.ping();
 
-  beforeEach(() => {
-    redis = new Redis(e2eStack().redisUrl, { enableAutoPipelining: true, maxRetriesPerRequest: 1 });
+  beforeEach(async () => {
+    redis = await connectRedis(createRedisConnection({ kind: 'standalone', url: e2eStack().redisUrl }, 'commands', 'waiting-limit-e2e'));
     queue = new Queue(`completions-limit-${randomUUID()}`, { connection: redis, prefix: '{llm:waiting-limit-test}' });
     limit = new WaitingLimit(redis);
   });
