@@ -9,7 +9,8 @@ const git = (...args: string[]): string => execFileSync('git', args, { cwd: REPO
 /**
  * A checkout of `revision`, built, beside this one (a git worktree in the system's temporary
  * folder, outside the repository, so that neither the compiler nor the tests see it). It shares
- * this checkout's node_modules and models; built once per commit and reused.
+ * this checkout's node_modules (a revision with other dependencies runs with these) and models;
+ * built once per commit and reused.
  */
 export function baseBuild(revision: string): { root: string; commit: string } {
   const commit = git('rev-parse', '--verify', `${revision}^{commit}`);
