@@ -15,7 +15,7 @@ export const workerRedisProviders: Provider[] = [
   {
     provide: PUBLISHER_REDIS,
     inject: [WorkerEnv],
-    useFactory: (env: WorkerEnv) => connectRedis(createRedisConnection(redisTarget(env), 'publisher', `worker-publisher:${env.WORKER_ID}`)),
+    useFactory: (env: WorkerEnv) => connectRedis(createRedisConnection(redisTarget(env), 'commands', `worker-publisher:${env.WORKER_ID}`)),
   },
   {
     provide: BLOCKING_REDIS,

@@ -10,15 +10,13 @@ export type RedisClient = Redis | Cluster;
  * What a connection is for decides how it behaves while Redis is away:
  * - `commands`: producer calls (enqueue, publish) fail fast instead of queueing in memory, so a
  *   request gets a clear error rather than a hang.
- * - `publisher`: fails fast too; a worker's event publishing.
  * - `subscriber`: holds sharded SUBSCRIBE state; ioredis re-subscribes after a reconnect.
  * - `blocking`: BullMQ workers' connections must retry forever (`maxRetriesPerRequest: null`).
  */
-export type RedisConnectionRole = 'commands' | 'publisher' | 'subscriber' | 'blocking';
+export type RedisConnectionRole = 'commands' | 'subscriber' | 'blocking';
 
 const ROLE_OPTIONS: Record<RedisConnectionRole, { maxRetriesPerRequest: number | null; enableOfflineQueue: boolean }> = {
   commands: { maxRetriesPerRequest: 1, enableOfflineQueue: false },
-  publisher: { maxRetriesPerRequest: 1, enableOfflineQueue: false },
   subscriber: { maxRetriesPerRequest: null, enableOfflineQueue: true },
   blocking: { maxRetriesPerRequest: null, enableOfflineQueue: true },
 };
@@ -47,13 +45,10 @@ export function createRedisConnection(target: RedisTarget, role: RedisConnection
 }
 
 function connect(target: RedisTarget, role: RedisConnectionRole, name: string): RedisClient {
-  // A worker's SPUBLISHes and XADDs of one tick (many jobs' events, to several API instances) go
-  // out in one write instead of one syscall each. Not for `commands`: for each batch ioredis
-  // builds a pipeline that copies every script the connection defines (BullMQ's 64 there: about
-  // 67 µs), sends it only after setImmediate, and holds the next batch until this one is
-  // answered; the API answered faster without it (`npm run bench:paired`, README). Subscriber
-  // and blocking connections hold state that a batch must not reorder or hold up.
-  const enableAutoPipelining = role === 'publisher';
+  // Commands issued in the same tick (many jobs' SPUBLISHes, many requests' enqueues) go out in
+  // one write instead of one syscall each. Only for plain command connections: subscriber and
+  // blocking connections hold state that a batch must not reorder or hold up.
+  const enableAutoPipelining = role === 'commands';
   const options = { ...ROLE_OPTIONS[role], connectionName: name, lazyConnect: true, enableAutoPipelining };
   switch (target.kind) {
     case 'standalone':
