@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 import { API_ENTRY, REPO_ROOT, WORKER_ENTRY } from '../tools/local-stack/services';
 
 const git = (...args: string[]): string => execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
@@ -15,7 +15,7 @@ const git = (...args: string[]): string => execFileSync('git', args, { cwd: REPO
 export function baseBuild(revision: string): { root: string; commit: string } {
   const commit = git('rev-parse', '--verify', `${revision}^{commit}`);
   const root = resolve(tmpdir(), `queued-chat-base-${commit.slice(0, 12)}`);
-  const built = [API_ENTRY, WORKER_ENTRY].every((entry) => existsSync(resolve(root, entry.slice(REPO_ROOT.length + 1))));
+  const built = [API_ENTRY, WORKER_ENTRY].every((entry) => existsSync(resolve(root, relative(REPO_ROOT, entry))));
   if (built) return { root, commit };
   rmSync(root, { recursive: true, force: true });
   git('worktree', 'prune');

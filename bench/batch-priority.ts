@@ -31,11 +31,11 @@ import { childPids } from '../tools/local-stack/process-tree';
 import { REPO_ROOT, startApi, startWorker } from '../tools/local-stack/services';
 import type { RunningApi } from '../tools/local-stack/services';
 import { postChatCompletion } from '../tools/local-stack/chat-request';
-import { optionValue } from './command-line';
+import { numberOption } from './command-line';
 import { round, roundSummary, summarize } from './stats';
 
-const LINES = Number(optionValue('lines') ?? 1000);
-const PROBES = Number(optionValue('probes') ?? 40);
+const LINES = numberOption('lines', 1000);
+const PROBES = numberOption('probes', 40);
 const MODEL = 'tiny-chat';
 const KEY = 'sk-bench-batch-0123456789';
 const SLOTS = 2;
@@ -214,8 +214,6 @@ async function sendPlain(baseUrl: string, lines: LineRequest[], concurrency: num
   await Promise.all(Array.from({ length: concurrency }, runner));
   return { ms: performance.now() - started, non200 };
 }
-
-
 
 async function main(): Promise<void> {
   if (!Number.isInteger(LINES) || LINES < 10 || !Number.isInteger(PROBES) || PROBES < 1) throw new Error('--lines must be an integer ≥ 10 and --probes ≥ 1');

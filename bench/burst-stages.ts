@@ -23,21 +23,17 @@ import { resolve } from 'node:path';
 import { REPO_ROOT } from '../tools/local-stack/services';
 import { stopEverythingOnSignals } from './cleanup';
 import { RequestMeter } from './closed-loop';
-import { optionValue } from './command-line';
-import type { HttpTarget } from './driver-protocol';
-import { streamCompletion } from './http-request';
-import type { ChatRequest } from './http-request';
+import { numberOption, optionValue } from './command-line';
+import { streamCompletion, workloadRequests } from './http-request';
 import { ARTIFACTS_DIR, startServiceStack } from './service-stack';
 import { roundSummary, summarize } from './stats';
 import type { Summary } from './stats';
-import { requestBody } from './workload';
 
-const option = (name: string, fallback: string): string => optionValue(name) ?? fallback;
-const SIZES = option('sizes', '1,10,100').split(',').map(Number);
-const BURSTS = option('bursts', '30,15,8').split(',').map(Number);
-const API_PROCESSES = Number(option('api-processes', String(availableParallelism())));
+const SIZES = (optionValue('sizes') ?? '1,10,100').split(',').map(Number);
+const BURSTS = (optionValue('bursts') ?? '30,15,8').split(',').map(Number);
+const API_PROCESSES = numberOption('api-processes', availableParallelism());
 /** Idle time between bursts: the service goes quiet, as between bursts of real traffic. */
-const PAUSE_MS = Number(option('pause-ms', '200'));
+const PAUSE_MS = numberOption('pause-ms', 200);
 const ENGINE = { kind: 'synthetic', tokens: 64, tokenIntervalMs: 10, slots: 20_000, contextSize: 4096 } as const;
 const LABEL = 'burst';
 const REQUEST_TIMEOUT_MS = 60_000;
@@ -71,17 +67,16 @@ interface Measured extends ClientSide, LoggedRequest {
 const epochMs = (performanceNow: number): number => performance.timeOrigin + performanceNow;
 
 /** Streams one answer to its end through the load generator's own client (`[DONE]`, usage, no error event). */
-async function streamOne(target: HttpTarget, agent: Agent, index: number): Promise<ClientSide> {
+async function streamOne(workloadRequest: ReturnType<typeof workloadRequests>, agent: Agent, index: number): Promise<ClientSide> {
   const meter = new RequestMeter();
   let requestId = '';
-  const chat: ChatRequest = {
-    url: new URL(`${target.baseUrl}/chat/completions`),
-    apiKey: target.apiKey,
-    body: requestBody(index, target.model, ENGINE.tokens, true),
+  const chat = workloadRequest(index, {
+    maxTokens: ENGINE.tokens,
+    stream: true,
     agent,
     timeoutMs: REQUEST_TIMEOUT_MS,
     onHeaders: (headers) => (requestId = String(headers['x-request-id'])),
-  };
+  });
   await streamCompletion(chat, meter);
   return { requestId, sentAt: epochMs(meter.startedAt), firstTextAt: epochMs(meter.firstContentAt) };
 }
@@ -131,12 +126,13 @@ async function main(): Promise<void> {
   const stack = await startServiceStack(LABEL, ENGINE, API_PROCESSES);
   const queue = new Queue(completionQueueName(stack.target.model), { connection: { url: stack.redisUrl }, prefix: completionQueuePrefix(stack.target.model) });
   const agent = new Agent({ keepAlive: true, maxSockets: Infinity });
+  const workloadRequest = workloadRequests(stack.target);
   const measured = new Map<number, Measured[]>();
   try {
     for (const { size, bursts } of plan) {
       const sides: ClientSide[] = [];
       for (let burst = 0; burst <= bursts; burst++) {
-        const answered = await Promise.all(Array.from({ length: size }, (_, request_) => streamOne(stack.target, agent, request_)));
+        const answered = await Promise.all(Array.from({ length: size }, (_, request_) => streamOne(workloadRequest, agent, request_)));
         if (burst > 0) sides.push(...answered);
         await sleep(PAUSE_MS);
       }

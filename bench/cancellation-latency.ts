@@ -11,10 +11,10 @@ import { resolve } from 'node:path';
 import { startRedisServer } from '../tools/local-stack/redis-server';
 import { REPO_ROOT, startApi, startWorker } from '../tools/local-stack/services';
 import { postChatCompletion } from '../tools/local-stack/chat-request';
-import { optionValue } from './command-line';
+import { numberOption } from './command-line';
 import { summarize } from './stats';
 
-const ROUNDS = Number(optionValue('rounds') ?? 100);
+const ROUNDS = numberOption('rounds', 100);
 const MODEL = 'tiny-chat';
 const KEY = 'sk-bench-cancel-0123456789';
 

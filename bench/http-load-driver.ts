@@ -7,18 +7,16 @@ import { Agent } from 'node:http';
 import { runClosedLoop, RequestMeter } from './closed-loop';
 import type { HoldPlan, HoldResult, HttpTarget, LoadPlan, LoadResult } from './driver-protocol';
 import { serveDriver } from './driver-host';
-import { fetchCompletion, streamCompletion } from './http-request';
+import { fetchCompletion, streamCompletion, workloadRequests } from './http-request';
 import type { ChatRequest } from './http-request';
 import { SampleBuffer } from './stats';
-import { requestBody } from './workload';
 
-const target = JSON.parse(process.argv[2] ?? '') as HttpTarget;
-const url = new URL(`${target.baseUrl}/chat/completions`);
+const workloadRequest = workloadRequests(JSON.parse(process.argv[2] ?? '') as HttpTarget);
 
 const newAgent = (sockets: number): Agent => new Agent({ keepAlive: true, maxSockets: sockets, maxFreeSockets: sockets, scheduling: 'fifo' });
 
 function chatRequest(index: number, plan: { maxTokens: number }, stream: boolean, agent: Agent, timeoutMs: number, signal?: AbortSignal): ChatRequest {
-  return { url, apiKey: target.apiKey, body: requestBody(index, target.model, plan.maxTokens, stream), agent, timeoutMs, signal };
+  return workloadRequest(index, { maxTokens: plan.maxTokens, stream, agent, timeoutMs, signal });
 }
 
 async function run(plan: LoadPlan): Promise<LoadResult> {

@@ -1,6 +1,8 @@
 import { request } from 'node:http';
 import type { Agent, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { RequestMeter } from './closed-loop';
+import type { HttpTarget } from './driver-protocol';
+import { requestBody } from './workload';
 
 export interface ChatRequest {
   url: URL;
@@ -12,6 +14,15 @@ export interface ChatRequest {
   signal?: AbortSignal;
   /** Given the response's headers as they arrive (the API's `x-request-id`). */
   onHeaders?: (headers: IncomingHttpHeaders) => void;
+}
+
+/** What a workload request needs besides its index: the rest of a ChatRequest. */
+export type WorkloadRequestOptions = Omit<ChatRequest, 'url' | 'apiKey' | 'body'> & { maxTokens: number; stream: boolean };
+
+/** Builds the index-th workload request (workload.ts) to `target`, whose URL is parsed once. */
+export function workloadRequests(target: HttpTarget): (index: number, options: WorkloadRequestOptions) => ChatRequest {
+  const url = new URL(`${target.baseUrl}/chat/completions`);
+  return (index, { maxTokens, stream, ...rest }) => ({ url, apiKey: target.apiKey, body: requestBody(index, target.model, maxTokens, stream), ...rest });
 }
 
 /** A chunk frame that carries text; the first chunk's `"content":""` (role only) does not match. */

@@ -13,11 +13,11 @@ import { startRedisServer } from '../tools/local-stack/redis-server';
 import type { LocalRedis } from '../tools/local-stack/redis-server';
 import { startApi } from '../tools/local-stack/services';
 import type { RunningApi } from '../tools/local-stack/services';
-import { optionValue } from './command-line';
+import { numberOption, optionValue } from './command-line';
 import { summarize } from './stats';
 
-const TRIES = Number(optionValue('tries') ?? 20);
-const SIZE = Number(optionValue('size') ?? 8 * 1024 * 1024);
+const TRIES = numberOption('tries', 20);
+const SIZE = numberOption('size', 8 * 1024 * 1024);
 const MODEL = 'tiny-chat';
 
 type Outcome = string;

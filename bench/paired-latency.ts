@@ -20,19 +20,17 @@ import { REPO_ROOT } from '../tools/local-stack/services';
 import { baseBuild } from './base-build';
 import { stopEverythingOnSignals } from './cleanup';
 import { RequestMeter } from './closed-loop';
-import { optionValue } from './command-line';
-import type { HttpTarget } from './driver-protocol';
-import { fetchCompletion, streamCompletion } from './http-request';
+import { numberOption, optionValue } from './command-line';
+import { fetchCompletion, streamCompletion, workloadRequests } from './http-request';
 import { startServiceStack } from './service-stack';
 import type { ServiceStack } from './service-stack';
 import { median, roundSummary, summarize } from './stats';
-import { requestBody } from './workload';
 
 const BASE = optionValue('base');
-const PAIRS = Number(optionValue('pairs') ?? 3000);
-const WARMUP = Number(optionValue('warmup') ?? 300);
-const API_PROCESSES = Number(optionValue('api-processes') ?? 1);
-const CONCURRENCY = Number(optionValue('concurrency') ?? 1);
+const PAIRS = numberOption('pairs', 3000);
+const WARMUP = numberOption('warmup', 300);
+const API_PROCESSES = numberOption('api-processes', 1);
+const CONCURRENCY = numberOption('concurrency', 1);
 const STREAM = process.argv.includes('--stream');
 const ENGINE = { kind: 'synthetic', tokens: 64, tokenIntervalMs: 0, slots: 64, contextSize: 4096 } as const;
 const TIMEOUT_MS = 30_000;
@@ -40,6 +38,7 @@ const TIMEOUT_MS = 30_000;
 interface Side {
   stack: ServiceStack;
   agent: Agent;
+  request: ReturnType<typeof workloadRequests>;
 }
 
 interface Pair {
@@ -65,9 +64,8 @@ async function sendPairs(sides: Record<keyof Pair, Side>, count: number): Promis
 }
 
 /** One request's latency in ms: to the whole answer, or with --stream to its first text. */
-async function timeOne({ stack, agent }: Side, index: number): Promise<number> {
-  const target: HttpTarget = stack.target;
-  const chat = { url: new URL(`${target.baseUrl}/chat/completions`), apiKey: target.apiKey, agent, timeoutMs: TIMEOUT_MS, body: requestBody(index, target.model, ENGINE.tokens, STREAM) };
+async function timeOne({ agent, request }: Side, index: number): Promise<number> {
+  const chat = request(index, { maxTokens: ENGINE.tokens, stream: STREAM, agent, timeoutMs: TIMEOUT_MS });
   const meter = new RequestMeter();
   if (STREAM) {
     await streamCompletion(chat, meter);
@@ -82,7 +80,7 @@ async function main(): Promise<void> {
   stopEverythingOnSignals();
   const base = baseBuild(BASE);
   const { startServiceStack: startBaseStack } = (await import(resolve(base.root, 'bench/service-stack.ts'))) as { startServiceStack: typeof startServiceStack };
-  const side = (stack: ServiceStack): Side => ({ stack, agent: new Agent({ keepAlive: true, maxSockets: CONCURRENCY }) });
+  const side = (stack: ServiceStack): Side => ({ stack, agent: new Agent({ keepAlive: true, maxSockets: CONCURRENCY }), request: workloadRequests(stack.target) });
   const sides = { base: side(await startBaseStack('paired-base', ENGINE, API_PROCESSES)), head: side(await startServiceStack('paired-head', ENGINE, API_PROCESSES)) };
   try {
     await sendPairs(sides, WARMUP);

@@ -8,21 +8,16 @@
  */
 import { resolve } from 'node:path';
 import { REPO_ROOT } from '../tools/local-stack/services';
-import { optionValue } from './command-line';
+import { numberOption } from './command-line';
 import { runScaleOut } from './scale/scale-out-run';
 import { formatReport, writeReport } from './scale/scale-out-report';
-
-function option(name: string, fallback: number): number {
-  const value = optionValue(name);
-  return value === undefined ? fallback : Number(value);
-}
 
 async function main(): Promise<void> {
   const report = await runScaleOut({
     name: 'bench-scale-out',
-    requests: option('requests', 400),
-    concurrency: option('concurrency', 18),
-    sendForMs: option('seconds', 240) * 1000,
+    requests: numberOption('requests', 400),
+    concurrency: numberOption('concurrency', 18),
+    sendForMs: numberOption('seconds', 240) * 1000,
     requestTimeoutMs: 30_000,
     killAfter: 0.3,
     drainTimeoutMs: 30_000,

@@ -17,10 +17,10 @@ import { storedCompletionKeys } from '@app/contracts';
 import { startRedisServer } from '../tools/local-stack/redis-server';
 import { REPO_ROOT, startApi, startWorker } from '../tools/local-stack/services';
 import { postChatCompletion } from '../tools/local-stack/chat-request';
-import { optionValue } from './command-line';
+import { numberOption } from './command-line';
 import { summarize } from './stats';
 
-const RUNS = Number(optionValue('runs') ?? 10);
+const RUNS = numberOption('runs', 10);
 const MODEL = 'tiny-chat';
 const KEY = 'sk-bench-stored-0123456789';
 const LENGTHS = [64, 256, 1024];

@@ -12,8 +12,6 @@ import type { CompletionQueue } from './completion-queues';
 export const redisUnavailable = (): OpenAiError =>
   OpenAiError.unavailable('The service cannot reach its queue right now. Please retry shortly.', 'service_unavailable', 2);
 export const shuttingDown = (): OpenAiError => OpenAiError.unavailable('This server is shutting down. Please retry.', 'shutting_down', 1);
-export const queueFull = (model: string): OpenAiError =>
-  OpenAiError.unavailable(`Too many requests are waiting for ${model}. Please retry shortly.`, 'queue_full', 2);
 
 /** An admitted request: its queue, and what it took from its key's budget. */
 export interface Admission {

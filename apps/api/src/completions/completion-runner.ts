@@ -6,7 +6,7 @@ import type { CompletionJobInput, ReplyTo } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import { OpenAiError } from '../errors/openai-error';
 import { COMMANDS_REDIS } from './api-redis.providers';
-import { queueFull, redisUnavailable, shuttingDown } from './completion-admission';
+import { redisUnavailable, shuttingDown } from './completion-admission';
 import type { Admission } from './completion-admission';
 import { CompletionEventBus } from './completion-event-bus';
 import type { CompletionQueue } from './completion-queues';
@@ -20,6 +20,9 @@ export type { CompletionEnding } from './completion-watch';
 
 const NO_USAGE = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
 
+const queueFull = (model: string): OpenAiError =>
+  OpenAiError.unavailable(`Too many requests are waiting for ${model}. Please retry shortly.`, 'queue_full', 2);
+
 /**
  * How a stored completion's events travel besides this instance's channel: logged for a resumed
  * stream, and stopped by its lease (or, answered in the background, never) rather than by its
@@ -30,9 +33,10 @@ export type DetachedReply = Pick<ReplyTo, 'log' | 'leaseKey' | 'stopWhenUnheard'
 /**
  * Runs one admitted completion through the queue: listen for its events, then enqueue its job
  * (503 queue_full instead when MAX_WAITING_JOBS wait already), then pass its output to the sink
- * until the end event. Listening first means no event is ever missed. Whatever ends a request early (client gone, no worker in time, Redis lost, shutdown)
- * also withdraws or cancels its job, so no GPU works for nobody, except a detached (stored) one:
- * its answer is kept for later, and its lease decides how long it runs without a client.
+ * until the end event. Listening first means no event is ever missed. Whatever ends a request
+ * early (client gone, no worker in time, Redis lost, shutdown) also withdraws or cancels its job,
+ * so no GPU works for nobody, except a detached (stored) one: its answer is kept for later, and
+ * its lease decides how long it runs without a client.
  */
 @Injectable()
 export class CompletionRunner implements BeforeApplicationShutdown {
@@ -81,8 +85,8 @@ export class CompletionRunner implements BeforeApplicationShutdown {
     if (goneBeforeQueued) onClientGone();
     this.inFlight.add(watch);
     let ended = false;
-    let enqueued = false;
-    let refused = false;
+    // Unknown until Redis answers the add: a failed add may still have run there.
+    let enqueued: boolean | undefined;
     try {
       try {
         const data = { ...job, replyTo: { ...this.events.replyTo(), ...detached } };
@@ -94,7 +98,6 @@ export class CompletionRunner implements BeforeApplicationShutdown {
         throw redisUnavailable();
       }
       if (!enqueued) {
-        refused = true;
         admission.abandon();
         throw queueFull(job.model);
       }
@@ -107,10 +110,10 @@ export class CompletionRunner implements BeforeApplicationShutdown {
       this.inFlight.delete(watch);
       unsubscribe();
       // A job its worker failed stays in the queue's failed set for operators; anything else is cancelled.
-      if (!ended && !refused && !watch.workerEndedJob && !detached) this.cancel(queue, job);
+      if (!ended && enqueued !== false && !watch.workerEndedJob && !detached) this.cancel(queue, job);
       // Failed before any output: it generated nothing for its key's token budget (a detached job
       // goes on; one cut short keeps its estimate, its real usage unknown here).
-      if (!ended && enqueued && !detached && !watch.outputReceived) admission.tokens.settle(NO_USAGE);
+      if (!ended && enqueued === true && !detached && !watch.outputReceived) admission.tokens.settle(NO_USAGE);
     }
   }
 
