@@ -1,27 +1,39 @@
 import { Logger } from '@nestjs/common';
 import type { WorkerEnv } from '@app/config';
 import type { InferenceEngine } from './inference-engine';
-import { LlamaCppEngine } from './llama-cpp.engine';
 import { OpenAiUpstreamEngine } from './openai-upstream.engine';
 import { SyntheticEngine } from './synthetic.engine';
+import { ThreadedEngine } from './thread/threaded-engine';
 
 const logger = new Logger('InferenceEngine');
 
 /** Where an engine says what it loaded (for llama.cpp: the backend and devices it got). */
 export type EngineLog = (message: string) => void;
 
+/**
+ * A worker whose engine thread died would fail every job it takes: it stops instead (gracefully:
+ * the running jobs have already failed), and whatever restarts workers starts a new one.
+ */
+function stopWithoutEngine(error: Error): void {
+  logger.error(`${error.message}: the worker stops`);
+  process.exitCode = 1;
+  process.kill(process.pid, 'SIGTERM');
+}
+
 /** The engines a worker can run, by the name `ENGINE` gives; each builds itself from the environment. */
 const ENGINES: Record<WorkerEnv['ENGINE'], (env: WorkerEnv, log: EngineLog) => Promise<InferenceEngine>> = {
   llama: (env, log) =>
-    LlamaCppEngine.load({
-      modelPath: env.MODEL_PATH,
-      parallelSequences: env.PARALLEL_SEQUENCES,
-      threads: env.ENGINE_THREADS,
-      contextSize: env.CONTEXT_SIZE,
-      gpu: env.GPU,
-      promptCache: env.PROMPT_CACHE,
-      log,
-    }),
+    ThreadedEngine.startLlama(
+      {
+        modelPath: env.MODEL_PATH,
+        parallelSequences: env.PARALLEL_SEQUENCES,
+        threads: env.ENGINE_THREADS,
+        contextSize: env.CONTEXT_SIZE,
+        gpu: env.GPU,
+        promptCache: env.PROMPT_CACHE,
+      },
+      { log, onThreadLost: stopWithoutEngine },
+    ),
   openai: (env) =>
     Promise.resolve(
       new OpenAiUpstreamEngine({

@@ -1,0 +1,63 @@
+/**
+ * The llama.cpp engine's own thread (started by threaded-engine.ts): loads the model and runs
+ * each generation it is sent, reporting output parts and outcomes back in batches, one message
+ * per turn of this thread's event loop.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { LlamaCppEngine } from '../llama-cpp.engine';
+import type { LlamaCppEngineOptions } from '../llama-cpp.engine';
+import { describeError } from './engine-thread-protocol';
+import type { EngineThreadCommand, EngineThreadReport, GenerationEvent } from './engine-thread-protocol';
+
+if (!parentPort) throw new Error('llama-engine-thread runs only as a worker thread');
+const port = parentPort;
+const report = (message: EngineThreadReport): void => port.postMessage(message);
+
+let outbox: GenerationEvent[] = [];
+let flushScheduled = false;
+
+function flush(): void {
+  flushScheduled = false;
+  if (outbox.length === 0) return;
+  report({ type: 'events', events: outbox });
+  outbox = [];
+}
+
+/** Output parts wait for the end of this turn; an outcome goes out at once, after them. */
+function queue(event: GenerationEvent, now = false): void {
+  outbox.push(event);
+  if (now) flush();
+  else if (!flushScheduled) {
+    flushScheduled = true;
+    setImmediate(flush);
+  }
+}
+
+function serve(engine: LlamaCppEngine): void {
+  const running = new Map<number, AbortController>();
+  port.on('message', (command: EngineThreadCommand) => {
+    if (command.type === 'abort') {
+      running.get(command.id)?.abort();
+    } else if (command.type === 'generate') {
+      const { id, request } = command;
+      const aborted = new AbortController();
+      running.set(id, aborted);
+      engine
+        .generate({ ...request, signal: aborted.signal, output: { write: (part) => queue({ id, part }) } })
+        .then(
+          (outcome) => queue({ id, outcome }, true),
+          (error: unknown) => queue({ id, error: describeError(error) }, true),
+        )
+        .finally(() => running.delete(id));
+    } else {
+      port.removeAllListeners('message');
+      void engine.close().finally(() => report({ type: 'closed' }));
+    }
+  });
+  report({ type: 'ready', engine: { name: engine.name, capabilities: engine.capabilities, slots: engine.slots, contextSize: engine.contextSize } });
+}
+
+const options = workerData as Omit<LlamaCppEngineOptions, 'log'>;
+LlamaCppEngine.load({ ...options, log: (message) => report({ type: 'log', message }) }).then(serve, (error: unknown) =>
+  report({ type: 'load-failed', error: describeError(error) }),
+);

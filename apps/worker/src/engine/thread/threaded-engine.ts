@@ -1,0 +1,137 @@
+import type { EngineCapabilities, OutputSink } from '@app/contracts';
+import { extname, join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { LlamaCppEngineOptions } from '../llama-cpp.engine';
+import type { GenerationOutcome, GenerationRequest, InferenceEngine } from '../inference-engine';
+import { reviveError } from './engine-thread-protocol';
+import type { EngineDescription, EngineThreadCommand, EngineThreadReport, GenerationEvent } from './engine-thread-protocol';
+
+/** The thread's entry point, beside this file (`.js` in dist/, `.ts` when run through tsx). */
+const LLAMA_THREAD_ENTRY = join(__dirname, `llama-engine-thread${extname(__filename)}`);
+
+interface Running {
+  output: OutputSink;
+  resolve: (outcome: GenerationOutcome) => void;
+  reject: (error: Error) => void;
+}
+
+export interface ThreadedEngineOptions {
+  /** Where the engine says what it loaded. */
+  log?: (message: string) => void;
+  /** Called once if the thread stops on its own (an uncaught error there): the engine is gone for good. */
+  onThreadLost?: (error: Error) => void;
+  /** The thread's script; tests that run TypeScript source name the built one. */
+  entry?: string;
+}
+
+/**
+ * The llama.cpp engine on a thread of its own. node-llama-cpp runs JavaScript for every token of
+ * every sequence (sampling, detokenizing, its chat logic), and the next batch waits for it; on
+ * the worker's main thread that work also waited behind publishing events and BullMQ's commands.
+ * Here the main thread only relays: requests go over, output comes back once per turn of the
+ * engine thread's event loop. A native abort still takes the whole process, as it always did.
+ */
+export class ThreadedEngine implements InferenceEngine {
+  private nextId = 0;
+  private readonly running = new Map<number, Running>();
+  private lost: Error | undefined;
+  private closing = false;
+  private closed: (() => void) | undefined;
+
+  private constructor(
+    private readonly thread: Worker,
+    description: EngineDescription,
+  ) {
+    this.name = description.name;
+    this.capabilities = description.capabilities;
+    this.slots = description.slots;
+    this.contextSize = description.contextSize;
+  }
+
+  readonly name: string;
+  readonly capabilities: EngineCapabilities;
+  readonly slots: number;
+  readonly contextSize: number;
+
+  /** Loads the model on a new thread; rejects with the engine's own error when it cannot. */
+  static async startLlama(engineOptions: Omit<LlamaCppEngineOptions, 'log'>, options: ThreadedEngineOptions = {}): Promise<ThreadedEngine> {
+    const thread = new Worker(options.entry ?? LLAMA_THREAD_ENTRY, { workerData: engineOptions });
+    const description = await new Promise<EngineDescription>((resolve, reject) => {
+      const settle = (done: () => void): void => {
+        thread.off('message', onReport).off('error', onError).off('exit', onExit);
+        done();
+      };
+      const onReport = (report: EngineThreadReport): void => {
+        if (report.type === 'log') options.log?.(report.message);
+        else if (report.type === 'ready') settle(() => resolve(report.engine));
+        else if (report.type === 'load-failed') settle(() => reject(reviveError(report.error)));
+      };
+      const onError = (error: Error): void => settle(() => reject(error));
+      const onExit = (code: number): void => settle(() => reject(new Error(`the engine thread exited with code ${code} while loading`)));
+      thread.on('message', onReport).on('error', onError).on('exit', onExit);
+    }).catch(async (error: unknown) => {
+      await thread.terminate();
+      throw error;
+    });
+    const engine = new ThreadedEngine(thread, description);
+    engine.listen(options);
+    return engine;
+  }
+
+  generate({ signal, output, ...request }: GenerationRequest): Promise<GenerationOutcome> {
+    if (this.lost) return Promise.reject(this.lost);
+    const id = this.nextId++;
+    const outcome = new Promise<GenerationOutcome>((resolve, reject) => this.running.set(id, { output, resolve, reject }));
+    this.send({ type: 'generate', id, request });
+    const abort = (): void => this.send({ type: 'abort', id });
+    if (signal.aborted) abort();
+    else signal.addEventListener('abort', abort, { once: true });
+    return outcome.finally(() => signal.removeEventListener('abort', abort));
+  }
+
+  async close(): Promise<void> {
+    if (this.lost || this.closing) return;
+    this.closing = true;
+    await new Promise<void>((resolve) => {
+      this.closed = resolve;
+      this.send({ type: 'close' });
+    });
+    await this.thread.terminate();
+  }
+
+  private send(command: EngineThreadCommand): void {
+    if (!this.lost) this.thread.postMessage(command);
+  }
+
+  private listen({ log, onThreadLost }: ThreadedEngineOptions): void {
+    this.thread.on('message', (report: EngineThreadReport) => {
+      if (report.type === 'events') report.events.forEach((event) => this.deliver(event));
+      else if (report.type === 'log') log?.(report.message);
+      else if (report.type === 'closed') this.closed?.();
+    });
+    const stopped = (error: Error): void => {
+      if (this.lost || this.closing) return;
+      this.lost = error;
+      for (const { reject } of this.running.values()) reject(error);
+      this.running.clear();
+      onThreadLost?.(error);
+    };
+    this.thread.on('error', (error: Error) => stopped(new Error(`the engine thread failed: ${error.message}`)));
+    this.thread.on('exit', (code) => {
+      this.closed?.(); // a thread that dies while closing has closed all the same
+      stopped(new Error(`the engine thread exited with code ${code}`));
+    });
+  }
+
+  private deliver(event: GenerationEvent): void {
+    const running = this.running.get(event.id);
+    if (!running) return;
+    if ('part' in event) {
+      running.output.write(event.part);
+      return;
+    }
+    this.running.delete(event.id);
+    if ('outcome' in event) running.resolve(event.outcome);
+    else running.reject(reviveError(event.error));
+  }
+}

@@ -1,0 +1,116 @@
+import { resolve } from 'node:path';
+import type { OutputPart } from '@app/contracts';
+import { ContextLengthExceededError, GenerationAbortedError } from '../apps/worker/src/engine/inference-engine';
+import type { GenerationRequest } from '../apps/worker/src/engine/inference-engine';
+import { LlamaCppEngine } from '../apps/worker/src/engine/llama-cpp.engine';
+import type { LlamaCppEngineOptions } from '../apps/worker/src/engine/llama-cpp.engine';
+import { ThreadedEngine } from '../apps/worker/src/engine/thread/threaded-engine';
+import { REPO_ROOT } from '../tools/local-stack/services';
+
+/** The built thread script: this spec runs TypeScript source, which a worker thread cannot load. */
+const THREAD_ENTRY = resolve(REPO_ROOT, 'dist/apps/worker/apps/worker/src/engine/thread/llama-engine-thread.js');
+
+const OPTIONS: Omit<LlamaCppEngineOptions, 'log'> = {
+  modelPath: resolve(REPO_ROOT, 'models/tiny-chat.gguf'),
+  parallelSequences: 2,
+  threads: 1,
+  contextSize: 512,
+  gpu: 'false',
+};
+
+function request(maxTokens: number, signal = new AbortController().signal): GenerationRequest & { parts: OutputPart[] } {
+  const parts: OutputPart[] = [];
+  return {
+    messages: [{ role: 'user', content: 'Tell me a story.' }],
+    sampling: { temperature: 0, topP: 1, maxTokens, stop: [], frequencyPenalty: 0, presencePenalty: 0, seed: 7 },
+    signal,
+    output: { write: (part) => parts.push(part) },
+    parts,
+  };
+}
+
+const textOf = (parts: OutputPart[]): string => parts.map((part) => (part.type === 'text' ? part.text : '')).join('');
+
+/**
+ * The worker runs llama.cpp on a thread of its own (ThreadedEngine): the same engine, the same
+ * answers and the same errors as in-process, and a thread that dies ends what ran on it.
+ */
+describe('llama.cpp on its own thread', () => {
+  let threaded: ThreadedEngine;
+  let inProcess: LlamaCppEngine;
+  const logged: string[] = [];
+  const lost = jest.fn<void, [Error]>();
+
+  beforeAll(async () => {
+    [threaded, inProcess] = await Promise.all([
+      ThreadedEngine.startLlama(OPTIONS, { entry: THREAD_ENTRY, log: (message) => logged.push(message), onThreadLost: lost }),
+      LlamaCppEngine.load(OPTIONS),
+    ]);
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all([threaded?.close(), inProcess?.close()]);
+  });
+
+  it('describes the engine it loaded and passes on what it logged', () => {
+    expect({ name: threaded.name, slots: threaded.slots, contextSize: threaded.contextSize, capabilities: threaded.capabilities }).toEqual({
+      name: inProcess.name,
+      slots: inProcess.slots,
+      contextSize: inProcess.contextSize,
+      capabilities: inProcess.capabilities,
+    });
+    expect(logged).toEqual([expect.stringMatching(/^llama\.cpp backend cpu/)]);
+  });
+
+  it('streams the same answer, part by part, as the engine in-process', async () => {
+    const [there, here] = [request(40), request(40)];
+    const [outcome, expected] = await Promise.all([threaded.generate(there), inProcess.generate(here)]);
+    expect(outcome).toEqual(expected);
+    expect(outcome.usage.completion_tokens).toBe(40);
+    expect(there.parts.length).toBeGreaterThan(1);
+    expect(textOf(there.parts)).toBe(outcome.text);
+  });
+
+  it('runs as many generations at once as it has slots', async () => {
+    const outcomes = await Promise.all([threaded.generate(request(20)), threaded.generate(request(30))]);
+    expect(outcomes.map((outcome) => outcome.usage.completion_tokens)).toEqual([20, 30]);
+  });
+
+  it('stops a generation when its signal aborts, and frees its slot', async () => {
+    const controller = new AbortController();
+    // Aborted at its first output, as a client that leaves mid-answer.
+    const generation = threaded.generate({ ...request(400, controller.signal), output: { write: () => controller.abort() } });
+    await expect(generation).rejects.toBeInstanceOf(GenerationAbortedError);
+    const already = new AbortController();
+    already.abort();
+    await expect(threaded.generate(request(10, already.signal))).rejects.toBeInstanceOf(GenerationAbortedError);
+    await expect(Promise.all([threaded.generate(request(5)), threaded.generate(request(5))])).resolves.toHaveLength(2);
+  });
+
+  it("raises the engine's errors as their own classes, in the engine's words", async () => {
+    const tooLong = request(OPTIONS.contextSize + 1);
+    const expected = await inProcess.generate(request(OPTIONS.contextSize + 1)).catch((error: unknown) => error);
+    expect(expected).toBeInstanceOf(ContextLengthExceededError);
+    await expect(threaded.generate(tooLong)).rejects.toEqual(expected);
+    await expect(threaded.generate(tooLong)).rejects.toBeInstanceOf(ContextLengthExceededError);
+  });
+
+  it("fails a start with the engine's own error when the model cannot load", async () => {
+    const missing = { ...OPTIONS, modelPath: resolve(REPO_ROOT, 'models/no-such-model.gguf') };
+    const expected = await LlamaCppEngine.load(missing).then(
+      () => 'loaded',
+      (error: Error) => error.message,
+    );
+    expect(expected).toContain('no-such-model.gguf');
+    await expect(ThreadedEngine.startLlama(missing, { entry: THREAD_ENTRY })).rejects.toThrow(expected);
+  });
+
+  it('fails what was running, and every later generation, when its thread dies', async () => {
+    const running = threaded.generate(request(400));
+    // The thread ends as an uncaught error would end it.
+    await (threaded as unknown as { thread: { terminate(): Promise<number> } }).thread.terminate();
+    await expect(running).rejects.toThrow('the engine thread exited with code 1');
+    await expect(threaded.generate(request(5))).rejects.toThrow('the engine thread exited with code 1');
+    expect(lost).toHaveBeenCalledTimes(1);
+  });
+});
