@@ -1,7 +1,9 @@
 import { completionEventsChannel, completionQueueName, completionQueuePrefix } from '@app/contracts';
 import type { CompletionJobData, CompletionResult } from '@app/contracts';
 import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import OpenAI from 'openai';
+import { ENDED_BEFORE, withoutContent } from '../../apps/worker/src/job-retention';
 import { basicAuth, boardJob } from '../support/bull-board-api';
 import { waitFor } from '../support/service-stack';
 import { e2eStack } from '../support/stack-env';
@@ -134,6 +136,39 @@ describe('finished jobs without contents (RETAIN_CONTENT=false)', () => {
     expect(shown?.job.failedReason).toBe(job.failedReason);
     for (const text of [JSON.stringify(shown), JSON.stringify(job.toJSON())]) {
       expect(text).not.toMatch(/turtle|quadrille/);
+    }
+  });
+
+  it('a job that comes back without its contents (its worker died after it ended) fails unrun', async () => {
+    // As BullMQ hands a stalled job to another worker: its data already rewritten, its end unrecorded.
+    const completionId = `chatcmpl-rerun-${Date.now()}`;
+    const replyTo = { channel: completionEventsChannel(completionId), stopWhenUnheard: false };
+    const answered: CompletionJobData = {
+      completionId,
+      model: stack.model,
+      replyTo,
+      messages: [{ role: 'user', content: 'Which way to the March Hare?' }],
+      sampling: { temperature: 1, topP: 1, maxTokens: 16, stop: [], frequencyPenalty: 0, presencePenalty: 0, seed: 12 },
+      responseFormat: { type: 'text' },
+      acceptedAt: Date.now(),
+      startDeadline: Date.now() + 30_000,
+    };
+    const listener = new Redis(stack.redisUrl);
+    const heard: string[] = [];
+    listener.on('smessage', (_channel: string, message: string) => heard.push(message));
+    await listener.ssubscribe(replyTo.channel);
+    try {
+      await queue.add('chat-completion', withoutContent(answered), { jobId: completionId });
+      const job = await waitFor('the job to fail', async () => {
+        const found = await queue.getJob(completionId);
+        return found?.finishedOn ? found : undefined;
+      });
+      expect(job.failedReason).toBe(ENDED_BEFORE);
+      expect(job.attemptsMade).toBe(1);
+      // Unrun: not even a `started` event went to its channel.
+      expect(heard).toEqual([]);
+    } finally {
+      listener.disconnect();
     }
   });
 });

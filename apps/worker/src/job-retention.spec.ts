@@ -1,6 +1,6 @@
 import type { CompletionJobData, CompletionResult, GrammarSchema } from '@app/contracts';
 import { UnrecoverableError } from 'bullmq';
-import { JobRetention, resultWithoutContent, withoutContent } from './job-retention';
+import { ENDED_BEFORE, JobRetention, resultWithoutContent, withoutContent } from './job-retention';
 import type { RetainedJob } from './job-retention';
 
 const data: CompletionJobData = {
@@ -117,6 +117,14 @@ describe('job retention', () => {
     })(unwritable);
     expect(seen).toBe(data);
     expect(answer.text).toBe('');
+  });
+
+  it('does not run again a job that comes back without its contents (its worker died after it ended)', async () => {
+    const rerun = { ...job(), data: withoutContent(data) };
+    const process = jest.fn(() => Promise.resolve(result));
+    await expect(new JobRetention(false).around(process)(rerun)).rejects.toThrow(new UnrecoverableError(ENDED_BEFORE));
+    expect(process).not.toHaveBeenCalled();
+    expect(rerun.writes).toEqual([]);
   });
 
   it('leaves everything as it is when contents are retained', async () => {

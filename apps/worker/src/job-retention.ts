@@ -74,6 +74,9 @@ export function resultWithoutContent(result: CompletionResult): CompletionResult
   };
 }
 
+/** Why a job that comes back without its contents fails unrun. */
+export const ENDED_BEFORE = 'The job had ended already (its worker stopped before the queue recorded it); it is not run again.';
+
 /**
  * RETAIN_CONTENT for the jobs a worker ends. Finished jobs stay in Redis for operators (Bull
  * Board shows their data and return value); unless contents are to be kept, a job that ends,
@@ -93,6 +96,10 @@ export class JobRetention {
   around<J extends RetainedJob>(process: Process<J>): Process<J> {
     if (this.retainContent) return process;
     return async (job, token, signal) => {
+      // Contents go only once a job has ended for good, answered or failed. A job that comes back
+      // without them had its worker die after that and before BullMQ recorded the end: its client
+      // has had its answer (or error), and its messages are gone, so it is not run again.
+      if (job.data.contentRemoved) throw new UnrecoverableError(ENDED_BEFORE);
       try {
         const result = await process(job, token, signal);
         await this.removeContent(job);
