@@ -122,7 +122,9 @@ describe('job retention', () => {
   it('does not run again a job that comes back without its contents (its worker died after it ended)', async () => {
     const rerun = { ...job(), data: withoutContent(data) };
     const process = jest.fn(() => Promise.resolve(result));
-    await expect(new JobRetention(false).around(process)(rerun)).rejects.toThrow(new UnrecoverableError(ENDED_BEFORE));
+    for (const retainContent of [false, true]) {
+      await expect(new JobRetention(retainContent).around(process)(rerun)).rejects.toThrow(new UnrecoverableError(ENDED_BEFORE));
+    }
     expect(process).not.toHaveBeenCalled();
     expect(rerun.writes).toEqual([]);
   });

@@ -90,16 +90,18 @@ export class JobRetention {
   constructor(private readonly retainContent: boolean) {}
 
   /**
-   * Wraps the queue worker's processor. The answer's text never reaches Redis: the return value
-   * BullMQ stores (on the job and in its event stream) is already without it.
+   * Wraps the queue worker's processor. Unless contents are retained, the answer's text never
+   * reaches Redis: the return value BullMQ stores (on the job and in its event stream) is already
+   * without it.
    */
   around<J extends RetainedJob>(process: Process<J>): Process<J> {
-    if (this.retainContent) return process;
     return async (job, token, signal) => {
       // Contents go only once a job has ended for good, answered or failed. A job that comes back
-      // without them had its worker die after that and before BullMQ recorded the end: its client
-      // has had its answer (or error), and its messages are gone, so it is not run again.
+      // without them (on any worker, whatever its RETAIN_CONTENT) had its worker die after that
+      // and before BullMQ recorded the end: its client has had its answer (or error), and its
+      // messages are gone, so it is not run again.
       if (job.data.contentRemoved) throw new UnrecoverableError(ENDED_BEFORE);
+      if (this.retainContent) return process(job, token, signal);
       try {
         const result = await process(job, token, signal);
         await this.removeContent(job);
