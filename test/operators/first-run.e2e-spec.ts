@@ -3,7 +3,7 @@ import { completionQueueName } from '@app/contracts';
 import OpenAI from 'openai';
 import { LocalService, describeLocalService } from '../../tools/local-stack/local-service';
 import { REPO_ROOT } from '../../tools/local-stack/services';
-import { basicAuth, boardJob } from '../support/bull-board-api';
+import { basicAuth, boardJob, endedAs } from '../support/bull-board-api';
 import { waitFor } from '../support/service-stack';
 
 const MODEL = 'tiny-chat';
@@ -72,8 +72,7 @@ describe('npm start: the first run', () => {
     const completion = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: prompt }], max_tokens: 12 });
     const { user, password } = boardCredentials();
     const shown = await waitFor('the job to be finished in Bull Board', async () => {
-      const found = await boardJob(read('Bull Board'), basicAuth(user, password), completionQueueName(MODEL), completion.id);
-      return found?.status === 'completed' ? found : undefined;
+      return endedAs(await boardJob(read('Bull Board'), basicAuth(user, password), completionQueueName(MODEL), completion.id), 'completed');
     });
     expect(shown.job.data.messages).toEqual([{ role: 'user', content: prompt }]);
     expect(shown.job.data.contentRemoved).toBeUndefined();

@@ -4,7 +4,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import OpenAI from 'openai';
 import { ENDED_BEFORE, withoutContent } from '../../apps/worker/src/job-retention';
-import { basicAuth, boardJob } from '../support/bull-board-api';
+import { basicAuth, boardJob, endedAs } from '../support/bull-board-api';
 import { waitFor } from '../support/service-stack';
 import { e2eStack } from '../support/stack-env';
 import { serverRoot } from './prometheus-text';
@@ -39,8 +39,7 @@ describe('finished jobs without contents (RETAIN_CONTENT=false)', () => {
     expect(answer.length).toBeGreaterThan(10);
 
     const shown = await waitFor('the job to be finished in Bull Board', async () => {
-      const found = await boardJob(board, admin, queueName, completion.id);
-      return found?.status === 'completed' ? found : undefined;
+      return endedAs(await boardJob(board, admin, queueName, completion.id), 'completed');
     });
     expect(shown.job.data).toMatchObject({
       completionId: completion.id,
@@ -87,8 +86,7 @@ describe('finished jobs without contents (RETAIN_CONTENT=false)', () => {
     });
 
     const shown = await waitFor('the job to be finished in Bull Board', async () => {
-      const found = await boardJob(board, admin, queueName, completion.id);
-      return found?.status === 'completed' ? found : undefined;
+      return endedAs(await boardJob(board, admin, queueName, completion.id), 'completed');
     });
     const { data } = shown.job;
     expect(data.tools).toEqual({ definitions: [{ name: 'follow_rabbit', parameters: {} }], choice: { type: 'none' }, parallel: true });

@@ -22,3 +22,13 @@ export async function boardJob(boardUrl: string, authorization: string, queueNam
   if (response.status !== 200) throw new Error(`Bull Board answered ${response.status}: ${await response.text()}`);
   return (await response.json()) as BoardJob;
 }
+
+/**
+ * The job, once the board shows it ended as `status`; else undefined. The board reads a job and
+ * then its state, in two steps: a job read just before it ended can come back with the later
+ * state and the earlier fields (no return value, contents not yet removed). Its own `finishedOn`
+ * says the read came after the end.
+ */
+export function endedAs(found: BoardJob | undefined, status: 'completed' | 'failed'): BoardJob | undefined {
+  return found?.status === status && found.job.finishedOn ? found : undefined;
+}
