@@ -1,22 +1,23 @@
 /**
  * `npm run bench:engine-thread`: what running llama.cpp on a thread of its own buys the worker.
- * The same engine and closed loop (4 sequences, 4 clients, 64-token answers, greedy) run twice
- * over: with the engine on the calling thread, as it ran in the worker before, and on its own
- * thread (ThreadedEngine), as it runs now. For each, the caller's thread spends a set time on
+ * The same engine and closed loop (`npm run bench`'s, with its warm-up: 4 sequences, 4 clients,
+ * 64-token answers, greedy) run twice over: with the engine on the calling thread, as it ran in
+ * the worker before, and on its own thread (ThreadedEngine), as it runs now. For each, the caller's thread spends a set time on
  * every output part it receives, standing in for what the worker does per part (publishing
  * events, BullMQ, metrics: about 0.1 ms per token in a profile of the 2-core benchmark). Writes
  * bench/results/engine-thread.json.
  *
  *   npm run bench:engine-thread -- [--model=models/tiny-chat.gguf] [--requests=160] [--work-us=0,100,200] [--gpu=false]
  */
-import type { GpuSetting } from './driver-protocol';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { InferenceEngine } from '../apps/worker/src/engine/inference-engine';
 import { LlamaCppEngine } from '../apps/worker/src/engine/llama-cpp.engine';
 import type { LlamaCppEngineOptions } from '../apps/worker/src/engine/llama-cpp.engine';
 import { ThreadedEngine } from '../apps/worker/src/engine/thread/threaded-engine';
+import { runClosedLoop } from './closed-loop';
 import { numberOption, optionValue } from './command-line';
+import type { GpuSetting, LoadPlan } from './driver-protocol';
 import { messagesFor, samplingFor } from './workload';
 
 const SEQUENCES = 4;
@@ -37,25 +38,35 @@ function work(us: number): void {
   while (performance.now() < until);
 }
 
-/** Tokens per second of `count` requests, SEQUENCES at a time, each part costing the caller `partUs`. */
-async function closedLoop(engine: InferenceEngine, count: number, partUs: number): Promise<number> {
-  let next = 0;
-  let tokens = 0;
-  const startedAt = performance.now();
-  const client = async (): Promise<void> => {
-    while (next < count) {
-      const index = next++;
-      const outcome = await engine.generate({
-        messages: messagesFor(index),
-        sampling: samplingFor(index, MAX_TOKENS),
-        signal: new AbortController().signal,
-        output: { write: () => work(partUs) },
-      });
-      tokens += outcome.usage.completion_tokens;
-    }
+/** The closed loop of `npm run bench`, SEQUENCES clients for SEQUENCES slots, each part costing the caller `partUs`. */
+async function tokensPerSecond(engine: InferenceEngine, partUs: number): Promise<number> {
+  const plan: LoadPlan = {
+    concurrency: SEQUENCES,
+    requests,
+    warmupRequests: SEQUENCES * 4,
+    warmupMaxTokens: MAX_TOKENS,
+    durationMs: 600_000,
+    hardStopMs: 900_000,
+    stream: true,
+    maxTokens: MAX_TOKENS,
+    requestTimeoutMs: 60_000,
   };
-  await Promise.all(Array.from({ length: SEQUENCES }, client));
-  return tokens / ((performance.now() - startedAt) / 1000);
+  const result = await runClosedLoop(plan, async (index, meter, step, signal) => {
+    const outcome = await engine.generate({
+      messages: messagesFor(index),
+      sampling: samplingFor(index, step.maxTokens),
+      signal,
+      output: {
+        write: () => {
+          meter.content();
+          work(partUs);
+        },
+      },
+    });
+    return outcome.usage.completion_tokens;
+  });
+  if (result.errors > 0) throw new Error(`${result.errors} generations failed: ${result.errorSamples.join('; ')}`);
+  return result.tokensPerSecond;
 }
 
 async function main(): Promise<void> {
@@ -64,13 +75,12 @@ async function main(): Promise<void> {
     'own thread': await ThreadedEngine.startLlama(options),
   };
   const rows: Array<{ workUsPerPart: number; engine: string; tokensPerSecond: number }> = [];
-  for (const engine of Object.values(engines)) await closedLoop(engine, SEQUENCES * 4, 0); // warm-up
   for (const us of workUs) {
     // Alternating, so that a slower minute of a shared machine does not favour one side.
     for (const [name, engine] of Object.entries(engines)) {
-      const tokensPerSecond = Math.round(await closedLoop(engine, requests, us));
-      rows.push({ workUsPerPart: us, engine: name, tokensPerSecond });
-      console.log(`${String(us).padStart(4)} µs per part   ${name.padEnd(15)} ${tokensPerSecond} tokens/s`);
+      const measured = Math.round(await tokensPerSecond(engine, us));
+      rows.push({ workUsPerPart: us, engine: name, tokensPerSecond: measured });
+      console.log(`${String(us).padStart(4)} µs per part   ${name.padEnd(15)} ${measured} tokens/s`);
     }
   }
   await Promise.all(Object.values(engines).map((engine) => engine.close()));

@@ -22,6 +22,26 @@ describe('finished jobs without contents (RETAIN_CONTENT=false)', () => {
   const queueName = completionQueueName(stack.model);
   const queue = new Queue<CompletionJobData, CompletionResult>(queueName, { connection: { url: stack.redisUrl }, prefix: completionQueuePrefix(stack.model) });
   afterAll(() => queue.close());
+  const sampling = { temperature: 1, topP: 1, maxTokens: 16, stop: [], frequencyPenalty: 0, presencePenalty: 0, seed: 11 };
+
+  /** A job as the API enqueues it, its events on a channel of its own, to start within 30 s of `acceptedAt`. */
+  const jobData = (completionId: string, messages: CompletionJobData['messages'], acceptedAt: number): CompletionJobData => ({
+    completionId,
+    model: stack.model,
+    replyTo: { channel: completionEventsChannel(completionId), stopWhenUnheard: false },
+    messages,
+    sampling,
+    responseFormat: { type: 'text' },
+    acceptedAt,
+    startDeadline: acceptedAt + 30_000,
+  });
+
+  /** The job once its end is recorded in the queue. */
+  const ended = (completionId: string) =>
+    waitFor('the job to end', async () => {
+      const found = await queue.getJob(completionId);
+      return found?.finishedOn ? found : undefined;
+    });
 
   it('an answered job keeps the sizes of its messages and answer, its usage and finish reason, and no text', async () => {
     const prompt = 'Where did the purple walrus hide the brass key?';
@@ -111,15 +131,9 @@ describe('finished jobs without contents (RETAIN_CONTENT=false)', () => {
       { role: 'system', content: 'Speak only of the mock turtle and his sorrow.' },
       { role: 'user', content: 'Recite every verse the lobster quadrille ever had.' },
     ];
-    const sampling = { temperature: 1, topP: 1, maxTokens: 16, stop: [], frequencyPenalty: 0, presencePenalty: 0, seed: 11 };
-    const replyTo = { channel: completionEventsChannel(completionId), stopWhenUnheard: false };
-    const data: CompletionJobData = { completionId, model: stack.model, replyTo, messages, sampling, responseFormat: { type: 'text' }, acceptedAt: Date.now() - 60_000, startDeadline: Date.now() - 30_000 };
-    await queue.add('chat-completion', data, { jobId: completionId });
+    await queue.add('chat-completion', jobData(completionId, messages, Date.now() - 60_000), { jobId: completionId });
 
-    const job = await waitFor('the job to fail', async () => {
-      const found = await queue.getJob(completionId);
-      return found?.finishedOn ? found : undefined;
-    });
+    const job = await ended(completionId);
     expect(job.failedReason).toMatch(/waited too long/);
     expect(job.data.messages).toEqual([]);
     expect(job.data.contentRemoved).toEqual({
@@ -140,27 +154,14 @@ describe('finished jobs without contents (RETAIN_CONTENT=false)', () => {
   it('a job that comes back without its contents (its worker died after it ended) fails unrun', async () => {
     // As BullMQ hands a stalled job to another worker: its data already rewritten, its end unrecorded.
     const completionId = `chatcmpl-rerun-${Date.now()}`;
-    const replyTo = { channel: completionEventsChannel(completionId), stopWhenUnheard: false };
-    const answered: CompletionJobData = {
-      completionId,
-      model: stack.model,
-      replyTo,
-      messages: [{ role: 'user', content: 'Which way to the March Hare?' }],
-      sampling: { temperature: 1, topP: 1, maxTokens: 16, stop: [], frequencyPenalty: 0, presencePenalty: 0, seed: 12 },
-      responseFormat: { type: 'text' },
-      acceptedAt: Date.now(),
-      startDeadline: Date.now() + 30_000,
-    };
+    const answered = jobData(completionId, [{ role: 'user', content: 'Which way to the March Hare?' }], Date.now());
     const listener = new Redis(stack.redisUrl);
     const heard: string[] = [];
     listener.on('smessage', (_channel: string, message: string) => heard.push(message));
-    await listener.ssubscribe(replyTo.channel);
+    await listener.ssubscribe(completionEventsChannel(completionId));
     try {
       await queue.add('chat-completion', withoutContent(answered), { jobId: completionId });
-      const job = await waitFor('the job to fail', async () => {
-        const found = await queue.getJob(completionId);
-        return found?.finishedOn ? found : undefined;
-      });
+      const job = await ended(completionId);
       expect(job.failedReason).toBe(ENDED_BEFORE);
       expect(job.attemptsMade).toBe(1);
       // Unrun: not even a `started` event went to its channel.

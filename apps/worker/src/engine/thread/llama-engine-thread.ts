@@ -14,10 +14,8 @@ const port = parentPort;
 const report = (message: EngineThreadReport): void => port.postMessage(message);
 
 let outbox: GenerationEvent[] = [];
-let flushScheduled = false;
 
 function flush(): void {
-  flushScheduled = false;
   if (outbox.length === 0) return;
   report({ type: 'events', events: outbox });
   outbox = [];
@@ -27,10 +25,8 @@ function flush(): void {
 function queue(event: GenerationEvent, now = false): void {
   outbox.push(event);
   if (now) flush();
-  else if (!flushScheduled) {
-    flushScheduled = true;
-    setImmediate(flush);
-  }
+  // The first event of an empty outbox schedules its flush (one already flushed finds nothing).
+  else if (outbox.length === 1) setImmediate(flush);
 }
 
 function serve(engine: LlamaCppEngine): void {

@@ -35,7 +35,7 @@ export class ThreadedEngine implements InferenceEngine {
   private nextId = 0;
   private readonly running = new Map<number, Running>();
   private lost: Error | undefined;
-  private closing = false;
+  /** Set once close() is under way: called when the thread has closed its engine (or died). */
   private closed: (() => void) | undefined;
 
   private constructor(
@@ -90,8 +90,7 @@ export class ThreadedEngine implements InferenceEngine {
   }
 
   async close(): Promise<void> {
-    if (this.lost || this.closing) return;
-    this.closing = true;
+    if (this.lost || this.closed) return;
     await new Promise<void>((resolve) => {
       this.closed = resolve;
       this.send({ type: 'close' });
@@ -110,7 +109,7 @@ export class ThreadedEngine implements InferenceEngine {
       else if (report.type === 'closed') this.closed?.();
     });
     const stopped = (error: Error): void => {
-      if (this.lost || this.closing) return;
+      if (this.lost || this.closed) return;
       this.lost = error;
       for (const { reject } of this.running.values()) reject(error);
       this.running.clear();
