@@ -70,7 +70,8 @@ export interface BenchOptions {
   nonStream: NonStreamPlan;
 }
 
-const FULL: Omit<BenchOptions, 'mode' | 'profile' | 'phases' | 'apiProcesses'> = {
+/** The full run's plan (`npm run bench` without `--quick`). */
+export const FULL_PLAN: Omit<BenchOptions, 'mode' | 'profile' | 'phases' | 'apiProcesses'> = {
   llama: {
     parallelSequences: 4,
     threads: 1,
@@ -102,10 +103,10 @@ const FULL: Omit<BenchOptions, 'mode' | 'profile' | 'phases' | 'apiProcesses'> =
   nonStream: { levels: [1, 10, 100, 1000], durationMs: 5000, repeats: 2 },
 };
 
-const QUICK: typeof FULL = {
-  llama: { ...FULL.llama, levels: [{ concurrency: 1, requests: 32 }, { concurrency: 10, requests: 80 }], repeatUpTo: 10, repeats: 1 },
-  synthetic: { ...FULL.synthetic, levels: [1, 100, 1000], roundsPerClient: 3, durationMs: 3000, repeats: 1 },
-  relay: { ...FULL.relay, levels: [{ streams: 1000, tokenIntervalMs: 10 }], roundsPerClient: 1, durationMs: 3000, repeats: 1 },
+const QUICK: typeof FULL_PLAN = {
+  llama: { ...FULL_PLAN.llama, levels: [{ concurrency: 1, requests: 32 }, { concurrency: 10, requests: 80 }], repeatUpTo: 10, repeats: 1 },
+  synthetic: { ...FULL_PLAN.synthetic, levels: [1, 100, 1000], roundsPerClient: 3, durationMs: 3000, repeats: 1 },
+  relay: { ...FULL_PLAN.relay, levels: [{ streams: 1000, tokenIntervalMs: 10 }], roundsPerClient: 1, durationMs: 3000, repeats: 1 },
   openStreams: { levels: [1, 1000, 5000], openBatch: 250 },
   nonStream: { levels: [100], durationMs: 4000, repeats: 1 },
 };
@@ -126,5 +127,5 @@ export function parseOptions(argv: string[]): BenchOptions {
   const phases = only ? only.slice('--only='.length).split(',') : PHASES;
   for (const phase of phases) if (!PHASES.includes(phase as PhaseName)) throw new Error(`unknown phase ${phase}`);
   const quick = argv.includes('--quick');
-  return { mode: quick ? 'quick' : 'full', profile, apiProcesses, phases: new Set(phases as PhaseName[]), ...(quick ? QUICK : FULL) };
+  return { mode: quick ? 'quick' : 'full', profile, apiProcesses, phases: new Set(phases as PhaseName[]), ...(quick ? QUICK : FULL_PLAN) };
 }
