@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
+import OpenAI from 'openai';
 import { resolve } from 'node:path';
-import { completionQueuePrefix } from '@app/contracts';
+import { completionQueuePrefix, storedCompletionKeys } from '@app/contracts';
 import { REPO_ROOT } from '../../tools/local-stack/services';
 import { scrapeUntil, serverRoot, total } from '../operators/prometheus-text';
 import { assertMatchesSchema } from '../support/openai-schema';
@@ -24,7 +25,7 @@ const SMALL_CONTEXT = 512;
 /**
  * Work the service cannot do is refused before the first byte, and work that takes too long
  * ends with a clear error. One worker with one sequence; at most one job may wait; a job waits
- * at most 1.5 s for a worker; a generation may run 1 s.
+ * at most 1.5 s for a worker; a generation may run 1 s; a key keeps at most 2 stored completions.
  */
 describe('admission and time limits', () => {
   let stack: ServiceStack;
@@ -35,7 +36,7 @@ describe('admission and time limits', () => {
       workers: 1,
       parallelSequences: 1,
       models: [STACK_MODEL, 'model-without-workers', SMALL_CONTEXT_MODEL],
-      apiEnv: { MAX_WAITING_JOBS: '1', MAX_QUEUE_WAIT_MS: '1500' },
+      apiEnv: { MAX_WAITING_JOBS: '1', MAX_QUEUE_WAIT_MS: '1500', STORE_MAX_PER_KEY: '2' },
       workerEnv: { MAX_GENERATION_MS: '1000' },
     });
     // The same model file with a small context, so a prompt can end exactly at its edge.
@@ -43,25 +44,66 @@ describe('admission and time limits', () => {
   });
   afterAll(() => stack.stop());
 
-  it('answers 503 with Retry-After before queueing anything when the queue is full', async () => {
+  /** Fills the queue (one job running, one waiting), runs `whileFull`, then lets the two go. */
+  async function withQueueFull(whileFull: () => Promise<void>): Promise<void> {
     const queue = stack.queue();
     const controllers = [new AbortController(), new AbortController()];
     // One after the other: the limit is exact, so two sent together may both count as waiting.
     const send = (controller: AbortController) =>
       postChat(stack.baseUrl, STACK_API_KEY, longRequest(STACK_MODEL), controller.signal).catch(() => undefined);
     const pending = [send(controllers[0])];
-    await waitFor('one job running', async () => (await queue.getActiveCount()) === 1);
-    pending.push(send(controllers[1]));
-    await waitFor('one job running and one waiting', async () => (await queue.getActiveCount()) === 1 && (await queue.getWaitingCount()) === 1);
+    try {
+      await waitFor('one job running', async () => (await queue.getActiveCount()) === 1);
+      pending.push(send(controllers[1]));
+      await waitFor('one job running and one waiting', async () => (await queue.getActiveCount()) === 1 && (await queue.getWaitingCount()) === 1);
+      await whileFull();
+    } finally {
+      for (const controller of controllers) controller.abort();
+      await Promise.all(pending);
+    }
+  }
 
-    const refused = await postChat(stack.baseUrl, STACK_API_KEY, longRequest(STACK_MODEL, { stream: true }));
-    expect(refused.status).toBe(503);
-    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect(await errorOf(refused)).toMatchObject({ type: 'server_error', code: 'queue_full' });
-    expect(await queue.getWaitingCount()).toBe(1);
+  it('answers 503 with Retry-After before queueing anything when the queue is full', async () => {
+    await withQueueFull(async () => {
+      const refused = await postChat(stack.baseUrl, STACK_API_KEY, longRequest(STACK_MODEL, { stream: true }));
+      expect(refused.status).toBe(503);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(await errorOf(refused)).toMatchObject({ type: 'server_error', code: 'queue_full' });
+      expect(await stack.queue().getWaitingCount()).toBe(1);
+    });
+  });
 
-    for (const controller of controllers) controller.abort();
-    await Promise.all(pending);
+  it("keeps a key's last STORE_MAX_PER_KEY stored completions, and one refused as the queue was full takes no earlier one's place", async () => {
+    const client = new OpenAI({ baseURL: stack.baseUrl, apiKey: STACK_API_KEY, maxRetries: 0 });
+    const ask = { model: STACK_MODEL, messages: [{ role: 'user' as const, content: 'Tell me about the queen.' }], max_tokens: 3, store: true };
+    const first = await client.chat.completions.create(ask);
+    const second = await client.chat.completions.create(ask);
+    const redis = new Redis(stack.redis.url);
+    const storedRecords = async (): Promise<number> => (await redis.keys(storedCompletionKeys('*').record)).length;
+    try {
+      await withQueueFull(async () => {
+        for (const stream of [false, true]) {
+          const refused = await postChat(stack.baseUrl, STACK_API_KEY, { ...ask, stream });
+          expect(refused.status).toBe(503);
+          expect(await errorOf(refused)).toMatchObject({ code: 'queue_full' });
+        }
+      });
+      // The refused requests' records are gone, and both earlier completions are still there.
+      await waitFor('only the answered completions stored', async () => (await storedRecords()) === 2);
+      for (const { id } of [first, second]) expect((await client.chat.completions.retrieve(id)).id).toBe(id);
+
+      // A third answered one passes the limit: the oldest goes.
+      const third = await client.chat.completions.create(ask);
+      const gone = (id: string) => client.chat.completions.retrieve(id).then(
+        () => false,
+        (error: unknown) => error instanceof OpenAI.NotFoundError,
+      );
+      await waitFor('the oldest stored completion dropped', () => gone(first.id));
+      for (const { id } of [second, third]) expect((await client.chat.completions.retrieve(id)).id).toBe(id);
+      expect(await storedRecords()).toBe(2);
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it('holds the waiting limit exactly when many requests arrive at once', async () => {

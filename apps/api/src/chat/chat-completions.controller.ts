@@ -5,7 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiKeyGuard, callerOf } from '../auth/api-key.guard';
 import { CompletionAdmission, redisUnavailable } from '../completions/completion-admission';
 import type { Admission } from '../completions/completion-admission';
-import { CompletionRunner } from '../completions/completion-runner';
+import { CompletionRunner, isQueueFull } from '../completions/completion-runner';
 import type { CompletionEnding } from '../completions/completion-runner';
 import { ServiceTiers } from '../completions/service-tiers';
 import { toOpenAiError } from '../errors/http-error-mapping';
@@ -63,11 +63,11 @@ export class ChatCompletionsController {
       const storedJob = stored ? { ...job, store: stored.store } : job;
       ending = await this.runner.run(storedJob, admission, response, clientGone, stored?.reply);
     } catch (error) {
+      stored?.end({ queued: !isQueueFull(error) });
       this.telemetry.completionFailed(reply, toOpenAiError(error).code);
       return response.fail(error);
-    } finally {
-      stored?.release();
     }
+    stored?.end({ queued: true });
     admission.tokens.settle(ending.usage);
     await response.finish(ending);
   }

@@ -20,8 +20,13 @@ export type { CompletionEnding } from './completion-watch';
 
 const NO_USAGE = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
 
+const QUEUE_FULL = 'queue_full';
+
 const queueFull = (model: string): OpenAiError =>
-  OpenAiError.unavailable(`Too many requests are waiting for ${model}. Please retry shortly.`, 'queue_full', 2);
+  OpenAiError.unavailable(`Too many requests are waiting for ${model}. Please retry shortly.`, QUEUE_FULL, 2);
+
+/** The runner refused the job because the queue was full: nothing of it was queued. */
+export const isQueueFull = (error: unknown): boolean => error instanceof OpenAiError && error.code === QUEUE_FULL;
 
 /**
  * How a stored completion's events travel besides this instance's channel: logged for a resumed

@@ -10,7 +10,9 @@ import { COMMANDS_REDIS } from '../completions/api-redis.providers';
 import type { DetachedReply } from '../completions/completion-runner';
 import type { ListOrder } from '../http/cursor-query';
 import { holdLease } from './completion-lease';
-import type { ReleaseLease } from './completion-lease';
+
+/** Ends a stored request's part here: its lease is released, and a job never queued leaves no record. */
+export type EndStoredRequest = (outcome: { queued: boolean }) => void;
 
 /** What the client asked, kept with the answer: enough to rebuild OpenAI's objects. */
 export interface StoredCompletionRecord {
@@ -59,13 +61,18 @@ export class StoredCompletions {
 
   /**
    * Sets up a `store: true` request before its job is queued: its record (a resume on any
-   * instance checks who owns it) and, for a stream, its lease, renewed until `release`. Returns
-   * where the job writes its answer and logs its events.
+   * instance checks who owns it) and, for a stream, its lease, renewed until `end`. Returns
+   * where the job writes its answer and logs its events, and `end`, for when the request is over.
    */
-  async begin(record: StoredCompletionRecord, stream: boolean): Promise<{ store: StoreAnswer; reply: DetachedReply; release: ReleaseLease }> {
+  async begin(record: StoredCompletionRecord, stream: boolean): Promise<{ store: StoreAnswer; reply: DetachedReply; end: EndStoredRequest }> {
     const keys = storedCompletionKeys(record.id);
     await this.create(record);
     const release = stream ? await holdLease(this.redis, keys.lease, this.env.RESUME_GRACE_MS) : () => undefined;
+    const end: EndStoredRequest = ({ queued }) => {
+      release();
+      // Best effort, off the response's path: a record left over expires with STORE_TTL_SECONDS.
+      (queued ? this.keepWithinLimit(record.owner) : this.delete(record)).catch(() => undefined);
+    };
     return {
       store: { key: keys.answer, ttlMs: this.ttlMs },
       reply: {
@@ -74,7 +81,7 @@ export class StoredCompletions {
         log: { key: keys.log, keepMs: this.env.RESUME_WINDOW_SECONDS * 1000, maxEvents: this.env.RESUME_MAX_EVENTS },
         ...(stream ? { leaseKey: keys.lease } : {}),
       },
-      release,
+      end,
     };
   }
 
@@ -87,6 +94,15 @@ export class StoredCompletions {
       this.redis.zremrangebyscore(index, '-inf', Date.now() - this.ttlMs),
       this.redis.pexpire(index, this.ttlMs),
     ]);
+  }
+
+  /**
+   * Drops the owner's oldest completions beyond STORE_MAX_PER_KEY. Run once a request's job was
+   * queued, not when its record is written: a request refused then (the queue full) must not
+   * cost an earlier completion its place.
+   */
+  private async keepWithinLimit(owner: string): Promise<void> {
+    const index = storedCompletionsIndexKey(owner);
     const excess = (await this.redis.zcard(index)) - this.env.STORE_MAX_PER_KEY;
     if (excess <= 0) return;
     const dropped = await this.redis.zpopmin(index, excess);
