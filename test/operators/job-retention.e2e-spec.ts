@@ -151,6 +151,28 @@ describe('finished jobs without contents (RETAIN_CONTENT=false)', () => {
     }
   });
 
+  it("rewrites a job before the queue records its end, though the worker does not wait for the rewrite's answer", async () => {
+    // Every command Redis runs, in the order it runs them: the rewrite must come before BullMQ's
+    // move to completed, or a worker dying between the two would leave a finished job with its text.
+    const redis = new Redis(stack.redisUrl);
+    const monitor = await redis.monitor(); // a connection of its own
+    const commands: string[][] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => commands.push(args));
+    try {
+      const client = new OpenAI({ baseURL: stack.apiUrls[0], apiKey: stack.apiKey, maxRetries: 0 });
+      const { id } = await client.chat.completions.create({ model: stack.model, messages: [{ role: 'user', content: 'Who stole the tarts?' }], max_tokens: 4 });
+      await ended(id);
+      const ofJob = (args: string[]) => args.some((arg) => arg.includes(id));
+      const rewrite = commands.findIndex((args) => ofJob(args) && args.some((arg) => arg.includes('"contentRemoved":{"messages":')));
+      const recordedEnd = commands.findIndex((args) => ofJob(args) && args.includes('returnvalue') && args.includes('completed'));
+      expect(rewrite).toBeGreaterThanOrEqual(0);
+      expect(recordedEnd).toBeGreaterThan(rewrite);
+    } finally {
+      monitor.disconnect();
+      redis.disconnect();
+    }
+  });
+
   it('a job that comes back without its contents (its worker died after it ended) fails unrun', async () => {
     // As BullMQ hands a stalled job to another worker: its data already rewritten, its end unrecorded.
     const completionId = `chatcmpl-rerun-${Date.now()}`;
