@@ -10,8 +10,10 @@
  */
 export class StopSequences {
   private readonly matchers: SequenceMatcher[];
-  private text = '';
-  private sent = 0;
+  /** The text passed on so far: only ever appended to, never sliced. */
+  private sent = '';
+  /** Text generated and not passed on yet: it may begin a stop sequence. No longer than the longest one. */
+  private held = '';
   private found = false;
 
   constructor(
@@ -33,23 +35,24 @@ export class StopSequences {
       let completed = 0;
       for (const matcher of this.matchers) if (matcher.step(chunk[index])) completed = Math.max(completed, matcher.length);
       if (completed > 0) {
-        this.text = (this.text + chunk.slice(0, index + 1)).slice(0, -completed);
+        // The sequence began in what was held back or in this chunk: what comes before it goes out.
+        this.held = (this.held + chunk.slice(0, index + 1)).slice(0, -completed);
         this.found = true;
-        this.flush(this.text.length);
+        this.flush(this.held.length);
         return false;
       }
     }
-    this.text += chunk;
+    this.held += chunk;
     // A partly matched sequence may still complete: its matched part is held back.
     let heldBack = 0;
     for (const matcher of this.matchers) heldBack = Math.max(heldBack, matcher.matched);
-    this.flush(this.text.length - heldBack);
+    this.flush(this.held.length - heldBack);
     return true;
   }
 
   /** Passes on whatever is held back: no more text is coming before something else is sent. */
   release(): void {
-    this.flush(this.text.length);
+    this.flush(this.held.length);
     // Text passed on is no stop sequence's beginning any more.
     for (const matcher of this.matchers) matcher.matched = 0;
   }
@@ -57,13 +60,19 @@ export class StopSequences {
   /** Passes on whatever is held back and returns the whole answer's text. */
   finish(): string {
     this.release();
-    return this.text;
+    return this.sent;
   }
 
+  /**
+   * Passes on the first `ready` units of what is held back. Only that short tail is ever sliced:
+   * slicing the whole answer, built by appending, would copy it on every token.
+   */
   private flush(ready: number): void {
-    if (ready <= this.sent) return;
-    this.emit(this.text.slice(this.sent, ready));
-    this.sent = ready;
+    if (ready <= 0) return;
+    const text = this.held.slice(0, ready);
+    this.held = this.held.slice(ready);
+    this.sent += text;
+    this.emit(text);
   }
 }
 
