@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import type { EngineSpec, GpuSetting, LoadPlan } from './driver-protocol';
 
 /**
  * What `npm run bench` runs: the full plan (about 6-9 minutes on 2 cores) or `--quick` (about a
@@ -128,4 +129,30 @@ export function parseOptions(argv: string[]): BenchOptions {
   for (const phase of phases) if (!PHASES.includes(phase as PhaseName)) throw new Error(`unknown phase ${phase}`);
   const quick = argv.includes('--quick');
   return { mode: quick ? 'quick' : 'full', profile, apiProcesses, phases: new Set(phases as PhaseName[]), ...(quick ? QUICK : FULL_PLAN) };
+}
+
+/** A closed loop of streamed requests, warmed up with one-token answers; a level the service cannot keep up with still ends. */
+export function streamPlan(concurrency: number, requests: number, durationMs: number, maxTokens: number): LoadPlan {
+  return {
+    concurrency,
+    requests,
+    durationMs,
+    // What is under way by then is abandoned.
+    hardStopMs: durationMs * 3 + 15_000,
+    warmupRequests: concurrency,
+    warmupMaxTokens: 1,
+    stream: true,
+    maxTokens,
+    requestTimeoutMs: 120_000,
+  };
+}
+
+/** The llama phase's engine, alone and in the worker: `modelPath` on the `gpu` backend, with the plan's sequences, threads and context. */
+export function llamaEngine(llama: LlamaPlan, modelPath: string, gpu: GpuSetting): EngineSpec {
+  return { kind: 'llama', modelPath, gpu, parallelSequences: llama.parallelSequences, threads: llama.threads, contextSize: llama.contextSize };
+}
+
+/** One level of the llama phase: answers of a slow model may take long, so it runs up to 120 s and is abandoned at 180 s. */
+export function llamaLevelPlan(llama: LlamaPlan, concurrency: number, requests: number): LoadPlan {
+  return { ...streamPlan(concurrency, requests, 120_000, llama.maxTokens), hardStopMs: 180_000 };
 }

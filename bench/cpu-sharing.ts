@@ -22,36 +22,16 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { numberOption, optionValue } from './command-line';
 import { DriverClient } from './driver-client';
-import type { EngineSpec, LoadPlan } from './driver-protocol';
-import { FULL_PLAN } from './bench-options';
+import { FULL_PLAN, llamaEngine, llamaLevelPlan } from './bench-options';
 import { median, round } from './stats';
 
 const cpus = availableParallelism();
 const duty = numberOption('neighbour-duty', 0.4);
 const rounds = numberOption('rounds', 3);
 const { llama } = FULL_PLAN;
-const engine: EngineSpec = {
-  kind: 'llama',
-  modelPath: resolve(optionValue('model') ?? 'models/tiny-chat.gguf'),
-  parallelSequences: llama.parallelSequences,
-  threads: llama.threads,
-  contextSize: llama.contextSize,
-  gpu: 'false',
-};
+const engine = llamaEngine(llama, resolve(optionValue('model') ?? 'models/tiny-chat.gguf'), 'false');
 /** The llama phase's c=1 and c=10 levels: past the engine's sequences, more clients only wait longer. */
-const plans: LoadPlan[] = llama.levels
-  .filter(({ concurrency }) => concurrency <= 10)
-  .map(({ concurrency, requests }) => ({
-    concurrency,
-    requests,
-    warmupRequests: concurrency,
-    warmupMaxTokens: 1,
-    durationMs: 120_000,
-    hardStopMs: 180_000,
-    stream: true,
-    maxTokens: llama.maxTokens,
-    requestTimeoutMs: 60_000,
-  }));
+const plans = llama.levels.filter(({ concurrency }) => concurrency <= 10).map(({ concurrency, requests }) => llamaLevelPlan(llama, concurrency, requests));
 
 const ALL_CPUS = `0-${cpus - 1}`;
 const FIRST_CPU = '0';

@@ -22,11 +22,11 @@ import { cpus, loadavg } from 'node:os';
 import { basename, extname, isAbsolute, join, relative, resolve } from 'node:path';
 import { API_ENTRY, REPO_ROOT, WORKER_ENTRY } from '../tools/local-stack/services';
 import { hasRedisServerBinary, REDIS_INSTALL_HINT } from '../tools/local-stack/redis-server';
-import { parseOptions } from './bench-options';
+import { llamaEngine, llamaLevelPlan, parseOptions, streamPlan } from './bench-options';
 import { GPU_SETTINGS } from './service-stack';
 import { stopEverythingOnSignals } from './cleanup';
 import type { BenchOptions, RelayPlan, SyntheticPlan } from './bench-options';
-import type { EngineSpec, GpuSetting, LoadPlan } from './driver-protocol';
+import type { EngineSpec, GpuSetting } from './driver-protocol';
 import { runComparison } from './phases/comparison';
 import type { ComparisonLevelPlan } from './phases/comparison';
 import { runNonStream } from './phases/non-stream';
@@ -128,21 +128,6 @@ function openFilesLimit(): number {
   }
 }
 
-function streamPlan(concurrency: number, requests: number, durationMs: number, maxTokens: number): LoadPlan {
-  return {
-    concurrency,
-    requests,
-    durationMs,
-    // A level the service cannot keep up with still ends: what is under way by then is abandoned.
-    hardStopMs: durationMs * 3 + 15_000,
-    warmupRequests: concurrency,
-    warmupMaxTokens: 1,
-    stream: true,
-    maxTokens,
-    requestTimeoutMs: 120_000,
-  };
-}
-
 function syntheticLevels(plan: SyntheticPlan, profileAt: number | undefined): ComparisonLevelPlan[] {
   return plan.levels.map((concurrency) => ({
     plan: streamPlan(concurrency, Math.max(concurrency * plan.roundsPerClient, 20), plan.durationMs, plan.tokens),
@@ -196,10 +181,9 @@ async function runPhases(options: BenchOptions, target: LlamaTarget, limit: numb
   if (options.phases.has('llama')) {
     console.log(`\n» llama.cpp: engine alone vs service (${target.modelPath}, GPU=${target.gpu})`);
     const { llama } = options;
-    const engine: EngineSpec = { kind: 'llama', modelPath: target.modelPath, gpu: target.gpu, parallelSequences: llama.parallelSequences, threads: llama.threads, contextSize: llama.contextSize };
+    const engine = llamaEngine(llama, target.modelPath, target.gpu);
     const levels = llama.levels.filter((level) => fitsFds(level.concurrency)).map(({ concurrency, requests }): ComparisonLevelPlan => {
-      const plan: LoadPlan = { ...streamPlan(concurrency, requests, 120_000, llama.maxTokens), hardStopMs: 180_000 };
-      return { plan, repeats: concurrency <= llama.repeatUpTo ? llama.repeats : 1, profile: false };
+      return { plan: llamaLevelPlan(llama, concurrency, requests), repeats: concurrency <= llama.repeatUpTo ? llama.repeats : 1, profile: false };
     });
     results.llama = (await runComparison('llama', engine, levels, options.apiProcesses)).levels;
   }

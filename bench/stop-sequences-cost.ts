@@ -3,8 +3,7 @@
  * length: every engine passes each generated token through StopSequences.
  */
 import { StopSequences } from '../apps/worker/src/engine/stop-sequences';
-
-const WORDS = [' the', ' quick', ' brown', ' fox', ' jumps', ' over', ' a', ' lazy', ' dog'];
+import { syntheticToken } from '../apps/worker/src/engine/synthetic.engine';
 
 function msPerAnswer(tokens: number, stop: string[]): number {
   const answers = Math.max(3, Math.round(200_000 / tokens));
@@ -12,7 +11,7 @@ function msPerAnswer(tokens: number, stop: string[]): number {
   const started = performance.now();
   for (let answer = 0; answer < answers; answer += 1) {
     const matcher = new StopSequences(stop, (text) => (sink += text.length));
-    for (let token = 0; token < tokens; token += 1) matcher.push(WORDS[token % WORDS.length]);
+    for (let token = 0; token < tokens; token += 1) matcher.push(syntheticToken(token));
     sink += matcher.finish().length;
   }
   if (sink < 0) throw new Error('unreachable');
