@@ -145,7 +145,7 @@ describe.each<CorpusName>(['alice', 'fables'])('buildBigramModel(%s)', (corpus) 
     expect(m.get('general.architecture')).toBe('llama');
     expect(m.get('general.name')).toBe(`tiny-${corpus}`);
     expect(m.get('llama.block_count')).toBe(1);
-    expect(m.get('llama.context_length')).toBe(4096);
+    expect(m.get('llama.context_length')).toBe(32_768);
     expect(model.nEmbd % 64).toBe(0);
     expect(model.nEmbd).toBeGreaterThan(model.states.length);
     expect(m.get('llama.embedding_length')).toBe(model.nEmbd);

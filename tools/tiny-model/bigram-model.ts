@@ -53,6 +53,7 @@ export interface BigramModelOptions {
   readonly eosProbability?: number;
   /** Type of the large matrices; norms are always F32. Default F16. */
   readonly weightType?: GgmlType;
+  /** Trained context the model announces; default 32,768 so tests can send real tool sets. */
   readonly contextLength?: number;
 }
 
@@ -288,7 +289,7 @@ export function buildBigramModel(options: BigramModelOptions): BigramModel {
     // llama_ftype: 0 = all F32, 1 = mostly F16.
     ['general.file_type', { type: 'uint32', value: weightType === GgmlType.F16 ? 1 : 0 }],
     ['llama.vocab_size', { type: 'uint32', value: nVocab }],
-    ['llama.context_length', { type: 'uint32', value: options.contextLength ?? 4096 }],
+    ['llama.context_length', { type: 'uint32', value: options.contextLength ?? 32_768 }],
     ['llama.embedding_length', { type: 'uint32', value: nEmbd }],
     ['llama.block_count', { type: 'uint32', value: 1 }],
     ['llama.feed_forward_length', { type: 'uint32', value: FEED_FORWARD_LENGTH }],
