@@ -243,6 +243,35 @@ function describeValidation(calls: DecoratorCall[], name: string, where: string)
       case 'IsUrl':
         parts.push(messageOf(args[1]) ?? 'a URL');
         break;
+      case 'IsNumber':
+        parts.push(messageOf(args[1]) ?? 'a number');
+        break;
+      case 'IsPositive':
+        parts.push(messageOf(args[0]) ?? 'greater than 0');
+        break;
+      case 'IsNotEmpty':
+        parts.push(messageOf(args[0]) ?? 'not empty');
+        break;
+      case 'MaxLength':
+        parts.push(messageOf(args[1]) ?? `at most ${numberOf(args[0], where)} characters`);
+        break;
+      case 'ArrayMinSize':
+        parts.push(messageOf(args[1]) ?? `at least ${numberOf(args[0], where)} items`);
+        break;
+      case 'ArrayMaxSize':
+        parts.push(messageOf(args[1]) ?? `at most ${numberOf(args[0], where)} items`);
+        break;
+      case 'IsEnum':
+        parts.push(messageOf(args[1]) ?? `a value of \`${args[0].getText()}\``);
+        break;
+      case 'IsPort':
+        parts.push(messageOf(args[0]) ?? 'a port number');
+        break;
+      case 'IsOptional':
+        condition ??= 'when set';
+        break;
+      case 'Transform':
+        break; // a conversion of the text; what it accepts is said by the validators
       case 'ValidateIf':
         condition = describeCondition(args[0], name);
         break;
