@@ -197,7 +197,7 @@ export class ChatCompletionRequestDto {
   @IsResponseFormat()
   response_format?: ResponseFormatValue;
 
-  // Accepted and ignored: they change nothing in the answer (docs/api.md, "Chat Completions").
+  // Accepted and ignored: they change nothing in the answer (docs/api.md, "Accepted and ignored").
 
   /** An end-user id for abuse monitoring. */
   @IsOptional()
