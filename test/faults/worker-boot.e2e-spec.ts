@@ -86,7 +86,7 @@ describe('worker boot', () => {
       // llama.cpp's own reason, from the child it killed, then the worker's one line.
       expect(output).toMatch(/GGML_ASSERT\(n_dims % 2 == 0\) failed/);
       expect(output).toMatch(
-        /^worker self-test failed: the llama\.cpp backend 'cpu' aborted \(SIGABRT\) while generating with \S*aborts-at-decode\.gguf; .*see README "CUDA images"$/m,
+        /^worker self-test failed: the llama\.cpp backend 'cpu' aborted \(SIGABRT\) while generating with \S*aborts-at-decode\.gguf; .*see docs\/gpu\.md, "CUDA images"$/m,
       );
       expect(output).not.toMatch(/self-test passed|worker boot-abort ready/);
       expect(await redis.hexists(WORKER_REGISTRY_KEYS.announcements, 'boot-abort')).toBe(0);

@@ -4,33 +4,52 @@ import { CommaList, EnvBoolean, EnvInteger } from './env-transforms';
 import { MetricsTokenEnv } from './metrics-token';
 import { RedisEnv } from './redis-env';
 
+/**
+ * The API process (`npm run start:api`, the `api` image): HTTP, admission, the queues' producer
+ * side, stored completions, files and batches.
+ * @title API
+ */
 export class ApiEnv extends RedisEnv {
+  /** HTTP port (`0` picks a free one). */
   @EnvInteger()
   @IsInt()
   @Min(0)
   @Max(65535)
   PORT = 8080;
 
+  /** Interface to listen on. */
   @IsString()
   HOST = '0.0.0.0';
 
-  /** Comma-separated keys accepted as `Authorization: Bearer <key>`. */
+  /**
+   * Comma-separated keys accepted as `Authorization: Bearer <key>`. Keys are compared in constant
+   * time and never echoed or logged.
+   * @default — (required)
+   */
   @CommaList()
   @ArrayNotEmpty({ message: 'must list at least one API key' })
   @IsString({ each: true })
   @Matches(/^\S{8,}$/, { each: true, message: 'each key must be at least 8 characters without spaces' })
   API_KEYS: string[] = [];
 
-  /** Comma-separated model names this API accepts; each has a queue served by its workers. */
+  /**
+   * Comma-separated model names this API accepts; each has its own queue, served by its workers. A
+   * model a live worker announces is served too (see docs/operations.md, "Adding a model"); list it
+   * here as well if requests should be accepted, and wait in the queue, while no worker is up.
+   */
   @CommaList()
   @ArrayNotEmpty({ message: 'must list at least one model' })
   @Matches(/^[A-Za-z0-9][A-Za-z0-9._\-/]{0,127}$/, { each: true, message: 'each model name must be 1-128 of [A-Za-z0-9._-/]' })
   MODELS: string[] = ['tiny-chat'];
 
   /**
-   * Processes serving the one port, each with its own Redis connections: by default the cores
-   * Node sees (os.availableParallelism: the CPU affinity and a container's CPU limit, but the
-   * whole host when a container has no limit). 1 runs no supervisor.
+   * Processes serving the one port, each with its own Redis connections, under a supervisor that
+   * replaces one that dies and drains them all on SIGTERM; `1` runs a single process with no
+   * supervisor. The default is the cores Node sees (`os.availableParallelism`: the CPU affinity and
+   * a container's CPU limit, but the whole host when a container has only a CPU request): set it
+   * where a container has no limit (the Kubernetes manifests and Compose use `1` and scale
+   * replicas).
+   * @default the core count (at most 256)
    */
   @EnvInteger()
   @IsInt()
@@ -38,37 +57,54 @@ export class ApiEnv extends RedisEnv {
   @Max(256)
   API_PROCESSES = Math.min(availableParallelism(), 256);
 
-  /** Largest accepted request body. */
+  /** Largest accepted request body (413 `request_too_large` beyond). */
   @EnvInteger()
   @IsInt()
   @Min(1024)
   BODY_LIMIT_BYTES = 1024 * 1024;
 
-  /** How long a client may take to send its whole request (headers and body); 408 beyond, 0 = no limit. */
+  /**
+   * How long a client may take to send its whole request, headers and body (408 beyond; `0` = no
+   * limit). Uploads to `/v1/files` are bounded by it too: raise it for large files over slow links.
+   */
   @EnvInteger()
   @IsInt()
   @Min(0)
   REQUEST_TIMEOUT_MS = 30_000;
 
-  /** Jobs that may wait per model; beyond it requests get 503 with Retry-After before anything is queued. */
+  /**
+   * Jobs that may wait per model; beyond it 503 `queue_full` with `Retry-After`, before anything is
+   * queued. Counts interactive requests only (not batch lines).
+   */
   @EnvInteger()
   @IsInt()
   @Min(1)
   MAX_WAITING_JOBS = 1000;
 
-  /** How long a request waits for a worker to start its job before it gets 503. */
+  /**
+   * How long a request waits for a worker to start its job; then the job is withdrawn and the answer
+   * is 503 `no_capacity`.
+   */
   @EnvInteger()
   @IsInt()
   @Min(100)
   MAX_QUEUE_WAIT_MS = 30_000;
 
-  /** Requests each API key may make per rate-limit window, across all API instances; 0 = no limit. */
+  /**
+   * Requests per API key per window, shared by all API instances through Redis; 429
+   * `rate_limit_exceeded` beyond; `0` = no limit.
+   */
   @EnvInteger()
   @IsInt()
   @Min(0)
   RATE_LIMIT_RPM = 0;
 
-  /** Tokens (prompt plus answer) each API key may use per rate-limit window; 0 = no limit. */
+  /**
+   * Tokens (prompt + answer) per API key per window; `0` = no limit. Reserved from an estimate on
+   * admission, corrected with the real usage. A request refused for its tokens takes none, and one
+   * that fails before any output gives its estimate back; a refused request still counts toward
+   * RATE_LIMIT_RPM, as at OpenAI.
+   */
   @EnvInteger()
   @IsInt()
   @Min(0)
@@ -80,128 +116,190 @@ export class ApiEnv extends RedisEnv {
   @Min(1)
   RATE_LIMIT_WINDOW_SECONDS = 60;
 
-  /** On SIGTERM, how long open requests may still run before they are ended with an error. */
+  /**
+   * On SIGTERM, how long open requests may still run before they end with a `shutting_down` error.
+   * The process exits with code 1 if its shutdown still waits on something (Redis unreachable) 5 s
+   * past this.
+   */
   @EnvInteger()
   @IsInt()
   @Min(0)
   SHUTDOWN_DRAIN_MS = 30_000;
 
-  /** How long a completion created with `store: true` stays retrievable. */
+  /** How long a completion created with `store: true` stays retrievable; then it is gone (404). */
   @EnvInteger()
   @IsInt()
   @Min(1)
   STORE_TTL_SECONDS = 7 * 24 * 3600;
 
-  /** Stored completions kept per API key; storing one more drops the oldest. */
+  /**
+   * Stored completions kept per API key; storing one more drops the oldest, once its job is queued
+   * (a request refused with `queue_full` stores nothing and drops nothing).
+   */
   @EnvInteger()
   @IsInt()
   @Min(1)
   STORE_MAX_PER_KEY = 10_000;
 
-  /** How long after its last event a stored completion's stream can still be resumed. */
+  /**
+   * How long after its last event a stored completion's stream can still be resumed (its event log's
+   * lifetime).
+   */
   @EnvInteger()
   @IsInt()
   @Min(1)
   RESUME_WINDOW_SECONDS = 600;
 
-  /** Events kept per resumable stream (about one per 5 ms of output); older ones are trimmed. */
+  /**
+   * Events kept per event log (about one per 5 ms of output); a longer answer's log is trimmed from
+   * its start and can no longer be resumed.
+   */
   @EnvInteger()
   @IsInt()
   @Min(100)
   RESUME_MAX_EVENTS = 50_000;
 
-  /** A resumable stream whose client left is generated on for this long, waiting for a resume; then cancelled. */
+  /**
+   * A stored stream whose client left goes on generating this long, waiting for a resume on any
+   * instance; then it is cancelled.
+   */
   @EnvInteger()
   @IsInt()
   @Min(1000)
   RESUME_GRACE_MS = 30_000;
 
   /**
-   * Comma-separated API keys (of API_KEYS) whose requests may use `service_tier: "priority"`;
-   * other keys asking for it are served (and answered) as `default`.
+   * Comma-separated keys (of API_KEYS) whose requests may use `service_tier: "priority"`; other keys
+   * asking for it are served (and answered) as `default`.
+   * @default — (nobody)
    */
   @CommaList()
   @IsString({ each: true })
   PRIORITY_TIER_KEYS: string[] = [];
 
-  /** Whether this instance coordinates batches (validates their files, follows their lines, writes their results). */
+  /**
+   * Whether this instance coordinates batches: validates their files, follows their lines, writes
+   * their results (any number of instances may; each batch is coordinated by one at a time). `false`
+   * also drops the two Redis connections of the coordinator's BullMQ worker.
+   */
   @EnvBoolean()
   @IsBoolean()
   BATCH_COORDINATOR = true;
 
-  /** What `completion_window: "24h"` gives a batch: past it, the batch ends `expired` with what finished. */
+  /**
+   * What `completion_window: "24h"` gives a batch: past it, the batch ends `expired` with what
+   * finished.
+   */
   @EnvInteger()
   @IsInt()
   @Min(1)
   BATCH_COMPLETION_WINDOW_SECONDS = 24 * 3600;
 
-  /** How long a batch's record and line outcomes are kept after it was created (its files stay until deleted). */
+  /**
+   * How long a batch's record and its lines' outcomes stay in Redis after it was created (its output
+   * files stay until deleted).
+   */
   @EnvInteger()
   @IsInt()
   @Min(60)
   BATCH_RETENTION_SECONDS = 30 * 24 * 3600;
 
-  /** Lines of one batch queued at a time; more are fed as they end, so a big file never sits in Redis whole. */
+  /**
+   * Lines of one batch in its model's queue at a time; more are fed as they end, so a 200 MiB input
+   * never sits in Redis whole.
+   */
   @EnvInteger()
   @IsInt()
   @Min(2)
   BATCH_FEED_WINDOW = 1000;
 
+  /** The most verbose level printed; also the level of the JSON request log (`log` = pino's `info`). */
   @IsIn(['fatal', 'error', 'warn', 'log', 'debug', 'verbose'])
   LOG_LEVEL = 'log';
 
-  /** User name for the operators' pages (Bull Board at /admin/queues), sent with HTTP Basic auth. */
+  /** User name for Bull Board at `/admin/queues` (HTTP Basic). */
   @Matches(/^[^:\s]{1,64}$/, { message: 'must be 1-64 characters without spaces or colons' })
   ADMIN_USER = 'admin';
 
-  /** Password for the operators' pages; while it is empty, Bull Board is not served at all. */
+  /**
+   * Password for Bull Board. While it is empty, `/admin/queues` is not served at all. (`npm start`
+   * generates one and prints it.)
+   * @default — (Bull Board off)
+   */
   @ValidateIf((env: ApiEnv) => env.ADMIN_PASSWORD !== '')
   @IsString()
   @MinLength(12, { message: 'must be at least 12 characters (or unset, which disables Bull Board)' })
   ADMIN_PASSWORD = '';
 
-  /** When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise). */
+  /**
+   * When set, `GET /metrics` answers only `Authorization: Bearer <METRICS_TOKEN>`; anything else
+   * gets 401 `invalid_metrics_token` in OpenAI's error shape. Health probes stay open.
+   * @default — (`/metrics` open)
+   */
   @MetricsTokenEnv()
   METRICS_TOKEN = '';
 
   // Files API (/v1/files): limits of uploads and where file bodies are kept.
 
-  /** Where file bodies go: `local` (a folder, FILES_DIR) or `s3` (a bucket, FILES_S3_*). Metadata is in Redis either way. */
+  /**
+   * Where the bodies of files (`/v1/files`) are kept: `local` (a folder, FILES_DIR) or `s3` (a
+   * bucket, FILES_S3_*). Their metadata is in Redis either way.
+   */
   @IsIn(['local', 's3'])
   FILES_STORAGE: 'local' | 's3' = 'local';
 
-  /** The folder of file bodies when FILES_STORAGE=local; created on demand. */
+  /**
+   * The folder of file bodies with FILES_STORAGE=local, created on demand. Several API instances
+   * need the same folder (a shared volume).
+   */
   @IsString()
   @MinLength(1)
   FILES_DIR = './data/files';
 
-  /** Largest uploaded file in bytes (OpenAI's batch input limit, 200 MB). */
+  /**
+   * Largest uploaded file (OpenAI's batch input limit); 413 naming `file` beyond. Uploads are
+   * bounded by REQUEST_TIMEOUT_MS too: raise it for large files over slow links.
+   */
   @EnvInteger()
   @IsInt()
   @Min(1)
   FILES_MAX_BYTES = 200 * 1024 * 1024;
 
-  /** Most requests (non-empty lines) in an uploaded batch input file (OpenAI's batch limit). */
+  /**
+   * Most requests (non-empty lines) in an uploaded batch input file (OpenAI's batch limit); 400
+   * naming `file` and the first line too many.
+   */
   @EnvInteger()
   @IsInt()
   @Min(1)
   FILES_MAX_LINES = 50_000;
 
-  /** The bucket of file bodies; required when FILES_STORAGE=s3. */
+  /**
+   * The bucket of file bodies (objects `files/<file id>`), required with FILES_STORAGE=s3. It must
+   * exist. Credentials come from the AWS SDK's default chain (`AWS_ACCESS_KEY_ID` /
+   * `AWS_SECRET_ACCESS_KEY`, a profile, an instance or pod role).
+   * @default — (required with `FILES_STORAGE=s3`)
+   */
   @ValidateIf((env: ApiEnv) => env.FILES_STORAGE === 's3')
   @Matches(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, { message: 'must name an S3 bucket (3-63 of a-z, 0-9, dots and hyphens) when FILES_STORAGE=s3' })
   FILES_S3_BUCKET = '';
 
-  /** An S3-compatible endpoint (MinIO: http://minio:9000); empty for AWS's own in FILES_S3_REGION. */
+  /**
+   * An S3-compatible endpoint (MinIO: `http://minio:9000`); empty for AWS's own in FILES_S3_REGION.
+   * Against one, the SDK sends checksums only where S3 requires them, as not every such server
+   * accepts its default CRC32 trailers.
+   * @default — (AWS)
+   */
   @ValidateIf((env: ApiEnv) => env.FILES_S3_ENDPOINT !== '')
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] }, { message: 'must be an http:// or https:// URL' })
   FILES_S3_ENDPOINT = '';
 
+  /** The bucket's region. */
   @IsString()
   @MinLength(1)
   FILES_S3_REGION = 'us-east-1';
 
-  /** Address buckets as endpoint/bucket rather than bucket.endpoint (MinIO needs it). */
+  /** `true` addresses buckets as `endpoint/bucket` instead of `bucket.endpoint` (MinIO needs it). */
   @EnvBoolean()
   @IsBoolean()
   FILES_S3_FORCE_PATH_STYLE = false;

@@ -3,16 +3,28 @@ import { EnvBoolean, EnvInteger } from './env-transforms';
 import { MetricsTokenEnv } from './metrics-token';
 import { RedisEnv } from './redis-env';
 
+/**
+ * A worker process (`npm run start:worker`, the `worker` and `worker-cuda` images): one model's
+ * queue, one engine.
+ * @title Worker
+ */
 export class WorkerEnv extends RedisEnv {
-  /** The model name clients ask for; the worker serves that model's queue. */
+  /** The name clients ask for; the worker serves that model's queue. */
   @Matches(/^[A-Za-z0-9][A-Za-z0-9._\-/]{0,127}$/, { message: 'must be 1-128 of [A-Za-z0-9._-/]' })
   MODEL_NAME = 'tiny-chat';
 
-  /** Path of the GGUF file to load. */
+  /**
+   * GGUF file to load (`npm run model` makes the tiny one; point it at any other GGUF to serve a
+   * real model).
+   */
   @IsString()
   MODEL_PATH = 'models/tiny-chat.gguf';
 
-  /** Sequences generated in parallel in one context (continuous batching); also the job concurrency. */
+  /**
+   * Sequences generated at once in one llama.cpp context (continuous batching); also the number of
+   * jobs the worker takes at once. Raise it while `llm_worker_inter_token_latency_seconds` stays
+   * acceptable.
+   */
   @EnvInteger()
   @IsInt()
   @Min(1)
@@ -20,10 +32,12 @@ export class WorkerEnv extends RedisEnv {
   PARALLEL_SEQUENCES = 4;
 
   /**
-   * BullMQ consumers sharing the engine's slots, each taking jobs on its own. One consumer takes
-   * jobs one Redis round trip after another, which a busy process makes slow: several fill free
-   * slots that much sooner when requests arrive together. Each holds one more Redis connection.
-   * The openai engine keeps one: a job it puts back (upstream down) must go to another worker.
+   * BullMQ consumers sharing the worker's slots (never more than the slots). One consumer takes jobs
+   * one Redis round trip after another, which a busy process makes slow; several fill free slots
+   * sooner when requests arrive together (time to first token at 100 concurrent streams: p50 136 →
+   * 72 ms in `npm run bench -- --quick`). Each holds one more Redis connection. `ENGINE=openai`
+   * workers keep one: a job such a worker puts back while its upstream is down must go to another
+   * worker, not to one of its own idle consumers.
    */
   @EnvInteger()
   @IsInt()
@@ -31,77 +45,122 @@ export class WorkerEnv extends RedisEnv {
   @Max(64)
   QUEUE_CONSUMERS = 4;
 
-  /** CPU threads for llama.cpp. Its threads spin-wait, so oversubscribing cores slows it down badly. */
+  /**
+   * CPU threads for llama.cpp. Its threads spin-wait: never give it more threads than free cores
+   * (oversubscribing slows it down badly). On a GPU this matters little.
+   */
   @EnvInteger()
   @IsInt()
   @Min(1)
   @Max(1024)
   ENGINE_THREADS = 1;
 
-  /** Context size in tokens of each sequence (prompt plus answer). */
+  /**
+   * Tokens per sequence (prompt and answer), capped at the model's training context. With
+   * `ENGINE=openai`: what the worker announces as its context; set it to the upstream's
+   * (`--max-model-len`, `--ctx-size`). The upstream still decides: a prompt it cannot fit is its 400
+   * `context_length_exceeded`.
+   */
   @EnvInteger()
   @IsInt()
   @Min(256)
   CONTEXT_SIZE = 4096;
 
   /**
-   * llama.cpp: a sequence keeps the start its prompts share (the template's, system prompts, tool
-   * definitions) when its job ends, and a job goes to the idle sequence that holds the most of its
-   * prompt, which is then not evaluated again (reported as usage.prompt_tokens_details.cached_tokens).
+   * llama.cpp's prompt cache: when a job ends its sequence keeps the start of its prompt that other
+   * requests share (the template's start, the system messages and the tool definitions: the prompt
+   * up to the first message that is not a system message), and a job goes to the idle sequence that
+   * holds the most of its prompt, which is then not evaluated again; between the choices of a
+   * request with `n` > 1 it keeps the whole prompt, and a conversation up to its latest
+   * `prompt_cache_breakpoint`. A job that no idle sequence holds a start of goes to an empty one,
+   * else to the one sharing the most with it. `usage.prompt_tokens_details.cached_tokens` says how
+   * many tokens the first choice found held (the worker's `llm_worker_cached_prompt_tokens_total`
+   * counts every choice's). A 3,000-token system prompt: first token after 11 ms instead of 129 ms
+   * on the tiny model; later turns of a conversation marked with breakpoints, 40 ms instead of 98 ms
+   * (`npm run bench:prompt-cache`). `false` evaluates every prompt whole.
    */
   @EnvBoolean()
   @IsBoolean({ message: 'must be true or false' })
   PROMPT_CACHE = true;
 
-  /** GPU backend for llama.cpp: `auto` uses CUDA or Vulkan when present, `false` forces the CPU. */
+  /**
+   * llama.cpp's backend: `auto` uses CUDA or Vulkan when present and the CPU otherwise; `cuda`,
+   * `vulkan`, `metal`, or `false` for CPU only (docs/gpu.md).
+   */
   @IsIn(['auto', 'cuda', 'vulkan', 'metal', 'false'])
   GPU: 'auto' | 'cuda' | 'vulkan' | 'metal' | 'false' = 'auto';
 
-  /** A generation running longer than this is stopped and answered with an error. */
+  /**
+   * A generation running longer is stopped and answered with a `generation_timeout` error. On
+   * SIGTERM the worker exits with code 1 if its shutdown still waits on something (Redis
+   * unreachable) 5 s past this.
+   */
   @EnvInteger()
   @IsInt()
   @Min(1000)
   MAX_GENERATION_MS = 300_000;
 
   /**
-   * How long a job's lock lasts without renewal (renewed every half of it while the job runs).
-   * When a worker dies, its jobs go back to the queue for another worker after about this long.
+   * Job lock time (renewed at half of it while a job runs). A killed worker's jobs go back to the
+   * queue for another worker after about this long.
    */
   @EnvInteger()
   @IsInt()
   @Min(1000)
   JOB_LOCK_MS = 5000;
 
-  /** Name under which this worker reports in events and logs; defaults to host and pid. */
+  /**
+   * Name of this worker in logs and on each job (`processedBy` in Bull Board).
+   * @default host-pid
+   */
   @IsString()
   WORKER_ID = '';
 
+  /** The most verbose level printed. */
   @IsIn(['fatal', 'error', 'warn', 'log', 'debug', 'verbose'])
   LOG_LEVEL = 'log';
 
   /**
-   * `llama` runs the model; `openai` streams each job from an OpenAI-compatible server (vLLM,
-   * SGLang, TGI, llama.cpp's server); `synthetic` emits tokens at a set rate, for benchmarks only.
+   * `llama` runs the model with llama.cpp. `openai` runs no model itself: it streams each job from
+   * an OpenAI-compatible server (vLLM, SGLang, TGI, llama.cpp's server, Ollama; docs/operations.md,
+   * "Putting vLLM, SGLang, TGI or llama.cpp's server behind the queue"). `synthetic` runs no model:
+   * it emits words at a fixed rate, for benchmarks of the service itself only (`npm run bench`);
+   * never use it to serve.
    */
   @IsIn(['llama', 'openai', 'synthetic'])
   ENGINE: 'llama' | 'openai' | 'synthetic' = 'llama';
 
-  /** ENGINE=openai: the upstream server's OpenAI base URL, e.g. `http://vllm:8000/v1`. */
+  /**
+   * `ENGINE=openai`: the upstream server's OpenAI base URL, ending in `/v1` (`http://vllm:8000/v1`).
+   * @default — (required with `ENGINE=openai`)
+   */
   @ValidateIf((env: WorkerEnv) => env.ENGINE === 'openai')
   @IsUrl({ protocols: ['http', 'https'], require_protocol: true, require_tld: false }, { message: 'must be an http(s) URL (required with ENGINE=openai)' })
   @Matches(/\/v1\/?$/, { message: 'must end in /v1' })
   UPSTREAM_BASE_URL = '';
 
-  /** ENGINE=openai: the bearer key the upstream server expects; none is sent when empty. */
+  /**
+   * `ENGINE=openai`: the bearer key the upstream expects (vLLM's `--api-key`, llama-server's
+   * `--api-key`); none is sent when empty.
+   * @default — (none sent)
+   */
   @IsString()
   UPSTREAM_API_KEY = '';
 
-  /** ENGINE=openai: the model name the upstream server serves; MODEL_NAME when empty. */
+  /**
+   * `ENGINE=openai`: the model name the upstream serves (`Qwen/Qwen2.5-7B-Instruct`), when clients
+   * should use another name (MODEL_NAME).
+   * @default `MODEL_NAME`
+   */
   @ValidateIf((_env: WorkerEnv, value: unknown) => value !== '')
   @Matches(/^\S{1,256}$/, { message: 'must be 1-256 characters without spaces' })
   UPSTREAM_MODEL = '';
 
-  /** ENGINE=openai: requests sent to the upstream at once (the worker's job concurrency). */
+  /**
+   * `ENGINE=openai`: requests this worker sends the upstream at once, its job concurrency. Match
+   * what the upstream batches well (vLLM `--max-num-seqs`, llama-server `--parallel`), divided by
+   * the workers in front of it.
+   */
   @EnvInteger()
   @IsInt()
   @Min(1)
@@ -109,9 +168,10 @@ export class WorkerEnv extends RedisEnv {
   UPSTREAM_MAX_CONCURRENCY = 16;
 
   /**
-   * ENGINE=openai: how long the upstream may keep silent (for its response headers, then between
-   * two chunks of the stream) before the request counts as failed. Before the first token such a
-   * failure puts the job back in the queue for another worker.
+   * `ENGINE=openai`: longest silence allowed from the upstream, for its response headers, then
+   * between two pieces of its stream. Before the first token a silent upstream counts as down (the
+   * job goes to another worker); after it, the answer ends with an error. Allow for the prefill of
+   * your longest prompt.
    */
   @EnvInteger()
   @IsInt()
@@ -119,46 +179,58 @@ export class WorkerEnv extends RedisEnv {
   @Max(3_600_000)
   UPSTREAM_TIMEOUT_MS = 60_000;
 
-  /** Synthetic engine: tokens in each answer (fewer when max_tokens or a stop sequence ends it). */
+  /** Synthetic engine: tokens per answer (fewer when `max_tokens` or a stop sequence ends it first). */
   @EnvInteger()
   @IsInt()
   @Min(1)
   @Max(1_000_000)
   SYNTHETIC_TOKENS = 64;
 
-  /** Synthetic engine: milliseconds between two tokens; the first comes at once. */
+  /** Synthetic engine: milliseconds between tokens; the first comes at once. */
   @EnvInteger()
   @IsInt()
   @Min(0)
   @Max(3_600_000)
   SYNTHETIC_TOKEN_INTERVAL_MS = 0;
 
-  /** Synthetic engine: completions generated at once (the job concurrency). */
+  /** Synthetic engine: completions generated at once (the worker's job concurrency). */
   @EnvInteger()
   @IsInt()
   @Min(1)
   @Max(100_000)
   SYNTHETIC_SLOTS = 1024;
 
-  /** Port of the worker's own small HTTP server for /health/live, /health/ready and /metrics; `0` picks a free one. */
+  /**
+   * Port of the worker's own HTTP server for `/health/live`, `/health/ready` and `/metrics`; `0`
+   * picks a free one (logged at start-up).
+   */
   @EnvInteger()
   @IsInt()
   @Min(0)
   @Max(65535)
   HEALTH_PORT = 9464;
 
-  /** Interface the health and metrics server listens on. */
+  /** Interface that server listens on. */
   @IsString()
   HEALTH_HOST = '0.0.0.0';
 
-  /** When set, GET /metrics on HEALTH_PORT needs `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise). */
+  /**
+   * As the API's: when set, `/metrics` on HEALTH_PORT needs `Authorization: Bearer <METRICS_TOKEN>`
+   * (401 otherwise); `/health/*` stay open.
+   * @default — (`/metrics` open)
+   */
   @MetricsTokenEnv()
   METRICS_TOKEN = '';
 
   /**
-   * Whether finished jobs (kept for operators, shown by Bull Board) keep the request's messages
-   * and the answer's text. When false, a job that ends keeps ids, sizes, timings, finish reason,
-   * usage and error, and no contents.
+   * Whether finished jobs (kept for operators, shown by Bull Board) keep message contents and the
+   * answer. `false`: once a job ends, answered or failed, its data keeps ids, sampling settings,
+   * timings and each message's role and length (`messages: []`, `contentRemoved: {messages: [{role,
+   * characters}], characters, …}`); tools keep their names but lose descriptions and parameter
+   * schemas, a `json_schema` response format keeps its name but not its schema, and stop strings are
+   * dropped (their sizes are recorded in `contentRemoved`), and its return value keeps finish reason
+   * and usage (`text: ""`, `contentRemoved: {characters}`); failure reasons stay. The answer's text
+   * never reaches Redis. `true` keeps everything (what `npm start` sets).
    */
   @EnvBoolean()
   @IsBoolean({ message: 'must be true or false' })

@@ -79,7 +79,7 @@ export class PromptCacheOptionsDto {
   @IsIn(['implicit', 'explicit'])
   mode?: 'implicit' | 'explicit';
 
-  /** Accepted: a kept prefix lives until its sequence is needed for another prompt (README, PROMPT_CACHE). */
+  /** Accepted: a kept prefix lives until its sequence is needed for another prompt (docs/configuration.md, PROMPT_CACHE). */
   @IsOptional()
   @IsIn(['30m'])
   ttl?: '30m';
@@ -197,7 +197,7 @@ export class ChatCompletionRequestDto {
   @IsResponseFormat()
   response_format?: ResponseFormatValue;
 
-  // Accepted and ignored: they change nothing in the answer (README, "Request fields").
+  // Accepted and ignored: they change nothing in the answer (docs/api.md, "Accepted and ignored").
 
   /** An end-user id for abuse monitoring. */
   @IsOptional()
@@ -212,13 +212,13 @@ export class ChatCompletionRequestDto {
 
   /**
    * Keeps the answer for STORE_TTL_SECONDS (`GET /v1/chat/completions/{id}`), finishes it even
-   * when the client leaves, and makes a stream resumable (README, "Stored completions").
+   * when the client leaves, and makes a stream resumable (docs/api.md, "Stored completions").
    */
   @IsOptional()
   @IsBoolean()
   store?: boolean;
 
-  /** Where the job waits in its queue (README, "Service tiers"); the answer names the tier used. */
+  /** Where the job waits in its queue (docs/api.md, "Service tiers"); the answer names the tier used. */
   @IsOptional()
   @IsIn(['auto', 'default', 'flex', 'priority', 'scale'])
   service_tier?: string;

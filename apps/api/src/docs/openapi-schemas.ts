@@ -61,7 +61,7 @@ const toolCall: SchemaObject = {
   },
 };
 
-/** The JSON Schema subset a grammar enforces exactly (README, "Structured output"). */
+/** The JSON Schema subset a grammar enforces exactly (docs/api.md, "Structured output"). */
 const SCHEMA_SUBSET =
   'A JSON Schema reduced to what a grammar enforces exactly: type, properties, required, additionalProperties, items, prefixItems, min/maxItems, min/maxLength, min/maxProperties, enum, const, anyOf, $ref/$defs, format date-time/date/time; annotations are ignored; any other keyword is a 400 naming it.';
 

@@ -64,7 +64,7 @@ export async function selfTestInChildProcess(env: WorkerEnv): Promise<void> {
   const when = heard.stage === 'loading' ? `while loading ${subject}` : `while generating with ${subject}`;
   if (signal && CRASH_SIGNALS.has(signal)) {
     const verb = signal === 'SIGABRT' ? 'aborted' : 'crashed';
-    const why = llama ? `; this llama.cpp build cannot run that model on this machine's GPU, driver or CPU (llama.cpp's own message is in the lines above) — see README "CUDA images"` : '';
+    const why = llama ? `; this llama.cpp build cannot run that model on this machine's GPU, driver or CPU (llama.cpp's own message is in the lines above) — see docs/gpu.md, "CUDA images"` : '';
     throw new Error(`worker self-test failed: ${what} ${verb} (${signal}) ${when}${why}`);
   }
   const how = signal ? `was killed (${signal}${signal === 'SIGKILL' ? ', out of memory?' : ''})` : `exited with code ${String(code)}`;
