@@ -163,8 +163,13 @@ describe('finished jobs without contents (RETAIN_CONTENT=false)', () => {
       const { id } = await client.chat.completions.create({ model: stack.model, messages: [{ role: 'user', content: 'Who stole the tarts?' }], max_tokens: 4 });
       await ended(id);
       const ofJob = (args: string[]) => args.some((arg) => arg.includes(id));
+      const endIndex = () => commands.findIndex((args) => ofJob(args) && args.includes('returnvalue') && args.includes('completed'));
+      // MONITOR's stream can lag behind the job's end on a busy machine: wait until it shows the end.
+      const recordedEnd = await waitFor('MONITOR to show the move to completed', () => {
+        const index = endIndex();
+        return Promise.resolve(index >= 0 ? index : undefined);
+      });
       const rewrite = commands.findIndex((args) => ofJob(args) && args.some((arg) => arg.includes('"contentRemoved":{"messages":')));
-      const recordedEnd = commands.findIndex((args) => ofJob(args) && args.includes('returnvalue') && args.includes('completed'));
       expect(rewrite).toBeGreaterThanOrEqual(0);
       expect(recordedEnd).toBeGreaterThan(rewrite);
     } finally {
