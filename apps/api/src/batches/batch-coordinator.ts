@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
-import { BATCH_PRIORITY, BATCH_QUEUE_NAME, BATCH_QUEUE_PREFIX, cancellationsChannel } from '@app/contracts';
+import { BATCH_PRIORITY, BATCH_QUEUE_NAME, BATCH_QUEUE_PREFIX, cancellationsChannel, COMPLETION_JOB_VERSION, CompletionJobName } from '@app/contracts';
 import type { CompletionJobInput } from '@app/contracts';
 import { closeRedis, createRedisConnection, QUEUE_WORKER_RETRY_DELAY_MS, redisTarget } from '@app/redis';
 import type { RedisClient } from '@app/redis';
@@ -263,8 +263,8 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
     const open = lines.filter((_, position) => !outcomes[position].answer && !outcomes[position].failure);
     await queue.addBulk(
       open.map(({ index, job }) => ({
-        name: 'batch-line',
-        data: { ...job, replyTo, store: { key: keys.answers, field: String(index), ttlMs: this.retentionMs, failuresKey: keys.failures } },
+        name: CompletionJobName.BatchLine,
+        data: { v: COMPLETION_JOB_VERSION, ...job, replyTo, store: { key: keys.answers, field: String(index), ttlMs: this.retentionMs, failuresKey: keys.failures } },
         opts: { jobId: job.completionId, priority: BATCH_PRIORITY },
       })),
     );
