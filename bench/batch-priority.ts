@@ -22,7 +22,7 @@ import { Redis } from 'ioredis';
 import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { completionQueueName, completionQueuePrefix } from '@app/contracts';
+import { CompletionJobName, completionQueueName, completionQueuePrefix } from '@app/contracts';
 import { batchKeys } from '../apps/api/src/batches/batch-object';
 import type { ManagedProcess } from '../tools/local-stack/managed-process';
 import { startRedisServer } from '../tools/local-stack/redis-server';
@@ -333,7 +333,7 @@ async function main(): Promise<void> {
 
     // For each busy probe, from the jobs' own times: lines that ended, and lines that started, while its job waited.
     const byId = new Map(jobsAfterProbes.map((job) => [job.id, job]));
-    const lineJobs = jobsAfterProbes.filter((job) => job.name === 'batch-line');
+    const lineJobs = jobsAfterProbes.filter((job) => job.name === CompletionJobName.BatchLine);
     const waits = busy.map((entry) => {
       const job = byId.get(entry.completionId);
       if (!job?.processedOn) return undefined;
@@ -381,7 +381,7 @@ async function main(): Promise<void> {
     const completedSeenAt = performance.now();
     phaseTimes.quietBatchS = (completedSeenAt - phase) / 1000;
     const quietCheck = await checkOutput(client, quietEnded, quietLines);
-    const quietJobs = (await jobTimes(queue)).filter((job) => job.name === 'batch-line' && job.id.includes(quietBatch.id.slice('batch_'.length)));
+    const quietJobs = (await jobTimes(queue)).filter((job) => job.name === CompletionJobName.BatchLine && job.id.includes(quietBatch.id.slice('batch_'.length)));
     const batchMs = completedSeenAt - (inProgressSeenAt ?? quietCreatedAt);
     const batchEndToEndMs = completedSeenAt - quietCreatedAt;
     const firstLineStart = Math.min(...quietJobs.map((job) => job.processedOn ?? Infinity));
@@ -395,7 +395,7 @@ async function main(): Promise<void> {
     const plainStartedAt = Date.now();
     const plain = await sendPlain(api.baseUrl, quietLines, SLOTS * 2);
     phaseTimes.plainS = (performance.now() - phase) / 1000;
-    const plainJobs = (await jobTimes(queue)).filter((job) => job.name !== 'batch-line' && job.timestamp >= plainStartedAt);
+    const plainJobs = (await jobTimes(queue)).filter((job) => job.name !== CompletionJobName.BatchLine && job.timestamp >= plainStartedAt);
     const plainSpanMs =
       plainJobs.length === LINES ? Math.max(...plainJobs.map((job) => job.finishedOn ?? 0)) - Math.min(...plainJobs.map((job) => job.processedOn ?? Infinity)) : undefined;
     const batchRate = LINES / (batchMs / 1000);

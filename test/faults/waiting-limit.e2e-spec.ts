@@ -1,3 +1,4 @@
+import { CompletionJobName } from '@app/contracts';
 import type { CompletionJobData, CompletionResult } from '@app/contracts';
 import { connectRedis, createRedisConnection } from '@app/redis';
 import type { RedisClient } from '@app/redis';
@@ -15,7 +16,7 @@ describe('WaitingLimit', () => {
   let queue: Queue<CompletionJobData, CompletionResult>;
   let limit: WaitingLimit;
   const data = (jobId: string) => ({ completionId: jobId }) as CompletionJobData;
-  const add = (jobId: string, most: number) => limit.add(queue, 'chat-completion', data(jobId), { jobId }, most);
+  const add = (jobId: string, most: number) => limit.add(queue, CompletionJobName.ChatCompletion, data(jobId), { jobId }, most);
   /** Commands of one connection run in order: once this answers, the background settles have run too. */
   const settled = () => redis.ping();
 

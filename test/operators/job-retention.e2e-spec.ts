@@ -1,4 +1,4 @@
-import { completionEventsChannel, completionQueueName, completionQueuePrefix } from '@app/contracts';
+import { completionEventsChannel, CompletionJobName, completionQueueName, completionQueuePrefix } from '@app/contracts';
 import type { CompletionJobData, CompletionResult } from '@app/contracts';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -26,6 +26,7 @@ describe('finished jobs without contents (RETAIN_CONTENT=false)', () => {
 
   /** A job as the API enqueues it, its events on a channel of its own, to start within 30 s of `acceptedAt`. */
   const jobData = (completionId: string, messages: CompletionJobData['messages'], acceptedAt: number): CompletionJobData => ({
+    v: 1,
     completionId,
     model: stack.model,
     replyTo: { channel: completionEventsChannel(completionId), stopWhenUnheard: false },
@@ -131,7 +132,7 @@ describe('finished jobs without contents (RETAIN_CONTENT=false)', () => {
       { role: 'system', content: 'Speak only of the mock turtle and his sorrow.' },
       { role: 'user', content: 'Recite every verse the lobster quadrille ever had.' },
     ];
-    await queue.add('chat-completion', jobData(completionId, messages, Date.now() - 60_000), { jobId: completionId });
+    await queue.add(CompletionJobName.ChatCompletion, jobData(completionId, messages, Date.now() - 60_000), { jobId: completionId });
 
     const job = await ended(completionId);
     expect(job.failedReason).toMatch(/waited too long/);
@@ -187,7 +188,7 @@ describe('finished jobs without contents (RETAIN_CONTENT=false)', () => {
     listener.on('smessage', (_channel: string, message: string) => heard.push(message));
     await listener.ssubscribe(completionEventsChannel(completionId));
     try {
-      await queue.add('chat-completion', withoutContent(answered), { jobId: completionId });
+      await queue.add(CompletionJobName.ChatCompletion, withoutContent(answered), { jobId: completionId });
       const job = await ended(completionId);
       expect(job.failedReason).toBe(ENDED_BEFORE);
       expect(job.attemptsMade).toBe(1);

@@ -6,6 +6,7 @@ import { ApiKeyGuard } from './auth/api-key.guard';
 import { BatchCoordinator } from './batches/batch-coordinator';
 import { BatchRecords } from './batches/batch-records';
 import { BatchQueue } from './batches/batch-queue';
+import { batchWorkerProviders } from './batches/batch-worker';
 import { BatchesController } from './batches/batches.controller';
 import { ChatCompletionsController } from './chat/chat-completions.controller';
 import { ApiRedisCloser, apiRedisProviders } from './completions/api-redis.providers';
@@ -66,6 +67,7 @@ export class ApiModule {
         BatchRecords,
         BatchQueue,
         BatchCoordinator,
+        ...batchWorkerProviders((apiEnv) => apiEnv.BATCH_COORDINATOR),
       ],
     };
   }

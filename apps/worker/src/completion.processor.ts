@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { completionQueueName, completionQueuePrefix } from '@app/contracts';
+import { completionQueueName, completionQueuePrefix, toCompletionJob, toReplyAddress, UnreadableJobError } from '@app/contracts';
 import type { CompletionJobData, CompletionResult } from '@app/contracts';
 import { WorkerEnv } from '@app/config';
 import { UnrecoverableError, WaitingError, Worker } from 'bullmq';
@@ -56,7 +56,16 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
   onApplicationBootstrap(): void {
     const queueName = completionQueueName(this.env.MODEL_NAME);
     const retention = new JobRetention(this.env.RETAIN_CONTENT);
-    const processor = retention.around<Job<CompletionJobData, CompletionResult>>((job, token, signal) => this.process(job, token, signal));
+    const run = retention.around<Job<CompletionJobData, CompletionResult>>((job, token, signal) => this.process(job, token, signal));
+    // Decoded before anything (retention included) reads it.
+    const processor = async (job: Job<CompletionJobData, CompletionResult>, token?: string, signal?: AbortSignal): Promise<CompletionResult> => {
+      try {
+        job.data = toCompletionJob(job.data);
+      } catch (error) {
+        throw await this.refuseUnreadable(job, error);
+      }
+      return run(job, token, signal);
+    };
     // A job put back for another worker must not go to one of this worker's own idle consumers,
     // which may already wait for the next job (pausing does not stop a wait under way).
     const consumers = this.engine.mayBeUnavailable ? 1 : this.env.QUEUE_CONSUMERS;
@@ -110,6 +119,24 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
     } finally {
       this.cancellations.untrack(completionId);
     }
+  }
+
+  /**
+   * A job this worker cannot read (malformed, or written by an API of another version) fails
+   * unrun, its reason recorded on the job: retried, it would fail the same way. Whoever waits for
+   * it is told at once when its reply address can be read (a batch line gets its failure).
+   */
+  private async refuseUnreadable(job: Job<CompletionJobData, CompletionResult>, error: unknown): Promise<unknown> {
+    if (!(error instanceof UnreadableJobError)) return error;
+    this.logger.warn(`job ${job.id} not run: ${error.reason}`);
+    const address = toReplyAddress(job.data);
+    if (address) {
+      const events = new TokenEventPublisher(this.publisher, this.replies, address, job.attemptsStarted);
+      events.started(this.env.WORKER_ID);
+      const message = `This worker cannot read the completion's job (${error.reason}); it was not run.`;
+      await events.finish({ type: 'error', code: 'engine_error', message }).catch(() => undefined);
+    }
+    return new UnrecoverableError(`unreadable job: ${error.reason}`);
   }
 
   /**

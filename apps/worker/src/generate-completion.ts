@@ -1,6 +1,7 @@
 import { describeLogitBiasRefusal, logitBiasRefusal, requiredCapabilities } from '@app/contracts';
-import type { CompletionErrorCode, CompletionFailure, CompletionJobData, CompletionResult } from '@app/contracts';
-import { ContextLengthExceededError, EngineUnavailableError, GenerationAbortedError, UnsupportedOptionError, UpstreamRejectedError } from './engine/inference-engine';
+import type { CompletionErrorCode, CompletionJobData, CompletionResult } from '@app/contracts';
+import { CompletionExpiredError, describeFailure } from './completion-errors';
+import { EngineUnavailableError, UnsupportedOptionError } from './engine/inference-engine';
 import type { GenerationOutcome, InferenceEngine } from './engine/inference-engine';
 import type { TokenEventPublisher } from './token-event-publisher';
 
@@ -9,31 +10,6 @@ import type { TokenEventPublisher } from './token-event-publisher';
  * down or overloaded): the first and two more, each put back in the queue for any worker.
  */
 export const UNAVAILABLE_ENGINE_ATTEMPTS = 3;
-
-function describeFailure(error: unknown, signal: AbortSignal): CompletionFailure {
-  if (error instanceof ContextLengthExceededError) return { code: 'context_length_exceeded', message: error.message };
-  if (error instanceof UnsupportedOptionError) return { code: 'unsupported_option', message: error.message, param: error.param };
-  if (error instanceof UpstreamRejectedError) return { code: 'upstream_rejected', message: error.message, upstream: error.rejection };
-  if (error instanceof EngineUnavailableError) {
-    return { code: 'upstream_unavailable', message: 'The upstream inference server is not answering. Please retry shortly.' };
-  }
-  if (error instanceof CompletionExpiredError) return { code: 'expired', message: error.message };
-  if (error instanceof GenerationAbortedError) {
-    const timedOut = signal.reason instanceof DOMException && signal.reason.name === 'TimeoutError';
-    return timedOut
-      ? { code: 'generation_timeout', message: 'The generation took longer than this service allows and was stopped.' }
-      : { code: 'cancelled', message: 'The completion was cancelled.' };
-  }
-  return { code: 'engine_error', message: 'The inference engine failed while generating this completion.' };
-}
-
-/** The job started after the API had stopped waiting for it. */
-export class CompletionExpiredError extends Error {
-  constructor() {
-    super('The completion waited too long for a worker; the client has already been answered.');
-    this.name = 'CompletionExpiredError';
-  }
-}
 
 /** The job went back to the queue, unanswered, for another attempt (on whichever worker takes it). */
 export class CompletionRequeuedError extends Error {

@@ -4,6 +4,7 @@ import { ENDED_BEFORE, JobRetention, resultWithoutContent, withoutContent } from
 import type { RetainedJob } from './job-retention';
 
 const data: CompletionJobData = {
+  v: 1,
   completionId: 'chatcmpl-retention',
   model: 'tiny-chat',
   replyTo: { channel: 'completion-events:chatcmpl-retention', stopWhenUnheard: true },

@@ -76,8 +76,15 @@ export interface StoredAnswer {
   usage: CompletionUsage;
 }
 
+/**
+ * The version of the job payload the API writes. A worker runs the versions it reads and fails
+ * any other unrun (toCompletionJob); a job without `v` was written before versions, as version 1.
+ */
+export const COMPLETION_JOB_VERSION = 1;
+
 /** The payload of one chat completion job; the job id is the completion id. */
 export interface CompletionJobData {
+  v: typeof COMPLETION_JOB_VERSION;
   completionId: string;
   model: string;
   replyTo: ReplyTo;
@@ -123,8 +130,8 @@ export interface CompletionJobData {
   };
 }
 
-/** A job as the API builds it from a request, before the reply path is chosen. */
-export type CompletionJobInput = Omit<CompletionJobData, 'replyTo'>;
+/** A job as the API builds it from a request, before the reply path is chosen and its version stamped. */
+export type CompletionJobInput = Omit<CompletionJobData, 'replyTo' | 'v'>;
 
 /** OpenAI's finish reasons that this service produces. */
 const FINISH_REASON_LIST = ['stop', 'length', 'tool_calls'] as const;

@@ -58,3 +58,21 @@ export function storedCompletionsIndexKey(apiKeyId: string): string {
 /** The queue of batch coordination jobs (one per batch), processed by the API instances. */
 export const BATCH_QUEUE_NAME = 'batches';
 export const BATCH_QUEUE_PREFIX = '{batches}';
+
+/**
+ * The names jobs are added under, one set per queue (BullMQ records them on each job; operators
+ * and benchmarks tell a job's kind by it). DO NOT CHANGE THE VALUES: they are in Redis already.
+ */
+export const CompletionJobName = {
+  /** A chat completion someone waits for (or that is stored). */
+  ChatCompletion: 'chat-completion',
+  /** One line of a batch. */
+  BatchLine: 'batch-line',
+} as const;
+export type CompletionJobName = (typeof CompletionJobName)[keyof typeof CompletionJobName];
+
+export const BatchJobName = {
+  /** The coordination of one batch (its id is the batch id). */
+  Batch: 'batch',
+} as const;
+export type BatchJobName = (typeof BatchJobName)[keyof typeof BatchJobName];

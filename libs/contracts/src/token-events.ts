@@ -102,7 +102,7 @@ export function encodeTokenEvent(event: TokenEvent): string {
 
 type Fields = Record<string, unknown>;
 
-function isUsage(value: unknown): value is CompletionUsage {
+export function isUsage(value: unknown): value is CompletionUsage {
   if (typeof value !== 'object' || value === null) return false;
   const usage = value as Fields;
   const details = usage.prompt_tokens_details;
@@ -138,15 +138,21 @@ function hasBodyOfItsType(event: Fields): boolean {
     case 'end':
       return isFinishReason(event.finishReason) && isUsage(event.usage);
     case 'error':
-      return (
-        ERROR_CODES.has(event.code as string) &&
-        typeof event.message === 'string' &&
-        (event.code === 'upstream_rejected' ? isUpstreamRejection(event.upstream) : event.upstream === undefined) &&
-        (event.code === 'unsupported_option' ? typeof event.param === 'string' : event.param === undefined)
-      );
+      return isCompletionFailure(event);
     default:
       return false;
   }
+}
+
+/** Whether a value is a well-formed failure (an error event's body, or a batch line's failure). */
+export function isCompletionFailure(value: unknown): value is CompletionFailure {
+  if (!isRecord(value)) return false;
+  return (
+    ERROR_CODES.has(value.code as string) &&
+    typeof value.message === 'string' &&
+    (value.code === 'upstream_rejected' ? isUpstreamRejection(value.upstream) : value.upstream === undefined) &&
+    (value.code === 'unsupported_option' ? typeof value.param === 'string' : value.param === undefined)
+  );
 }
 
 /** Checks a parsed value is a well-formed event; anything else is rejected, not guessed. */

@@ -1,3 +1,4 @@
 export * from './redis-connections';
 export * from './redis-target';
 export * from './transactions';
+export * from './redis-health';

@@ -79,6 +79,11 @@ function setUp() {
     {} as ModelRegistry,
     {} as BatchQueue,
     {} as RedisClient,
+    // Steps are taken by hand here: no queue worker is started.
+    () => {
+      throw new Error('no queue worker in this test');
+    },
+    false,
   );
   // The worker's processor; without a token the step does not schedule its next tick.
   const step = (): Promise<void> => (coordinator as unknown as { step(job: Job<BatchJobData>, token?: string): Promise<void> }).step({ data: { batchId: saved.id } } as Job<BatchJobData>);

@@ -1,11 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
-import { BATCH_PRIORITY, BATCH_QUEUE_NAME, BATCH_QUEUE_PREFIX, cancellationsChannel } from '@app/contracts';
+import { BATCH_PRIORITY, cancellationsChannel, COMPLETION_JOB_VERSION, CompletionJobName } from '@app/contracts';
 import type { CompletionJobInput } from '@app/contracts';
-import { closeRedis, createRedisConnection, QUEUE_WORKER_RETRY_DELAY_MS, redisTarget } from '@app/redis';
 import type { RedisClient } from '@app/redis';
-import { DelayedError, Worker } from 'bullmq';
+import { DelayedError } from 'bullmq';
 import type { Job } from 'bullmq';
 import { Readable } from 'node:stream';
 import { API_INSTANCE_ID, COMMANDS_REDIS } from '../completions/api-redis.providers';
@@ -23,6 +22,10 @@ import { BatchQueue } from './batch-queue';
 import type { BatchJobData } from './batch-queue';
 import { BatchRecords } from './batch-records';
 import type { LineFailure, LineOutcome } from './batch-records';
+import { isActive, moveBatch } from './batch-transitions';
+import type { ActiveBatchStatus, BatchTransition } from './batch-transitions';
+import { COORDINATE_BATCHES, START_BATCH_WORKER } from './batch-worker';
+import type { RunningBatchWorker, StartBatchWorker } from './batch-worker';
 
 /** A line of the input file fed to the queue: its position in the file and its job. */
 interface FedLine {
@@ -38,8 +41,6 @@ const CHUNK = 200;
 const MAX_ERRORS = 100;
 /** How often a running batch checks for lines whose job ended without an outcome (a job lost twice). */
 const SWEEP_EVERY_MS = 10_000;
-/** A coordinating instance that dies hands its batches to another within about this long. */
-const COORDINATOR_LOCK_MS = 5000;
 /** How often a coordinator asks for the turn to look for unfinished batches whose job is lost (one looks per period). */
 const REDRIVE_EVERY_MS = 10_000;
 
@@ -63,8 +64,7 @@ const seconds = (ms: number): number => Math.floor(ms / 1000);
 export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(BatchCoordinator.name);
   private readonly retentionMs: number;
-  private worker: Worker<BatchJobData> | undefined;
-  private blocking: RedisClient | undefined;
+  private worker: RunningBatchWorker | undefined;
   private redriveTimer: NodeJS.Timeout | undefined;
   private redriving = false;
 
@@ -76,26 +76,18 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
     private readonly models: ModelRegistry,
     private readonly batchQueue: BatchQueue,
     @Inject(COMMANDS_REDIS) private readonly commands: RedisClient,
+    /** Builds the BullMQ Worker (on a blocking connection of its own) that hands this coordinator its steps. */
+    @Inject(START_BATCH_WORKER) private readonly startWorker: StartBatchWorker,
+    /** BATCH_COORDINATOR in an API instance; always in the coordinator's own process. */
+    @Inject(COORDINATE_BATCHES) private readonly coordinates: boolean,
   ) {
     this.retentionMs = env.BATCH_RETENTION_SECONDS * 1000;
   }
 
   onApplicationBootstrap(): void {
-    if (!this.env.BATCH_COORDINATOR) return;
-    this.blocking = createRedisConnection(redisTarget(this.env), 'blocking', `api-batches:${API_INSTANCE_ID}`);
-    this.worker = new Worker<BatchJobData>(BATCH_QUEUE_NAME, (job, token) => this.step(job, token), {
-      connection: this.blocking,
-      prefix: BATCH_QUEUE_PREFIX,
-      // Recorded on each batch's job as processedBy: which instance coordinates it.
-      name: API_INSTANCE_ID,
-      concurrency: 8,
-      lockDuration: COORDINATOR_LOCK_MS,
-      stalledInterval: COORDINATOR_LOCK_MS,
-      // A step that dies with its instance is simply taken again; its work is repeatable.
-      maxStalledCount: 1000,
-      runRetryDelay: QUEUE_WORKER_RETRY_DELAY_MS,
-    });
-    this.worker.on('error', (error) => this.logger.warn(`batch coordinator: ${error.message}`));
+    if (!this.coordinates) return;
+    this.worker = this.startWorker((job, token) => this.step(job, token));
+    this.worker.worker.on('error', (error) => this.logger.warn(`batch coordinator: ${error.message}`));
     this.redriveTimer = setInterval(() => {
       this.redrive().catch((error: Error) => this.logger.warn(`batch coordinator: looking for lost batch jobs: ${error.message}`));
     }, REDRIVE_EVERY_MS);
@@ -105,7 +97,6 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
   async onApplicationShutdown(): Promise<void> {
     clearInterval(this.redriveTimer);
     await this.worker?.close();
-    if (this.blocking) await closeRedis(this.blocking);
   }
 
   /**
@@ -144,13 +135,24 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
     }
   }
 
+  /** What a step does for a batch in each status that still has work. */
+  private readonly handlers: Readonly<Record<ActiveBatchStatus, (batch: BatchRecord) => Promise<void>>> = {
+    validating: (batch) => this.validate(batch),
+    in_progress: (batch) => this.advance(batch),
+    cancelling: (batch) => this.advance(batch),
+    finalizing: (batch) => this.finalize(batch),
+  };
+
+  /** Moves the batch to another status, stamped with the time now (saved by the caller). */
+  private move(batch: BatchRecord, transition: BatchTransition): void {
+    moveBatch(batch, transition, seconds(Date.now()));
+  }
+
   private async step(job: Job<BatchJobData>, token: string | undefined): Promise<void> {
     const batch = await this.records.find(job.data.batchId);
-    if (!batch || isFinished(batch.status)) return;
+    if (!batch || !isActive(batch.status)) return;
     try {
-      if (batch.status === 'validating') await this.validate(batch);
-      else if (batch.status === 'finalizing') await this.finalize(batch);
-      else await this.advance(batch);
+      await this.handlers[batch.status](batch);
     } catch (error) {
       // Anything else (Redis or storage away for a moment) fails the step; its job retries it.
       if (!(error instanceof OpenAiError && error.code === 'file_not_found')) throw error;
@@ -162,7 +164,7 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
       const { total } = batch.request_counts;
       batch.request_counts = { total, completed: Math.min(answered, total), failed: Math.max(total - answered, 0) };
       const message = `The input file ${batch.input_file_id} was deleted while the batch ran.`;
-      Object.assign(batch, { status: 'failed', failed_at: seconds(Date.now()), errors: { object: 'list', data: [{ code: 'input_file_missing', message, param: 'input_file_id', line: null }] } });
+      this.move(batch, { to: 'failed', errors: [{ code: 'input_file_missing', message, param: 'input_file_id', line: null }] });
       await this.records.save(batch);
     }
     if (isFinished(batch.status) || token === undefined) return;
@@ -173,10 +175,11 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
   private async validate(batch: BatchRecord): Promise<void> {
     const errors = await this.checkEnvelopes(batch);
     if (errors.length > 0) {
-      Object.assign(batch, { status: 'failed', failed_at: seconds(Date.now()), errors: { object: 'list', data: errors } });
+      this.move(batch, { to: 'failed', errors });
       return this.records.save(batch);
     }
-    Object.assign(batch, { status: 'in_progress', in_progress_at: seconds(Date.now()), fed: { index: 0, line: 0, byte: 0 } });
+    this.move(batch, { to: 'in_progress' });
+    batch.fed = { index: 0, line: 0, byte: 0 };
     await this.records.save(batch);
     // Cancelled while its file was checked: nothing is queued; the next step stops every line.
     if ((await this.records.cancelRequestedAt(batch.id)) !== null) return;
@@ -263,8 +266,8 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
     const open = lines.filter((_, position) => !outcomes[position].answer && !outcomes[position].failure);
     await queue.addBulk(
       open.map(({ index, job }) => ({
-        name: 'batch-line',
-        data: { ...job, replyTo, store: { key: keys.answers, field: String(index), ttlMs: this.retentionMs, failuresKey: keys.failures } },
+        name: CompletionJobName.BatchLine,
+        data: { v: COMPLETION_JOB_VERSION, ...job, replyTo, store: { key: keys.answers, field: String(index), ttlMs: this.retentionMs, failuresKey: keys.failures } },
         opts: { jobId: job.completionId, priority: BATCH_PRIORITY },
       })),
     );
@@ -275,7 +278,7 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
     const now = Date.now();
     if (batch.stopping === undefined && (cancelRequestedAt !== null || seconds(now) >= batch.expires_at)) {
       batch.stopping = cancelRequestedAt !== null ? 'cancelled' : 'expired';
-      if (cancelRequestedAt !== null) Object.assign(batch, { status: 'cancelling', cancelling_at: cancelRequestedAt });
+      if (cancelRequestedAt !== null) this.move(batch, { to: 'cancelling', requestedAt: cancelRequestedAt });
       // Saved only after every line was stopped: a step cut short here is done again in full.
       await this.stopLines(batch);
       batch.swept_at = now;
@@ -352,17 +355,15 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
    */
   private async finalize(batch: BatchRecord): Promise<void> {
     if (batch.status !== 'finalizing') {
-      Object.assign(batch, { status: 'finalizing', finalizing_at: seconds(Date.now()) });
+      this.move(batch, { to: 'finalizing' });
       await this.records.save(batch);
     }
     // Every line has an outcome (checked before), and only answered lines are in the answers hash.
     const { answered } = await this.records.counts(batch.id);
     await this.writeResultFile(batch, 'output', answered);
     await this.writeResultFile(batch, 'error', batch.request_counts.total - answered);
-    const end = seconds(Date.now());
-    if (batch.stopping === 'cancelled') Object.assign(batch, { status: 'cancelled', cancelled_at: end });
-    else if (batch.stopping === 'expired') Object.assign(batch, { status: 'expired', expired_at: end });
-    else Object.assign(batch, { status: 'completed', completed_at: end });
+    // A batch that stopped early ends as it stopped (cancelled, expired); any other, completed.
+    this.move(batch, { to: batch.stopping ?? 'completed' });
     await this.records.save(batch);
     this.logger.log(`batch ${batch.id} ${batch.status}: ${batch.request_counts.completed} answered, ${batch.request_counts.failed} failed`);
   }

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { OnApplicationShutdown } from '@nestjs/common';
-import { BATCH_QUEUE_NAME, BATCH_QUEUE_PREFIX } from '@app/contracts';
+import { BATCH_QUEUE_NAME, BATCH_QUEUE_PREFIX, BatchJobName } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import { Queue } from 'bullmq';
 import { COMMANDS_REDIS } from '../completions/api-redis.providers';
@@ -31,7 +31,7 @@ export class BatchQueue implements OnApplicationShutdown {
 
   /** Queues a batch's coordination job; its id is the batch id, so starting it twice queues it once. */
   async start(batchId: string): Promise<void> {
-    await this.queue.add('batch', { batchId }, { jobId: batchId });
+    await this.queue.add(BatchJobName.Batch, { batchId }, { jobId: batchId });
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -1,10 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { aCount, anObject, anyOf, aNumber, arrayOf, aString, fields, isCompletionFailure, nullable, oneOf, optional, parseChecked, recordOf, satisfies, storedAnswerCheck } from '@app/contracts';
 import type { CompletionFailure, StoredAnswer } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import { COMMANDS_REDIS } from '../completions/api-redis.providers';
 import type { OpenAiErrorBody } from '../errors/openai-error';
 import { REDRIVE_TURN_KEY, UNFINISHED_BATCHES_KEY, batchKeys, batchesIndexKey, isFinished } from './batch-object';
-import type { BatchRecord, BatchStop } from './batch-object';
+import type { BatchError, BatchRecord, BatchStatus, BatchStop } from './batch-object';
 
 /**
  * Why a line has no answer: the worker's failure, the service's refusal of its body (what the
@@ -24,6 +25,48 @@ local written = redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
 return written
 `;
+
+const BATCH_STATUSES = ['validating', 'failed', 'in_progress', 'finalizing', 'completed', 'expired', 'cancelling', 'cancelled'] as const satisfies readonly BatchStatus[];
+const batchStop = oneOf('cancelled', 'expired');
+const time = nullable(aNumber);
+
+/** A batch record as its creator and coordinator write it. */
+const batchRecord = fields<BatchRecord>({
+  id: aString,
+  object: oneOf('batch'),
+  endpoint: aString,
+  model: optional(aString),
+  errors: nullable(fields<NonNullable<BatchRecord['errors']>>({ object: oneOf('list'), data: arrayOf(fields<BatchError>({ code: aString, message: aString, param: nullable(aString), line: nullable(aCount) })) })),
+  input_file_id: aString,
+  completion_window: oneOf('24h'),
+  status: oneOf(...BATCH_STATUSES),
+  output_file_id: nullable(aString),
+  error_file_id: nullable(aString),
+  created_at: aNumber,
+  in_progress_at: time,
+  expires_at: aNumber,
+  finalizing_at: time,
+  completed_at: time,
+  failed_at: time,
+  expired_at: time,
+  cancelling_at: time,
+  cancelled_at: time,
+  request_counts: fields<BatchRecord['request_counts']>({ total: aCount, completed: aCount, failed: aCount }),
+  usage: optional(anObject),
+  metadata: nullable(recordOf(aString)),
+  owner: aString,
+  fed: optional(fields<NonNullable<BatchRecord['fed']>>({ index: aCount, line: aCount, byte: aCount })),
+  stopping: optional(batchStop),
+  swept_at: optional(aNumber),
+});
+
+/** A line's failure as a worker (CompletionFailure) or the coordinator wrote it. */
+const lineFailure = anyOf(
+  'a line failure',
+  satisfies(isCompletionFailure, 'a completion failure'),
+  fields<{ refused: { status: number; body: OpenAiErrorBody } }>({ refused: fields<{ status: number; body: OpenAiErrorBody }>({ status: aCount, body: anObject }) }),
+  fields<{ unrun: BatchStop }>({ unrun: batchStop }),
+);
 
 type WithFailLine = RedisClient & {
   failBatchLine(answers: string, failures: string, index: number, failure: string, retentionMs: number): Promise<number>;
@@ -90,7 +133,7 @@ export class BatchRecords {
   async find(id: string, owner?: string): Promise<BatchRecord | undefined> {
     const json = await this.redis.get(batchKeys(id).record);
     if (json === null) return undefined;
-    const record = JSON.parse(json) as BatchRecord;
+    const record = parseChecked<BatchRecord>(json, batchRecord, 'batch record');
     return owner === undefined || record.owner === owner ? record : undefined;
   }
 
@@ -150,9 +193,9 @@ export class BatchRecords {
     const keys = batchKeys(id);
     const fields = indexes.map(String);
     const [answers, failures] = await Promise.all([this.redis.hmget(keys.answers, ...fields), this.redis.hmget(keys.failures, ...fields)]);
-    return indexes.map((_, position) => ({
-      ...(answers[position] ? { answer: JSON.parse(answers[position]) as StoredAnswer } : {}),
-      ...(failures[position] ? { failure: JSON.parse(failures[position]) as LineFailure } : {}),
+    return indexes.map((index, position) => ({
+      ...(answers[position] ? { answer: parseChecked<StoredAnswer>(answers[position], storedAnswerCheck, `batch line ${index} answer`) } : {}),
+      ...(failures[position] ? { failure: parseChecked<LineFailure>(failures[position], lineFailure, `batch line ${index} failure`) } : {}),
     }));
   }
 }

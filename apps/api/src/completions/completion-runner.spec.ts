@@ -38,8 +38,10 @@ describe('CompletionRunner', () => {
     const detached = { stopWhenUnheard: false };
     await expect(runner.run(job, admission as unknown as Admission, sink, gone, detached)).rejects.toMatchObject({ code: 'client_closed' });
     expect(waitingLimit.add).toHaveBeenCalledTimes(1);
-    const [onQueue, name, data, options, limit] = waitingLimit.add.mock.calls[0] as unknown as [unknown, string, { completionId: string; replyTo: { stopWhenUnheard: boolean } }, { jobId: string }, number];
+    const [onQueue, name, data, options, limit] = waitingLimit.add.mock.calls[0] as unknown as [unknown, string, { v: number; completionId: string; replyTo: { stopWhenUnheard: boolean } }, { jobId: string }, number];
     expect([onQueue, name, data.completionId, data.replyTo.stopWhenUnheard, options.jobId, limit]).toEqual([queue, 'chat-completion', 'chatcmpl-1', false, 'chatcmpl-1', 7]);
+    // Stamped with the payload's version, which workers check before running it.
+    expect(data.v).toBe(1);
     expect(admission.abandon).not.toHaveBeenCalled();
     expect(queue.remove).not.toHaveBeenCalled();
     expect(commands.spublish).not.toHaveBeenCalled();

@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { BeforeApplicationShutdown } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
-import { cancellationsChannel, tierJobOptions } from '@app/contracts';
-import type { CompletionJobInput, ReplyTo } from '@app/contracts';
+import { cancellationsChannel, COMPLETION_JOB_VERSION, CompletionJobName, tierJobOptions } from '@app/contracts';
+import type { CompletionJobData, CompletionJobInput, ReplyTo } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import { OpenAiError } from '../errors/openai-error';
 import { COMMANDS_REDIS } from './api-redis.providers';
@@ -94,9 +94,9 @@ export class CompletionRunner implements BeforeApplicationShutdown {
     let enqueued: boolean | undefined;
     try {
       try {
-        const data = { ...job, replyTo: { ...this.events.replyTo(), ...detached } };
+        const data: CompletionJobData = { v: COMPLETION_JOB_VERSION, ...job, replyTo: { ...this.events.replyTo(), ...detached } };
         const options = { jobId: job.completionId, ...tierJobOptions(job.serviceTier ?? 'default') };
-        enqueued = await this.waitingLimit.add(queue, 'chat-completion', data, options, this.env.MAX_WAITING_JOBS);
+        enqueued = await this.waitingLimit.add(queue, CompletionJobName.ChatCompletion, data, options, this.env.MAX_WAITING_JOBS);
       } catch (error) {
         admission.abandon();
         this.logger.warn(`enqueue failed: ${error instanceof Error ? error.message : String(error)}`);

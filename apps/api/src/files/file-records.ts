@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { aString, checked, fields, satisfies } from '@app/contracts';
 import { execResults } from '@app/redis';
 import type { RedisClient } from '@app/redis';
 import { COMMANDS_REDIS } from '../completions/api-redis.providers';
@@ -32,9 +33,22 @@ async function orUnavailable<T>(operation: Promise<T>): Promise<T> {
   }
 }
 
+/** A file's hash as `save` writes it: numbers as their decimal text. */
+interface FileHash {
+  owner: string;
+  filename: string;
+  bytes: string;
+  purpose: FilePurpose;
+  created_at: string;
+}
+
+const decimal = satisfies((value) => typeof value === 'string' && /^\d+$/.test(value), 'a count as text');
+const fileHash = fields<FileHash>({ owner: aString, filename: aString, bytes: decimal, purpose: satisfies(isFilePurpose, 'a file purpose'), created_at: decimal });
+
+/** The record, or undefined when its hash is gone (HGETALL answers an empty hash); a hash it cannot read throws. */
 function parseRecord(id: string, hash: Record<string, string>): FileRecord | undefined {
-  const { owner, filename, bytes, purpose, created_at: createdAt } = hash;
-  if (owner === undefined || filename === undefined || !isFilePurpose(purpose)) return undefined;
+  if (Object.keys(hash).length === 0) return undefined;
+  const { owner, filename, bytes, purpose, created_at: createdAt } = checked<FileHash>(hash, fileHash, `file record ${id}`);
   return { id, owner, filename, bytes: Number(bytes), purpose, createdAt: Number(createdAt) };
 }
 

@@ -3,11 +3,9 @@ import { HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import type { HealthCheckResult } from '@nestjs/terminus';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
+import { redisPing } from '@app/redis';
 import type { RedisClient } from '@app/redis';
 import { COMMANDS_REDIS, SUBSCRIBER_REDIS } from '../completions/api-redis.providers';
-
-/** A Redis that does not answer PING within this long counts as unreachable. */
-const REDIS_PING_TIMEOUT_MS = 1000;
 
 /**
  * Probes for load balancers and orchestrators; no API key. `live`: the process answers HTTP.
@@ -37,11 +35,7 @@ export class HealthController {
     return report(
       reply,
       this.health.check([
-        () =>
-          this.indicators
-            .check('redis')
-            .attempt(async () => void (await this.commands.ping()))
-            .withTimeout(REDIS_PING_TIMEOUT_MS),
+        () => redisPing(this.indicators, this.commands),
         () => {
           const events = this.indicators.check('events');
           return this.subscriber.status === 'ready' ? events.up() : events.down({ connection: this.subscriber.status });

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
-import { storedCompletionKeys, storedCompletionsIndexKey } from '@app/contracts';
+import { aBoolean, aCount, aNumber, anObject, arrayOf, aString, fields, oneOf, optional, parseChecked, recordOf, storedAnswerCheck, storedCompletionKeys, storedCompletionsIndexKey } from '@app/contracts';
 import type { ServiceTier, StoreAnswer, StoredAnswer } from '@app/contracts';
 import { execResults } from '@app/redis';
 import type { RedisClient } from '@app/redis';
@@ -30,6 +30,20 @@ export interface StoredCompletionRecord {
   includeUsage: boolean;
   serviceTier?: ServiceTier;
 }
+
+/** The record as written by `begin`; its messages were validated then and are kept as sent. */
+const storedCompletionRecord = fields<StoredCompletionRecord>({
+  id: aString,
+  owner: aString,
+  model: aString,
+  createdMs: aNumber,
+  metadata: recordOf(aString),
+  messages: arrayOf(anObject),
+  choices: aCount,
+  logprobs: aBoolean,
+  includeUsage: aBoolean,
+  serviceTier: optional(oneOf('priority', 'default', 'flex')),
+});
 
 export interface StoredCompletionQuery {
   model?: string;
@@ -114,14 +128,14 @@ export class StoredCompletions {
   async find(owner: string, id: string): Promise<StoredCompletionRecord | undefined> {
     const json = await this.redis.get(storedCompletionKeys(id).record);
     if (json === null) return undefined;
-    const record = JSON.parse(json) as StoredCompletionRecord;
+    const record = parseChecked<StoredCompletionRecord>(json, storedCompletionRecord, 'stored completion record');
     return record.owner === owner ? record : undefined;
   }
 
   /** The answer, once its job has ended well. */
   async answer(id: string): Promise<StoredAnswer | undefined> {
     const json = await this.redis.get(storedCompletionKeys(id).answer);
-    return json === null ? undefined : (JSON.parse(json) as StoredAnswer);
+    return json === null ? undefined : parseChecked<StoredAnswer>(json, storedAnswerCheck, 'stored answer');
   }
 
   async updateMetadata(record: StoredCompletionRecord, metadata: Record<string, string>): Promise<StoredCompletionRecord> {

@@ -2,14 +2,12 @@ import { Inject, Injectable } from '@nestjs/common';
 import { WorkerEnv } from '@app/config';
 import { HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import type { HealthCheckResult } from '@nestjs/terminus';
+import { redisPing } from '@app/redis';
 import type { RedisClient } from '@app/redis';
 import { INFERENCE_ENGINE } from '../engine/inference-engine';
 import type { InferenceEngine } from '../engine/inference-engine';
 import { PUBLISHER_REDIS } from '../worker-redis.providers';
 import { QueueWorkerMonitor } from './queue-worker-monitor';
-
-/** A Redis that does not answer PING within this long counts as unreachable. */
-const REDIS_PING_TIMEOUT_MS = 1000;
 
 /**
  * The worker's health as Terminus reports it. Live: the process runs. Ready: the model is loaded
@@ -34,11 +32,7 @@ export class WorkerHealth {
   ready(): Promise<HealthCheckResult> {
     return this.health.check([
       () => this.indicators.check('model').up({ name: this.env.MODEL_NAME, slots: this.engine.slots }),
-      () =>
-        this.indicators
-          .check('redis')
-          .attempt(async () => void (await this.redis.ping()))
-          .withTimeout(REDIS_PING_TIMEOUT_MS),
+      () => redisPing(this.indicators, this.redis),
       () => {
         const queue = this.indicators.check('queue');
         return this.queueWorker.isRunning ? queue.up() : queue.down('the queue worker is not taking jobs');

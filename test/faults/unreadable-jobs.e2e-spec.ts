@@ -1,0 +1,82 @@
+import { completionEventsChannel, CompletionJobName, completionQueueName, completionQueuePrefix, eventBatchElements, toTokenEvent } from '@app/contracts';
+import type { CompletionJobData, CompletionResult, TokenEvent } from '@app/contracts';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { waitFor } from '../support/service-stack';
+import { e2eStack } from '../support/stack-env';
+
+/**
+ * A worker decodes every job before it runs it. A job written by an API of another version, or
+ * by hand, that it cannot read fails unrun with the reason on the job, and whoever follows its
+ * channel hears an error at once instead of waiting out the start deadline. A job written before
+ * payloads had a version still runs.
+ */
+describe('jobs a worker cannot read', () => {
+  const stack = e2eStack();
+  const queue = new Queue<Record<string, unknown>, CompletionResult>(completionQueueName(stack.model), {
+    connection: { url: stack.redisUrl },
+    prefix: completionQueuePrefix(stack.model),
+  });
+  afterAll(() => queue.close());
+
+  const jobData = (completionId: string): CompletionJobData => ({
+    v: 1,
+    completionId,
+    model: stack.model,
+    replyTo: { channel: completionEventsChannel(completionId), stopWhenUnheard: false },
+    messages: [{ role: 'user', content: 'Where does the white rabbit live?' }],
+    sampling: { temperature: 1, topP: 1, maxTokens: 8, stop: [], frequencyPenalty: 0, presencePenalty: 0, seed: 5 },
+    responseFormat: { type: 'text' },
+    acceptedAt: Date.now(),
+    startDeadline: Date.now() + 30_000,
+  });
+
+  /** Adds the payload as a job and waits for its end, with the events its channel carried. */
+  async function run(completionId: string, data: Record<string, unknown>) {
+    const listener = new Redis(stack.redisUrl);
+    const heard: TokenEvent[] = [];
+    // A message may carry several events (the worker batches a turn's events per channel).
+    listener.on('smessage', (_channel: string, message: string) => heard.push(...eventBatchElements(message).map(toTokenEvent)));
+    await listener.ssubscribe(completionEventsChannel(completionId));
+    try {
+      await queue.add(CompletionJobName.ChatCompletion, data, { jobId: completionId });
+      const job = await waitFor('the job to end', async () => {
+        const found = await queue.getJob(completionId);
+        return found?.finishedOn ? found : undefined;
+      });
+      // The final event is published before the job's end is recorded.
+      return { job, heard };
+    } finally {
+      listener.disconnect();
+    }
+  }
+
+  it('answers a job written before versions (no v) as version 1', async () => {
+    const completionId = `chatcmpl-unversioned-${Date.now()}`;
+    const unversioned: Partial<CompletionJobData> = jobData(completionId);
+    delete unversioned.v;
+    const { job, heard } = await run(completionId, unversioned);
+    expect(job.failedReason).toBeFalsy();
+    expect(job.returnvalue.usage.completion_tokens).toBeGreaterThan(0);
+    expect(heard.at(-1)?.type).toBe('end');
+  });
+
+  it('fails a job of a later version unrun, saying why, and tells its channel', async () => {
+    const completionId = `chatcmpl-v2-${Date.now()}`;
+    const { job, heard } = await run(completionId, { ...jobData(completionId), v: 2 });
+    expect(job.failedReason).toBe('unreadable job: the job payload is version 2; this worker reads version 1');
+    expect(job.attemptsMade).toBe(1);
+    expect(heard.map((event) => event.type)).toEqual(['started', 'error']);
+    expect(heard[1]).toMatchObject({ code: 'engine_error', message: expect.stringContaining('version 2') as unknown });
+  });
+
+  it('fails a job without its sampling options unrun, naming the field', async () => {
+    const completionId = `chatcmpl-malformed-${Date.now()}`;
+    const malformed: Partial<CompletionJobData> = jobData(completionId);
+    delete malformed.sampling;
+    const { job, heard } = await run(completionId, malformed);
+    expect(job.failedReason).toBe('unreadable job: job.sampling is missing');
+    // Unrun: no output, only the error.
+    expect(heard.map((event) => event.type)).toEqual(['started', 'error']);
+  });
+});
