@@ -1,4 +1,4 @@
-import { MAX_CHOICES, callsAllowed, newToolCallId } from '@app/contracts';
+import { MAX_CHOICES, callsAllowed, newToolCallId, parallelCallsAllowed } from '@app/contracts';
 import type { ChatMessage, EngineCapabilities, FinishReason, OutputSink, PromptCachePolicy, SamplingParams, ToolCall, ToolOptions } from '@app/contracts';
 import type {
   ChatHistoryItem,
@@ -281,8 +281,8 @@ export class LlamaCppEngine implements InferenceEngine {
     };
     const constraint: Partial<GenerateOptions> = grammar
       ? { grammar }
-      : functions
-        ? { functions, maxParallelFunctionCalls: tools?.parallel ? MAX_PARALLEL_CALLS : 1, onFunctionCallParamsChunk: onCallChunk }
+      : functions && tools
+        ? { functions, maxParallelFunctionCalls: parallelCallsAllowed(tools) ? MAX_PARALLEL_CALLS : 1, onFunctionCallParamsChunk: onCallChunk }
         : {};
 
     const bias = sampling.logitBias?.length ? this.tokenBias(sampling.logitBias) : undefined;

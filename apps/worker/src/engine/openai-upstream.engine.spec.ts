@@ -334,7 +334,8 @@ describe('OpenAiUpstreamEngine', () => {
       tools: {
         definitions: [{ name: 'get_weather', description: 'Current weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }],
         choice: { type: 'function', name: 'get_weather' },
-        parallel: false,
+        // A named choice is one call (OpenAI's), whatever parallel_tool_calls says.
+        parallel: true,
       },
       responseFormat: { type: 'json_schema', name: 'reply', schema: { type: 'object', properties: { answer: { type: 'string' } } } },
     };

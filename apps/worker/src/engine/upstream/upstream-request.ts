@@ -1,3 +1,4 @@
+import { parallelCallsAllowed } from '@app/contracts';
 import type { ChatMessage, ResponseFormat, ToolChoice } from '@app/contracts';
 import type OpenAI from 'openai';
 import type { GenerationRequest } from '../inference-engine';
@@ -68,7 +69,7 @@ export function toUpstreamRequest(
             function: { name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), parameters: tool.parameters },
           })),
           tool_choice: toUpstreamToolChoice(tools.choice),
-          parallel_tool_calls: tools.parallel,
+          parallel_tool_calls: parallelCallsAllowed(tools),
         }
       : {}),
     ...(responseFormatParam ? { response_format: responseFormatParam } : {}),
