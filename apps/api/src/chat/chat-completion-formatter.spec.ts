@@ -47,9 +47,13 @@ describe('ChatCompletionFormatter', () => {
     const token = { token: 'Hi', logprob: -0.5, bytes: [72, 105], top_logprobs: [{ token: 'Hi', logprob: -0.5, bytes: [72, 105] }] };
     const ending = { finishReason: 'stop' as const, usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } };
 
-    it('streams them in a chunk of their own, for the choice they belong to', () => {
-      expect((JSON.parse(formatter.partChunk({ type: 'logprobs', choice: 1, content: [token] })) as { choices: unknown }).choices).toEqual([
-        { index: 1, delta: {}, logprobs: { content: [token], refusal: null }, finish_reason: null },
+    it('streams them with the text their tokens spelled, for the choice they belong to', () => {
+      expect((JSON.parse(formatter.textWithLogprobsChunk('Hi', [token], 1)) as { choices: unknown }).choices).toEqual([
+        { index: 1, delta: { content: 'Hi' }, logprobs: { content: [token], refusal: null }, finish_reason: null },
+      ]);
+      // Tokens that spelled no text (part of a character) come in a content chunk with no new text.
+      expect((JSON.parse(formatter.partChunk({ type: 'logprobs', choice: 0, content: [token] })) as { choices: unknown }).choices).toEqual([
+        { index: 0, delta: { content: '' }, logprobs: { content: [token], refusal: null }, finish_reason: null },
       ]);
     });
 

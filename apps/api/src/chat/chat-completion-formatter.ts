@@ -103,11 +103,16 @@ export class ChatCompletionFormatter {
         return this.chunk({ tool_calls: [{ index: part.index, ...opening, function: fn }] }, null, part.choice);
       }
       case 'logprobs':
-        // The log probabilities of text already sent, in a chunk of their own (OpenAI's clients append them).
-        return this.chunk({}, null, part.choice, { content: part.content, refusal: null });
+        // Tokens that spelled no text of their own (StreamedChatCompletion sends text with its logprobs).
+        return this.textWithLogprobsChunk('', part.content, part.choice);
       case 'choice_end':
         return this.finishChunk(part.finishReason, part.choice);
     }
+  }
+
+  /** A piece of text with the log probabilities of the tokens that spelled it, as OpenAI streams them with `logprobs: true`. */
+  textWithLogprobsChunk(text: string, content: TokenLogprob[], choice = 0): string {
+    return this.chunk({ content: text }, null, choice, { content, refusal: null });
   }
 
   /** The chunk sent for every piece of text of the first choice: the hot path of a stream, so built without a generic stringify. */

@@ -271,7 +271,8 @@ export class LlamaCppEngine implements InferenceEngine {
     // for its own reasons: part of a character, of a template's end marker). Matching one aborts
     // generation.
     const stopped = new AbortController();
-    const stop = new StopSequences(sampling.stop, (text) => output.write({ type: 'text', choice: 0, text }));
+    // With logprobs the text waits for its scoring pass and goes out piece by piece with its tokens' numbers.
+    const stop = new StopSequences(sampling.stop, logprobs ? () => undefined : (text) => output.write({ type: 'text', choice: 0, text }));
     const toolCalls = new ToolCallStream(output);
     // No text follows a call: what was held back for a stop sequence goes out before the call's deltas.
     const onCallChunk: GenerateOptions['onFunctionCallParamsChunk'] = (chunk) => {
@@ -326,7 +327,12 @@ export class LlamaCppEngine implements InferenceEngine {
         const scored = await scoreAnswer(chat.sequence, this.model, prompt, answerTokens.tokens, logprobs.top);
         // A cancel or timeout during the scoring pass ends the job as cancelled, not answered.
         if (signal.aborted) throw new GenerationAbortedError();
-        output.write({ type: 'logprobs', choice: 0, content: stop.stopped ? scored.slice(0, answerTokens.within(text.length)) : scored });
+        const kept = stop.stopped ? answerTokens.within(text.length) : scored.length;
+        // Each piece of text followed by its tokens' log probabilities: a stream's chunk carries both.
+        for (const { text: [from, to], tokens: [first, last] } of answerTokens.pieces(text.length, kept)) {
+          output.write({ type: 'text', choice: 0, text: text.slice(from, to) });
+          if (last > first) output.write({ type: 'logprobs', choice: 0, content: scored.slice(first, last) });
+        }
       }
       const called = toolCalls.calls.length > 0;
       const finishReason: FinishReason = !stop.stopped && response.metadata.stopReason === 'maxTokens' ? 'length' : called ? 'tool_calls' : 'stop';
