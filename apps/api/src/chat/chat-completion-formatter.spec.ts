@@ -68,4 +68,28 @@ describe('ChatCompletionFormatter', () => {
       expect(formatter.completion(parts, ending)).toMatchObject({ choices: [{ logprobs: null }] });
     });
   });
+
+  describe('reasoning', () => {
+    const ending = { finishReason: 'stop' as const, usage: { prompt_tokens: 1, completion_tokens: 3, total_tokens: 4, completion_tokens_details: { reasoning_tokens: 2 } } };
+
+    it('streams it as reasoning_content deltas', () => {
+      expect((JSON.parse(formatter.partChunk({ type: 'reasoning', choice: 0, text: 'Hmm' })) as { choices: unknown }).choices).toEqual([
+        { index: 0, delta: { reasoning_content: 'Hmm' }, logprobs: null, finish_reason: null },
+      ]);
+    });
+
+    it('gives it as message.reasoning_content in a whole answer, only where there was some, with usage as it came', () => {
+      const parts: OutputPart[] = [
+        { type: 'reasoning', choice: 0, text: 'Hm' },
+        { type: 'reasoning', choice: 0, text: 'm' },
+        { type: 'text', choice: 0, text: 'Hi' },
+      ];
+      expect(formatter.completion(parts, ending)).toMatchObject({
+        choices: [{ message: { role: 'assistant', content: 'Hi', reasoning_content: 'Hmm' } }],
+        usage: { completion_tokens_details: { reasoning_tokens: 2 } },
+      });
+      const { choices } = formatter.completion([{ type: 'text', choice: 0, text: 'Hi' }], ending) as { choices: Array<{ message: object }> };
+      expect(choices[0].message).not.toHaveProperty('reasoning_content');
+    });
+  });
 });

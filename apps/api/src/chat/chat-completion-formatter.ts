@@ -42,6 +42,7 @@ export class ChatCompletionFormatter {
   completion(parts: OutputPart[], ending: CompletionEnding, choiceCount = 1): object {
     const choices = Array.from({ length: choiceCount }, () => ({
       content: '',
+      reasoning: '',
       toolCalls: [] as ToolCallMessage[],
       logprobs: [] as TokenLogprob[],
       finishReason: ending.finishReason,
@@ -51,6 +52,9 @@ export class ChatCompletionFormatter {
       switch (part.type) {
         case 'text':
           choice.content += part.text;
+          break;
+        case 'reasoning':
+          choice.reasoning += part.text;
           break;
         case 'tool_call': {
           const call = (choice.toolCalls[part.index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
@@ -73,12 +77,15 @@ export class ChatCompletionFormatter {
       created: this.created,
       model: this.model,
       service_tier: this.serviceTier,
-      choices: choices.map(({ content, toolCalls, logprobs, finishReason }, index) => ({
+      choices: choices.map(({ content, reasoning, toolCalls, logprobs, finishReason }, index) => ({
         index,
-        message:
-          toolCalls.length > 0
+        message: {
+          ...(toolCalls.length > 0
             ? { role: 'assistant', content: content === '' ? null : content, refusal: null, tool_calls: toolCalls }
-            : { role: 'assistant', content, refusal: null },
+            : { role: 'assistant', content, refusal: null }),
+          // What a reasoning model thought, where clients of OpenAI-compatible servers read it.
+          ...(reasoning === '' ? {} : { reasoning_content: reasoning }),
+        },
         logprobs: this.withLogprobs ? { content: logprobs, refusal: null } : null,
         finish_reason: finishReason,
       })),
@@ -96,6 +103,8 @@ export class ChatCompletionFormatter {
     switch (part.type) {
       case 'text':
         return part.choice === 0 ? this.contentChunk(part.text) : this.chunk({ content: part.text }, null, part.choice);
+      case 'reasoning':
+        return this.chunk({ reasoning_content: part.text }, null, part.choice);
       case 'tool_call': {
         // The first fragment of a call names it; the others carry only more of its arguments.
         const opening = part.id === undefined ? {} : { id: part.id, type: 'function' };

@@ -25,6 +25,8 @@ export interface GenerationRequest {
    * its tokens spelled (a stream sends the two in one chunk); absent when not asked for.
    */
   logprobs?: LogprobsOptions;
+  /** false: a reasoning model answers without thinking; absent: as its template does by default. */
+  thinking?: boolean;
   /** Aborted when nobody wants the answer any more; the engine stops and frees its slot. */
   signal: AbortSignal;
   /** Receives the output parts as they are generated; text never holds a partial stop sequence. */
