@@ -62,6 +62,43 @@ describe('logprobs', () => {
     tokens(streamed).forEach((entry, index) => expect(entry.logprob).toBeCloseTo(tokens(whole)[index].logprob, 6));
   });
 
+  /** A stream's chunks as the client reads them, each checked against OpenAI's chunk schema. */
+  async function streamedChunks(body: OpenAI.ChatCompletionCreateParamsNonStreaming): Promise<OpenAI.ChatCompletionChunk[]> {
+    const chunks: OpenAI.ChatCompletionChunk[] = [];
+    for await (const chunk of await client.chat.completions.create({ ...body, stream: true })) {
+      assertMatchesSchema('CreateChatCompletionStreamResponse', chunk);
+      chunks.push(chunk);
+    }
+    return chunks;
+  }
+
+  it.each([
+    ['a whole answer', {}],
+    ['an answer cut by a stop sequence', { stop: ' the' }],
+    ['a sampled answer', { temperature: 1, max_tokens: 24 }],
+  ])('streams, in %s, each piece of text with its own tokens\' log probabilities, equal to the whole answer\'s', async (_case, change) => {
+    const body = { ...request, ...change };
+    const whole = await client.chat.completions.create(body);
+    const chunks = await streamedChunks(body);
+    if ('stop' in change) expect(whole.choices[0].finish_reason).toBe('stop');
+    const withText = chunks.filter((chunk) => (chunk.choices[0]?.delta.content ?? '') !== '');
+    expect(withText.length).toBeGreaterThan(1);
+    for (const chunk of chunks) {
+      const [choice] = chunk.choices;
+      const tokens = choice?.logprobs?.content ?? [];
+      // A chunk's tokens spell its text: no text without its numbers, no numbers in a chunk of their own.
+      expect(tokens.map(({ token }) => token).join('')).toBe(choice?.delta.content ?? '');
+    }
+    const streamedTokens = withText.flatMap((chunk) => chunk.choices[0].logprobs?.content ?? []);
+    const wholeTokens = whole.choices[0].logprobs?.content ?? [];
+    expect(withText.map((chunk) => chunk.choices[0].delta.content).join('')).toBe(whole.choices[0].message.content);
+    expect(streamedTokens.map(({ token }) => token)).toEqual(wholeTokens.map(({ token }) => token));
+    streamedTokens.forEach((entry, index) => {
+      expect(entry.logprob).toBeCloseTo(wholeTokens[index].logprob, 6);
+      expect(entry.top_logprobs.map(({ token }) => token)).toEqual(wholeTokens[index].top_logprobs.map(({ token }) => token));
+    });
+  });
+
   it('scores sampled answers, JSON under a grammar and every one of n choices', async () => {
     const completion = await client.chat.completions.create({
       ...request,

@@ -1,7 +1,9 @@
 /**
  * Generates a tiny, deterministic GGUF chat model for tests and `npm start`.
  *
- *   npx tsx tools/make-tiny-model.ts [--name tiny-chat] [--corpus alice|fables] [--out models/tiny-chat.gguf]
+ *   npx tsx tools/make-tiny-model.ts [--name tiny-chat] [--corpus alice|fables] [--out models/tiny-chat.gguf] [--thinking]
+ *
+ * `--thinking` gives it a reasoning model's chat template (tiny-model/thinking-template.ts).
  *
  * The same arguments always give the same bytes; an existing identical file is
  * left untouched so its mtime (and anything keyed on it) does not change.
@@ -13,11 +15,14 @@ import { buildBigramModel } from './tiny-model/bigram-model';
 import type { CorpusName} from './tiny-model/corpus';
 import { isCorpusName } from './tiny-model/corpus';
 import { writeGguf } from './tiny-model/gguf-writer';
+import { withThinkingTemplate } from './tiny-model/thinking-template';
 
 export interface MakeTinyModelOptions {
   readonly name: string;
   readonly corpus: CorpusName;
   readonly out: string;
+  /** A reasoning model's template: answers open with a thought segment. */
+  readonly thinking?: boolean;
 }
 
 export interface MakeTinyModelResult {
@@ -29,7 +34,7 @@ export interface MakeTinyModelResult {
 
 export function makeTinyModel(options: MakeTinyModelOptions): MakeTinyModelResult {
   const model = buildBigramModel({ name: options.name, corpus: options.corpus });
-  const data = writeGguf({ metadata: model.metadata, tensors: model.tensors });
+  const data = writeGguf({ metadata: options.thinking ? withThinkingTemplate(model.metadata) : model.metadata, tensors: model.tensors });
   const path = resolve(options.out);
   if (existsSync(path) && readFileSync(path).equals(data)) {
     return { path, bytes: data.length, written: false };
@@ -49,6 +54,7 @@ function parseCli(argv: string[]): MakeTinyModelOptions {
       name: { type: 'string', default: 'tiny-chat' },
       corpus: { type: 'string' },
       out: { type: 'string' },
+      thinking: { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -56,7 +62,7 @@ function parseCli(argv: string[]): MakeTinyModelOptions {
   // Without --corpus, a name mentioning fables picks that corpus.
   const corpus = values.corpus ?? (name.includes('fables') ? 'fables' : 'alice');
   if (!isCorpusName(corpus)) throw new Error(`unknown --corpus "${corpus}" (expected alice or fables)`);
-  return { name, corpus, out: values.out ?? `models/${name}.gguf` };
+  return { name, corpus, out: values.out ?? `models/${name}.gguf`, thinking: values.thinking };
 }
 
 function main(): void {

@@ -106,6 +106,16 @@ describe('the openai upstream engine, with this service as its upstream', () => 
     // +100 on one token makes it the whole answer, as on the upstream itself.
     const tokens = new Set(through.choices[0].logprobs?.content?.map((entry) => entry.token));
     expect(tokens.size).toBe(1);
+    // Streamed, each content chunk carries its own tokens' log probabilities, as the upstream's do.
+    const chunks: OpenAI.ChatCompletionChunk[] = [];
+    for await (const chunk of await client.chat.completions.create({ ...request, stream: true })) chunks.push(chunk);
+    const withText = chunks.filter((chunk) => (chunk.choices[0]?.delta.content ?? '') !== '');
+    expect(withText.length).toBeGreaterThan(1);
+    for (const chunk of chunks) {
+      const [choice] = chunk.choices;
+      expect((choice?.logprobs?.content ?? []).map((entry) => entry.token).join('')).toBe(choice?.delta.content ?? '');
+    }
+    expect(withText.flatMap((chunk) => chunk.choices[0].logprobs?.content ?? [])).toEqual(upstreamAnswer.choices[0].logprobs?.content);
   });
 
   it("relays the upstream's refusal of a token id outside its vocabulary, naming logit_bias", async () => {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeTinyModel } from '../make-tiny-model';
 import { readGguf } from './gguf-reader';
+import { THINKING_TEMPLATE } from './thinking-template';
 
 describe('makeTinyModel', () => {
   const dir = mkdtempSync(join(tmpdir(), 'tiny-model-'));
@@ -21,5 +22,13 @@ describe('makeTinyModel', () => {
     const third = makeTinyModel({ name: 'tiny-chat', corpus: 'alice', out });
     expect(third.written).toBe(true);
     expect(statSync(out).size).toBe(first.bytes);
+  });
+
+  it('writes the same weights with a reasoning template when asked for thinking', () => {
+    const plain = readGguf(readFileSync(makeTinyModel({ name: 'tiny-think', corpus: 'alice', out: join(dir, 'plain.gguf') }).path));
+    const thinking = readGguf(readFileSync(makeTinyModel({ name: 'tiny-think', corpus: 'alice', out: join(dir, 'think.gguf'), thinking: true }).path));
+    expect(thinking.metadata.get('tokenizer.chat_template')).toBe(THINKING_TEMPLATE);
+    expect(plain.metadata.get('tokenizer.chat_template')).not.toBe(THINKING_TEMPLATE);
+    expect(thinking.tensors.map((tensor) => tensor.name)).toEqual(plain.tensors.map((tensor) => tensor.name));
   });
 });

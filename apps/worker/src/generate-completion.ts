@@ -60,10 +60,16 @@ function combineChoices(outcomes: GenerationOutcome[]): CompletionResult {
   if (outcomes.length === 1) return first;
   const completionTokens = outcomes.reduce((sum, outcome) => sum + outcome.usage.completion_tokens, 0);
   const { prompt_tokens: promptTokens } = first.usage;
+  const reasoningTokens = outcomes.reduce((sum, outcome) => sum + (outcome.usage.completion_tokens_details?.reasoning_tokens ?? 0), 0);
   return {
     ...first,
     // The first choice's prompt is the one counted (and whatever of it was cached).
-    usage: { ...first.usage, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
+    usage: {
+      ...first.usage,
+      completion_tokens: completionTokens,
+      total_tokens: promptTokens + completionTokens,
+      ...(first.usage.completion_tokens_details ? { completion_tokens_details: { reasoning_tokens: reasoningTokens } } : {}),
+    },
     choices: outcomes.map(({ text, toolCalls, finishReason }) => ({ text, ...(toolCalls ? { toolCalls } : {}), finishReason })),
   };
 }
@@ -94,6 +100,7 @@ export async function generateCompletion(
           tools: job.tools,
           responseFormat: job.responseFormat,
           logprobs: job.logprobs,
+          ...(job.thinking === undefined ? {} : { thinking: job.thinking }),
           signal,
           output: choice === 0 ? events : { write: (part) => events.write({ ...part, choice }) },
           promptCache: job.promptCache,

@@ -61,7 +61,7 @@ export class TokenEventPublisher implements OutputSink {
   }
 
   write(part: OutputPart): void {
-    if (part.type === 'text' && part.text.length === 0) return;
+    if ((part.type === 'text' || part.type === 'reasoning') && part.text.length === 0) return;
     appendPart(this.pending, part);
     if (this.job.store) appendPart(this.answer, part);
     if (this.flushTimer) return;

@@ -22,7 +22,7 @@ const plainMessage = fields<Message<'system' | 'user'>>({ role: tagged, content:
 const chatMessage = byTag('role', {
   system: plainMessage,
   user: plainMessage,
-  assistant: fields<Message<'assistant'>>({ role: tagged, content: aString, toolCalls: optional(arrayOf(toolCall)) }),
+  assistant: fields<Message<'assistant'>>({ role: tagged, content: aString, toolCalls: optional(arrayOf(toolCall)), reasoning: optional(aString) }),
   tool: fields<Message<'tool'>>({ role: tagged, content: aString, toolCallId: aString }),
 });
 
@@ -76,6 +76,7 @@ const completionJob = fields<CompletionJobData>({
   logprobs: optional(fields<LogprobsOptions>({ top: aCount })),
   promptCache: optional(fields<PromptCachePolicy>({ implicit: aBoolean, breakpoint: optional(fields<{ message: number; offset: number }>({ message: aCount, offset: aCount })) })),
   serviceTier: optional(oneOf('priority', 'default', 'flex')),
+  thinking: optional(aBoolean),
   store: optional(store),
   acceptedAt: aNumber,
   startDeadline: aNumber,

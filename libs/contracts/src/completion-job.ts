@@ -97,6 +97,11 @@ export interface CompletionJobData {
   responseFormat: ResponseFormat;
   /** Log probabilities of the generated tokens; absent when not asked for. */
   logprobs?: LogprobsOptions;
+  /**
+   * false: a reasoning model answers without thinking (`reasoning_effort` `none` or `minimal`, as
+   * llama.cpp's server reads them); absent: it thinks as its chat template does by default.
+   */
+  thinking?: boolean;
   /** What of the prompt to keep for later requests; absent means the shared start (system messages, tools). */
   promptCache?: PromptCachePolicy;
   /** How the job was placed in its queue (OpenAI's `service_tier`, as granted to its key); absent on a batch line. */
@@ -147,6 +152,8 @@ export interface CompletionUsage {
   total_tokens: number;
   /** Prompt tokens the engine had evaluated already (llama.cpp's prompt cache, or an upstream's). */
   prompt_tokens_details?: { cached_tokens: number };
+  /** Of the completion tokens, those a reasoning model spent thinking (its `reasoning_content`). */
+  completion_tokens_details?: { reasoning_tokens: number };
 }
 
 /** One choice of an answer. */

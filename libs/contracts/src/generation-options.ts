@@ -26,6 +26,12 @@ export interface ToolOptions {
   parallel: boolean;
 }
 
+/**
+ * Whether one answer may hold more than one call: `parallel_tool_calls` (on unless refused), and
+ * never for a named `tool_choice`, which OpenAI answers with exactly one call of that function.
+ */
+export const parallelCallsAllowed = (tools: ToolOptions): boolean => tools.parallel && tools.choice.type !== 'function';
+
 /** Whether the request lets the model call a function: tools offered and `tool_choice` not `none`. */
 export const callsAllowed = (tools: ToolOptions | undefined): tools is ToolOptions => tools !== undefined && tools.choice.type !== 'none';
 

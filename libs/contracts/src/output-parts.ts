@@ -51,6 +51,16 @@ export interface LogprobsPart {
   content: TokenLogprob[];
 }
 
+/**
+ * Text a reasoning model wrote in its thinking segment (`<think>…</think>` and the like), before
+ * or between its answer's text: OpenAI-compatible servers send it as `reasoning_content`.
+ */
+export interface ReasoningPart {
+  type: 'reasoning';
+  choice: number;
+  text: string;
+}
+
 /** One choice of several (`n` > 1) is complete; the others may go on. */
 export interface ChoiceEndPart {
   type: 'choice_end';
@@ -58,7 +68,7 @@ export interface ChoiceEndPart {
   finishReason: FinishReason;
 }
 
-export type OutputPart = TextPart | ToolCallPart | LogprobsPart | ChoiceEndPart;
+export type OutputPart = TextPart | ReasoningPart | ToolCallPart | LogprobsPart | ChoiceEndPart;
 
 /** Where an engine writes its output; the worker's publisher batches what it receives. */
 export interface OutputSink {
@@ -67,12 +77,14 @@ export interface OutputSink {
 
 /**
  * Appends `part` to `parts`, merging it into the last part when both continue the same thing:
- * text of one choice, log probabilities of one choice, or argument fragments of one call (a
+ * text (or reasoning) of one choice, log probabilities of one choice, or argument fragments of one call (a
  * fragment that starts a call, with its id, is never merged into the one before).
  */
 export function appendPart(parts: OutputPart[], part: OutputPart): void {
   const last = parts.at(-1);
   if (last?.type === 'text' && part.type === 'text' && last.choice === part.choice) {
+    parts[parts.length - 1] = { ...last, text: last.text + part.text };
+  } else if (last?.type === 'reasoning' && part.type === 'reasoning' && last.choice === part.choice) {
     parts[parts.length - 1] = { ...last, text: last.text + part.text };
   } else if (last?.type === 'logprobs' && part.type === 'logprobs' && last.choice === part.choice) {
     parts[parts.length - 1] = { ...last, content: [...last.content, ...part.content] };
@@ -106,6 +118,7 @@ export function isOutputPart(value: unknown): value is OutputPart {
   if (!isRecord(value) || !isCount(value.choice)) return false;
   switch (value.type) {
     case 'text':
+    case 'reasoning':
       return typeof value.text === 'string';
     case 'choice_end':
       return isFinishReason(value.finishReason);

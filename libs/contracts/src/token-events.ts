@@ -107,7 +107,9 @@ export function isUsage(value: unknown): value is CompletionUsage {
   const usage = value as Fields;
   const details = usage.prompt_tokens_details;
   const detailsValid = details === undefined || (isRecord(details) && isCount(details.cached_tokens));
-  return isCount(usage.prompt_tokens) && isCount(usage.completion_tokens) && isCount(usage.total_tokens) && detailsValid;
+  const completion = usage.completion_tokens_details;
+  const completionValid = completion === undefined || (isRecord(completion) && isCount(completion.reasoning_tokens));
+  return isCount(usage.prompt_tokens) && isCount(usage.completion_tokens) && isCount(usage.total_tokens) && detailsValid && completionValid;
 }
 
 const isNullableText = (value: unknown): boolean => value === null || typeof value === 'string';

@@ -47,9 +47,13 @@ describe('ChatCompletionFormatter', () => {
     const token = { token: 'Hi', logprob: -0.5, bytes: [72, 105], top_logprobs: [{ token: 'Hi', logprob: -0.5, bytes: [72, 105] }] };
     const ending = { finishReason: 'stop' as const, usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } };
 
-    it('streams them in a chunk of their own, for the choice they belong to', () => {
-      expect((JSON.parse(formatter.partChunk({ type: 'logprobs', choice: 1, content: [token] })) as { choices: unknown }).choices).toEqual([
-        { index: 1, delta: {}, logprobs: { content: [token], refusal: null }, finish_reason: null },
+    it('streams them with the text their tokens spelled, for the choice they belong to', () => {
+      expect((JSON.parse(formatter.textWithLogprobsChunk('Hi', [token], 1)) as { choices: unknown }).choices).toEqual([
+        { index: 1, delta: { content: 'Hi' }, logprobs: { content: [token], refusal: null }, finish_reason: null },
+      ]);
+      // Tokens that spelled no text (part of a character) come in a content chunk with no new text.
+      expect((JSON.parse(formatter.partChunk({ type: 'logprobs', choice: 0, content: [token] })) as { choices: unknown }).choices).toEqual([
+        { index: 0, delta: { content: '' }, logprobs: { content: [token], refusal: null }, finish_reason: null },
       ]);
     });
 
@@ -62,6 +66,30 @@ describe('ChatCompletionFormatter', () => {
       expect(withLogprobs.completion(parts, ending)).toMatchObject({ choices: [{ logprobs: { content: [token], refusal: null } }] });
       expect(withLogprobs.completion([], ending)).toMatchObject({ choices: [{ logprobs: { content: [], refusal: null } }] });
       expect(formatter.completion(parts, ending)).toMatchObject({ choices: [{ logprobs: null }] });
+    });
+  });
+
+  describe('reasoning', () => {
+    const ending = { finishReason: 'stop' as const, usage: { prompt_tokens: 1, completion_tokens: 3, total_tokens: 4, completion_tokens_details: { reasoning_tokens: 2 } } };
+
+    it('streams it as reasoning_content deltas', () => {
+      expect((JSON.parse(formatter.partChunk({ type: 'reasoning', choice: 0, text: 'Hmm' })) as { choices: unknown }).choices).toEqual([
+        { index: 0, delta: { reasoning_content: 'Hmm' }, logprobs: null, finish_reason: null },
+      ]);
+    });
+
+    it('gives it as message.reasoning_content in a whole answer, only where there was some, with usage as it came', () => {
+      const parts: OutputPart[] = [
+        { type: 'reasoning', choice: 0, text: 'Hm' },
+        { type: 'reasoning', choice: 0, text: 'm' },
+        { type: 'text', choice: 0, text: 'Hi' },
+      ];
+      expect(formatter.completion(parts, ending)).toMatchObject({
+        choices: [{ message: { role: 'assistant', content: 'Hi', reasoning_content: 'Hmm' } }],
+        usage: { completion_tokens_details: { reasoning_tokens: 2 } },
+      });
+      const { choices } = formatter.completion([{ type: 'text', choice: 0, text: 'Hi' }], ending) as { choices: Array<{ message: object }> };
+      expect(choices[0].message).not.toHaveProperty('reasoning_content');
     });
   });
 });

@@ -42,6 +42,7 @@ export class ChatCompletionFormatter {
   completion(parts: OutputPart[], ending: CompletionEnding, choiceCount = 1): object {
     const choices = Array.from({ length: choiceCount }, () => ({
       content: '',
+      reasoning: '',
       toolCalls: [] as ToolCallMessage[],
       logprobs: [] as TokenLogprob[],
       finishReason: ending.finishReason,
@@ -51,6 +52,9 @@ export class ChatCompletionFormatter {
       switch (part.type) {
         case 'text':
           choice.content += part.text;
+          break;
+        case 'reasoning':
+          choice.reasoning += part.text;
           break;
         case 'tool_call': {
           const call = (choice.toolCalls[part.index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
@@ -73,12 +77,15 @@ export class ChatCompletionFormatter {
       created: this.created,
       model: this.model,
       service_tier: this.serviceTier,
-      choices: choices.map(({ content, toolCalls, logprobs, finishReason }, index) => ({
+      choices: choices.map(({ content, reasoning, toolCalls, logprobs, finishReason }, index) => ({
         index,
-        message:
-          toolCalls.length > 0
+        message: {
+          ...(toolCalls.length > 0
             ? { role: 'assistant', content: content === '' ? null : content, refusal: null, tool_calls: toolCalls }
-            : { role: 'assistant', content, refusal: null },
+            : { role: 'assistant', content, refusal: null }),
+          // What a reasoning model thought, where clients of OpenAI-compatible servers read it.
+          ...(reasoning === '' ? {} : { reasoning_content: reasoning }),
+        },
         logprobs: this.withLogprobs ? { content: logprobs, refusal: null } : null,
         finish_reason: finishReason,
       })),
@@ -96,6 +103,8 @@ export class ChatCompletionFormatter {
     switch (part.type) {
       case 'text':
         return part.choice === 0 ? this.contentChunk(part.text) : this.chunk({ content: part.text }, null, part.choice);
+      case 'reasoning':
+        return this.chunk({ reasoning_content: part.text }, null, part.choice);
       case 'tool_call': {
         // The first fragment of a call names it; the others carry only more of its arguments.
         const opening = part.id === undefined ? {} : { id: part.id, type: 'function' };
@@ -103,11 +112,16 @@ export class ChatCompletionFormatter {
         return this.chunk({ tool_calls: [{ index: part.index, ...opening, function: fn }] }, null, part.choice);
       }
       case 'logprobs':
-        // The log probabilities of text already sent, in a chunk of their own (OpenAI's clients append them).
-        return this.chunk({}, null, part.choice, { content: part.content, refusal: null });
+        // Tokens that spelled no text of their own (StreamedChatCompletion sends text with its logprobs).
+        return this.textWithLogprobsChunk('', part.content, part.choice);
       case 'choice_end':
         return this.finishChunk(part.finishReason, part.choice);
     }
+  }
+
+  /** A piece of text with the log probabilities of the tokens that spelled it, as OpenAI streams them with `logprobs: true`. */
+  textWithLogprobsChunk(text: string, content: TokenLogprob[], choice = 0): string {
+    return this.chunk({ content: text }, null, choice, { content, refusal: null });
   }
 
   /** The chunk sent for every piece of text of the first choice: the hot path of a stream, so built without a generic stringify. */

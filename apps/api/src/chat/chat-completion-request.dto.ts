@@ -61,6 +61,18 @@ export class ChatMessageDto {
   @MaxLength(256)
   tool_call_id?: string;
 
+  /**
+   * What an assistant thought before its answer, as a reasoning model's server sent it
+   * (`reasoning_content`; vLLM's newer name is `reasoning`): rendered back where the template does.
+   */
+  @IsOptional()
+  @IsString()
+  reasoning_content?: string;
+
+  @IsOptional()
+  @IsString()
+  reasoning?: string;
+
   /** An earlier refusal the client echoes back; nothing to apply. */
   @IsOptional()
   @IsString()
@@ -244,7 +256,8 @@ export class ChatCompletionRequestDto {
   verbosity?: string;
 
   @IsOptional()
-  @IsIn(['none', 'minimal', 'low', 'medium', 'high'])
+  /** `none` and `minimal` turn a reasoning model's thinking off (as llama.cpp's server reads them); the others leave it on. */
+  @IsIn(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'])
   reasoning_effort?: string;
 
   @IsOptional()

@@ -125,4 +125,25 @@ describe('StreamedChatCompletion', () => {
     // The frames after the cut are the very frames the whole stream had there.
     expect(whole.endsWith(resumed)).toBe(true);
   });
+
+  it('sends each piece of text with the log probabilities of its tokens in one chunk, never a logprobs-only chunk', async () => {
+    const { reply, wire } = fakeReply();
+    const response = new StreamedChatCompletion(reply, new ChatCompletionFormatter('chatcmpl-1', 'tiny-chat', 1, false, true));
+    const token = (value: string) => ({ token: value, logprob: -1, bytes: [...Buffer.from(value)], top_logprobs: [] });
+    // The publisher may cut between a piece of text and its logprobs: they still go out together.
+    response.write([text('Hel'), { type: 'logprobs', choice: 0, content: [token('Hel')] }, text('lo')]);
+    response.write([{ type: 'logprobs', choice: 0, content: [token('lo')] }, text(' there')]);
+    await response.finish({ finishReason: 'stop', usage });
+    const chunks = dataEvents(wire())
+      .slice(0, -1)
+      .map((event) => JSON.parse(event) as { choices: Array<{ delta: { content?: string }; logprobs: { content: Array<{ token: string }> } | null }> });
+    expect(chunks.map(({ choices: [choice] }) => [choice.delta.content, choice.logprobs?.content.map(({ token: value }) => value)])).toEqual([
+      ['', undefined],
+      ['Hel', ['Hel']],
+      ['lo', ['lo']],
+      // Text no logprobs followed still goes out, before the finish chunk.
+      [' there', []],
+      [undefined, undefined],
+    ]);
+  });
 });

@@ -55,6 +55,11 @@ export class StreamedChatCompletion implements ChatCompletionResponse {
   /** Choices whose role chunk went out, and those whose finish chunk did. */
   private readonly opened = new Set<number>([0]);
   private readonly ended = new Set<number>();
+  /**
+   * With `logprobs: true`, text waiting (per choice) for the logprobs part that follows it: each
+   * content chunk carries its own tokens' log probabilities, as OpenAI's do.
+   */
+  private readonly textAwaitingLogprobs = new Map<number, string>();
 
   /** @param ids given for a resumable stream: its frames are numbered, and those the client has are skipped. */
   constructor(
@@ -76,8 +81,27 @@ export class StreamedChatCompletion implements ChatCompletionResponse {
         this.opened.add(part.choice);
         this.sse.send(this.formatter.roleChunk(part.choice));
       }
+      if (this.formatter.withLogprobs && part.type === 'text') {
+        this.textAwaitingLogprobs.set(part.choice, (this.textAwaitingLogprobs.get(part.choice) ?? '') + part.text);
+        continue;
+      }
+      if (part.type === 'logprobs') {
+        this.sse.send(this.formatter.textWithLogprobsChunk(this.textAwaitingLogprobs.get(part.choice) ?? '', part.content, part.choice));
+        this.textAwaitingLogprobs.delete(part.choice);
+        continue;
+      }
+      this.sendTextAwaitingLogprobs(part.choice);
       if (part.type === 'choice_end') this.ended.add(part.choice);
       this.sse.send(this.formatter.partChunk(part));
+    }
+  }
+
+  /** Text no logprobs followed (an engine that scored none of its tokens) still goes out, before what comes after it. */
+  private sendTextAwaitingLogprobs(choice?: number): void {
+    for (const [waiting, text] of this.textAwaitingLogprobs) {
+      if (choice !== undefined && waiting !== choice) continue;
+      this.sse.send(this.formatter.textWithLogprobsChunk(text, [], waiting));
+      this.textAwaitingLogprobs.delete(waiting);
     }
   }
 
@@ -86,6 +110,7 @@ export class StreamedChatCompletion implements ChatCompletionResponse {
   }
 
   finish(ending: CompletionEnding): Promise<void> {
+    this.sendTextAwaitingLogprobs();
     // One choice (n = 1) ends with the answer: its finish reason is the end event's.
     if (!this.ended.has(0)) this.sse.send(this.formatter.finishChunk(ending.finishReason));
     if (this.formatter.includeUsage) this.sse.send(this.formatter.usageChunk(ending.usage));

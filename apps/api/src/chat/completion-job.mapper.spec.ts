@@ -49,6 +49,19 @@ describe('toCompletionJob', () => {
     });
   });
 
+  it('maps reasoning: an assistant\'s reasoning_content or reasoning, and reasoning_effort none or minimal as thinking off', () => {
+    const messages = (extra: object) => [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello', ...extra }, { role: 'user', content: 'Again' }];
+    expect(job({ messages: messages({ reasoning_content: 'greet' }) }).messages[1]).toEqual({ role: 'assistant', content: 'Hello', reasoning: 'greet' });
+    expect(job({ messages: messages({ reasoning: 'greet' }) }).messages[1]).toEqual({ role: 'assistant', content: 'Hello', reasoning: 'greet' });
+    expect(job({ messages: messages({}) }).messages[1]).toEqual({ role: 'assistant', content: 'Hello' });
+    expect(refusal({ messages: [{ role: 'user', content: 'Hi', reasoning: 'no' }] })).toMatchObject({ param: 'messages[0].reasoning' });
+    const plain = { messages: [{ role: 'user', content: 'Hi' }] };
+    expect(job({ ...plain, reasoning_effort: 'none' }).thinking).toBe(false);
+    expect(job({ ...plain, reasoning_effort: 'minimal' }).thinking).toBe(false);
+    expect(job({ ...plain, reasoning_effort: 'high' }).thinking).toBeUndefined();
+    expect(job(plain).thinking).toBeUndefined();
+  });
+
   it("maps prompt caching: the latest cache breakpoint, as an offset into its message's joined text, and the mode", () => {
     const breakpoint = { mode: 'explicit', ttl: '12h' };
     const messages = [

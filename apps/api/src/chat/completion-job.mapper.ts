@@ -31,6 +31,9 @@ function toChatMessages(messages: ChatMessageDto[]): ChatMessage[] {
     const content = messageText(message, index);
     if (message.tool_calls !== undefined && message.role !== 'assistant') throw invalid(`Only assistant messages may have tool_calls.`, `${at}.tool_calls`);
     if (message.tool_call_id !== undefined && message.role !== 'tool') throw invalid(`Only tool messages may have a tool_call_id.`, `${at}.tool_call_id`);
+    for (const field of ['reasoning_content', 'reasoning'] as const) {
+      if (message[field] !== undefined && message.role !== 'assistant') throw invalid(`Only assistant messages may have ${field}.`, `${at}.${field}`);
+    }
     const hasContent = message.content !== null && message.content !== undefined;
     if (!hasContent && !(message.role === 'assistant' && message.tool_calls)) {
       throw OpenAiError.invalidRequest(`Missing required parameter: '${at}.content'.`, `${at}.content`, 'missing_required_parameter');
@@ -45,7 +48,8 @@ function toChatMessages(messages: ChatMessageDto[]): ChatMessage[] {
       case 'assistant': {
         const toolCalls = message.tool_calls?.map((call): ToolCall => ({ id: call.id, name: call.function.name, arguments: call.function.arguments }));
         for (const call of toolCalls ?? []) calledIds.add(call.id);
-        return toolCalls ? { role: 'assistant', content, toolCalls } : { role: 'assistant', content };
+        const reasoning = message.reasoning_content ?? message.reasoning;
+        return { role: 'assistant', content, ...(toolCalls ? { toolCalls } : {}), ...(reasoning ? { reasoning } : {}) };
       }
       case 'tool': {
         const id = message.tool_call_id;
@@ -170,6 +174,8 @@ export function toCompletionJob(
     ...(request.n !== undefined && request.n > 1 ? { choices: request.n } : {}),
     responseFormat: format,
     ...(logprobs ? { logprobs } : {}),
+    // llama.cpp's server: `none` and `minimal` answer without thinking; the other efforts think as the template does.
+    ...(request.reasoning_effort === 'none' || request.reasoning_effort === 'minimal' ? { thinking: false } : {}),
     ...(promptCache ? { promptCache } : {}),
     acceptedAt,
     startDeadline: acceptedAt + maxQueueWaitMs,

@@ -186,7 +186,7 @@ export const OPENAPI_SCHEMAS: Record<string, SchemaObject> = {
       },
       safety_identifier: { type: 'string', description: 'Accepted and ignored.' },
       verbosity: { type: 'string', enum: ['low', 'medium', 'high'], description: 'Accepted and ignored.' },
-      reasoning_effort: { type: 'string', description: 'Accepted and ignored.' },
+      reasoning_effort: { type: 'string', description: "none and minimal turn a reasoning model's thinking off; the other efforts leave it as the chat template has it." },
       modalities: { type: 'array', items: { type: 'string', enum: ['text'] }, description: 'Text only.' },
     },
   },

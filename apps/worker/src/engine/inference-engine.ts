@@ -20,8 +20,13 @@ export interface GenerationRequest {
   tools?: ToolOptions;
   /** JSON enforced by a grammar; free text when absent. */
   responseFormat?: ResponseFormat;
-  /** Log probabilities of the generated tokens, written as a `logprobs` part after the text; absent when not asked for. */
+  /**
+   * Log probabilities of the generated tokens, each `logprobs` part written right after the text
+   * its tokens spelled (a stream sends the two in one chunk); absent when not asked for.
+   */
   logprobs?: LogprobsOptions;
+  /** false: a reasoning model answers without thinking; absent: as its template does by default. */
+  thinking?: boolean;
   /** Aborted when nobody wants the answer any more; the engine stops and frees its slot. */
   signal: AbortSignal;
   /** Receives the output parts as they are generated; text never holds a partial stop sequence. */

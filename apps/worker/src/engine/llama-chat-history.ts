@@ -1,5 +1,5 @@
 import type { ChatMessage, ToolCall } from '@app/contracts';
-import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelResponse } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
+import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelResponse, ChatModelSegment } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
 
 /** A tool's arguments or result as the chat template renders it: JSON when it is JSON, else the text. */
 function jsonOrText(text: string): unknown {
@@ -15,13 +15,22 @@ function functionCall(call: ToolCall, results: Map<string, string>, startsNewChu
 }
 
 /**
+ * How a reasoning template's fresh answer begins: in an open thought (as LlamaChat opens one itself
+ * for templates that think from the start: given here, the prompt is rendered as it evaluates it),
+ * or after an empty thought that has ended (thinking off, as llama.cpp's server does with
+ * `enable_thinking: false`: the template's own closing markup, then the answer).
+ */
+export type AnswerStart = 'in thought' | 'after thought';
+
+/**
  * OpenAI's messages as node-llama-cpp's chat history. An assistant message's tool calls become
  * function calls in its model response, each with the result the matching tool message gave
  * (node-llama-cpp keeps call and result together); text the assistant wrote after the results
  * continues that same response. The history ends with the model response the engine fills in:
  * a fresh one, or the last one when the conversation ends with tool results to answer.
+ * A reasoning template's fresh response may begin with an empty thought (see AnswerStart).
  */
-export function toChatHistory(messages: ChatMessage[]): ChatHistoryItem[] {
+export function toChatHistory(messages: ChatMessage[], answerStart?: AnswerStart): ChatHistoryItem[] {
   const results = new Map<string, string>();
   for (const message of messages) if (message.role === 'tool') results.set(message.toolCallId, message.content);
 
@@ -36,7 +45,9 @@ export function toChatHistory(messages: ChatMessage[]): ChatHistoryItem[] {
         break;
       case 'assistant': {
         const calls = (message.toolCalls ?? []).map((call, index) => functionCall(call, results, index === 0));
-        const items = [...(message.content === '' ? [] : [message.content]), ...calls];
+        // Its thinking, for templates that render it (others leave it out).
+        const thought: ChatModelSegment[] = message.reasoning ? [{ type: 'segment', segmentType: 'thought', text: message.reasoning, ended: true }] : [];
+        const items = [...thought, ...(message.content === '' ? [] : [message.content]), ...calls];
         if (openResponse) openResponse.response.push(...items);
         else history.push((openResponse = { type: 'model', response: items }));
         // After tool calls the same response goes on (with their results); after text it is done.
@@ -47,6 +58,6 @@ export function toChatHistory(messages: ChatMessage[]): ChatHistoryItem[] {
         break; // carried as the result of its call
     }
   }
-  if (!openResponse) history.push({ type: 'model', response: [] });
+  if (!openResponse) history.push({ type: 'model', response: answerStart ? [{ type: 'segment', segmentType: 'thought', text: '', ended: answerStart === 'after thought' }] : [] });
   return history;
 }

@@ -1,4 +1,4 @@
-import { MAX_CHOICES, callsAllowed, newToolCallId } from '@app/contracts';
+import { MAX_CHOICES, callsAllowed, newToolCallId, parallelCallsAllowed } from '@app/contracts';
 import type { ChatMessage, EngineCapabilities, FinishReason, OutputSink, PromptCachePolicy, SamplingParams, ToolCall, ToolOptions } from '@app/contracts';
 import type {
   ChatHistoryItem,
@@ -18,6 +18,7 @@ import type {
 import { answerBudget, ContextLengthExceededError, GenerationAbortedError } from './inference-engine';
 import type { GenerationOutcome, GenerationRequest, InferenceEngine } from './inference-engine';
 import { toChatHistory } from './llama-chat-history';
+import type { AnswerStart } from './llama-chat-history';
 import { AnswerTokens, scoreAnswer } from './llama-logprobs';
 import { commonPrefixLength, pickSequence, sharedStart } from './llama-prompt-cache';
 import { LlamaGrammars, asGbnfSchema } from './llama-grammars';
@@ -205,6 +206,23 @@ export class LlamaCppEngine implements InferenceEngine {
 
   readonly slots: number;
 
+  /** Whether the chat template marks thinking (a thought segment): a reasoning model's. */
+  private get thinks(): boolean {
+    return this.chatWrapper.settings.segments?.thought !== undefined;
+  }
+
+  /** Where a reasoning template's answer begins: after an ended thought (thinking off), in the thought it opens itself, or as LlamaChat decides. */
+  private answerStart(thinking: boolean | undefined, mustCall: boolean): AnswerStart | undefined {
+    const thought = this.chatWrapper.settings.segments?.thought;
+    if (!thought) return undefined;
+    if (thinking === false) return 'after thought';
+    // A forced call is injected before the first token: LlamaChat decides about the thought itself there.
+    if (mustCall) return undefined;
+    const { prefix } = thought;
+    const openedOnStart = typeof prefix === 'object' && 'type' in prefix && prefix.type === 'openedOnStart';
+    return openedOnStart || thought.openOnResponseStart === true ? 'in thought' : undefined;
+  }
+
   get contextSize(): number {
     return this.context.contextSize;
   }
@@ -255,9 +273,10 @@ export class LlamaCppEngine implements InferenceEngine {
     return new LlamaCppEngine(llama, model, context, chatWrapper, chats, tokenBias, options.promptCache ?? true);
   }
 
-  async generate({ messages, sampling, tools, responseFormat, logprobs, signal, output, promptCache, anotherChoiceFollows }: GenerationRequest): Promise<GenerationOutcome> {
-    const history = toChatHistory(messages);
+  async generate({ messages, sampling, tools, responseFormat, logprobs, thinking, signal, output, promptCache, anotherChoiceFollows }: GenerationRequest): Promise<GenerationOutcome> {
     const functions = callableFunctions(tools);
+    const mustCall = functions !== undefined && tools?.choice.type !== 'auto';
+    const history = toChatHistory(messages, this.answerStart(thinking, mustCall));
     const prompt = this.renderPrompt(history, functions);
     const promptTokens = prompt.length;
     // LlamaChat keeps a token free after the prompt: with only one it would silently drop the
@@ -265,13 +284,13 @@ export class LlamaCppEngine implements InferenceEngine {
     const maxTokens = answerBudget(this.contextSize, promptTokens, sampling.maxTokens, LLAMA_CHAT_MINIMUM_ROOM);
 
     const grammar = await this.grammars.forFormat(responseFormat);
-    const mustCall = functions !== undefined && tools?.choice.type !== 'auto';
     // Stop sequences are matched here, not by node-llama-cpp: it drops the text it holds back for
     // a possible stop sequence when max_tokens ends the answer (as it still drops text it holds
     // for its own reasons: part of a character, of a template's end marker). Matching one aborts
     // generation.
     const stopped = new AbortController();
-    const stop = new StopSequences(sampling.stop, (text) => output.write({ type: 'text', choice: 0, text }));
+    // With logprobs the text waits for its scoring pass and goes out piece by piece with its tokens' numbers.
+    const stop = new StopSequences(sampling.stop, logprobs ? () => undefined : (text) => output.write({ type: 'text', choice: 0, text }));
     const toolCalls = new ToolCallStream(output);
     // No text follows a call: what was held back for a stop sequence goes out before the call's deltas.
     const onCallChunk: GenerateOptions['onFunctionCallParamsChunk'] = (chunk) => {
@@ -281,8 +300,8 @@ export class LlamaCppEngine implements InferenceEngine {
     };
     const constraint: Partial<GenerateOptions> = grammar
       ? { grammar }
-      : functions
-        ? { functions, maxParallelFunctionCalls: tools?.parallel ? MAX_PARALLEL_CALLS : 1, onFunctionCallParamsChunk: onCallChunk }
+      : functions && tools
+        ? { functions, maxParallelFunctionCalls: parallelCallsAllowed(tools) ? MAX_PARALLEL_CALLS : 1, onFunctionCallParamsChunk: onCallChunk }
         : {};
 
     const bias = sampling.logitBias?.length ? this.tokenBias(sampling.logitBias) : undefined;
@@ -294,6 +313,13 @@ export class LlamaCppEngine implements InferenceEngine {
     const chat = mustCall ? chats.mustCall : chats.free;
     const meterBefore = chat.sequence.tokenMeter.getState();
     const answerTokens = logprobs ? new AnswerTokens() : undefined;
+    let reasoningTokens = 0;
+    // Thinking (a thought segment of the template) is passed on as reasoning; the answer's text comes through onTextChunk.
+    const onResponseChunk: GenerateOptions['onResponseChunk'] = (chunk) => {
+      if (chunk.type !== 'segment' || chunk.segmentType !== 'thought' || signal.aborted) return;
+      reasoningTokens += chunk.tokens.length;
+      output.write({ type: 'reasoning', choice: 0, text: chunk.text });
+    };
     let failed = false;
     try {
       const response = await chat.generateResponse(history, {
@@ -309,6 +335,7 @@ export class LlamaCppEngine implements InferenceEngine {
         repeatPenalty: repeatPenalty(sampling, maxTokens),
         ...(bias ? { tokenBias: bias } : {}),
         trimWhitespaceSuffix: false,
+        ...(this.thinks ? { onResponseChunk } : {}),
         onTextChunk: (text) => {
           answerTokens?.onText(text);
           // After an abort node-llama-cpp may still hand on the token it was processing.
@@ -326,7 +353,12 @@ export class LlamaCppEngine implements InferenceEngine {
         const scored = await scoreAnswer(chat.sequence, this.model, prompt, answerTokens.tokens, logprobs.top);
         // A cancel or timeout during the scoring pass ends the job as cancelled, not answered.
         if (signal.aborted) throw new GenerationAbortedError();
-        output.write({ type: 'logprobs', choice: 0, content: stop.stopped ? scored.slice(0, answerTokens.within(text.length)) : scored });
+        const kept = stop.stopped ? answerTokens.within(text.length) : scored.length;
+        // Each piece of text followed by its tokens' log probabilities: a stream's chunk carries both.
+        for (const { text: [from, to], tokens: [first, last] } of answerTokens.pieces(text.length, kept)) {
+          output.write({ type: 'text', choice: 0, text: text.slice(from, to) });
+          if (last > first) output.write({ type: 'logprobs', choice: 0, content: scored.slice(first, last) });
+        }
       }
       const called = toolCalls.calls.length > 0;
       const finishReason: FinishReason = !stop.stopped && response.metadata.stopReason === 'maxTokens' ? 'length' : called ? 'tool_calls' : 'stop';
@@ -339,6 +371,7 @@ export class LlamaCppEngine implements InferenceEngine {
           completion_tokens: completionTokens,
           total_tokens: promptTokens + completionTokens,
           prompt_tokens_details: { cached_tokens: cachedTokens },
+          ...(this.thinks ? { completion_tokens_details: { reasoning_tokens: reasoningTokens } } : {}),
         },
       };
     } catch (error) {

@@ -85,6 +85,33 @@ export class AnswerTokens {
     this.spelled.push({ tokens: this.tokens.length, length: this.length });
   }
 
+  /**
+   * The first `length` characters of the answer in the pieces LlamaChat handed them on in, each
+   * with the tokens that spelled it (`tokens` [from, to)), for streaming text with its log
+   * probabilities. A piece straddling `length` keeps its text and loses its tokens (as `within`);
+   * the first `tokenCount` tokens are covered: those that spelled no text go with the next piece
+   * that has some, or the last.
+   */
+  pieces(length: number, tokenCount: number): Array<{ text: [number, number]; tokens: [number, number] }> {
+    const pieces: Array<{ text: [number, number]; tokens: [number, number] }> = [];
+    let spelled = 0;
+    let covered = 0;
+    for (const batch of this.spelled) {
+      if (spelled >= length) break;
+      if (batch.length === spelled) continue; // spelled nothing (part of a character): its tokens go with the next text
+      const to = batch.length <= length ? Math.min(batch.tokens, tokenCount) : covered;
+      pieces.push({ text: [spelled, Math.min(batch.length, length)], tokens: [covered, to] });
+      spelled = batch.length;
+      covered = to;
+    }
+    const last = pieces.at(-1);
+    if (covered < tokenCount) {
+      if (last) last.tokens[1] = tokenCount;
+      else pieces.push({ text: [0, 0], tokens: [0, tokenCount] });
+    }
+    return pieces;
+  }
+
   /** How many tokens spelled nothing past the first `length` characters: one straddling that point is left out. */
   within(length: number): number {
     let count = 0;

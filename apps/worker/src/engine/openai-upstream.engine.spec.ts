@@ -113,6 +113,39 @@ describe('OpenAiUpstreamEngine', () => {
       expect(outcome?.usage).toEqual(usage);
     });
 
+    it("a reasoning model's thinking, as reasoning_content (llama.cpp, DeepSeek) or reasoning (newer vLLM), and its reasoning tokens", async () => {
+      const chunk = (delta: object, extra: object = {}) =>
+        `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: null }], ...extra })}\n\n`;
+      const usage = { prompt_tokens: 9, completion_tokens: 4, total_tokens: 13, completion_tokens_details: { reasoning_tokens: 3 } };
+      const body = [
+        chunk({ role: 'assistant', content: '' }),
+        chunk({ reasoning_content: 'Let me' }),
+        chunk({ reasoning: ' think.' }),
+        chunk({ content: 'Yes.' }),
+        `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`,
+        `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [], usage })}\n\n`,
+        'data: [DONE]\n\n',
+      ].join('');
+      handler = (_request, _body, response) => void streamInPieces(response, body);
+      const { parts, outcome } = await generate(engine(), {
+        messages: [
+          { role: 'user', content: 'Hi' },
+          { role: 'assistant', content: 'Hello', reasoning: 'A greeting.' },
+          { role: 'user', content: 'Sure?' },
+        ],
+        thinking: false,
+      });
+      expect(parts).toEqual([
+        { type: 'reasoning', choice: 0, text: 'Let me' },
+        { type: 'reasoning', choice: 0, text: ' think.' },
+        { type: 'text', choice: 0, text: 'Yes.' },
+      ]);
+      expect(outcome?.usage).toEqual(usage);
+      // Sent back where reasoning servers read it, and thinking off as OpenAI names it.
+      expect((received[0].body.messages as unknown[])[1]).toEqual({ role: 'assistant', content: 'Hello', reasoning_content: 'A greeting.' });
+      expect(received[0].body.reasoning_effort).toBe('none');
+    });
+
     it("vLLM's parallel tool calls: the first fragment of each with its id and name, then its arguments", async () => {
       handler = serveFixture('vllm-tool-calls.sse');
       const { parts, outcome } = await generate(engine());
@@ -334,7 +367,8 @@ describe('OpenAiUpstreamEngine', () => {
       tools: {
         definitions: [{ name: 'get_weather', description: 'Current weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }],
         choice: { type: 'function', name: 'get_weather' },
-        parallel: false,
+        // A named choice is one call (OpenAI's), whatever parallel_tool_calls says.
+        parallel: true,
       },
       responseFormat: { type: 'json_schema', name: 'reply', schema: { type: 'object', properties: { answer: { type: 'string' } } } },
     };

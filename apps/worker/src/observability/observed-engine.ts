@@ -51,7 +51,7 @@ export class ObservedEngine implements InferenceEngine {
     const output: OutputSink = {
       write: (part) => {
         // Generated output only: log probabilities come after the text they score, choice ends mark no token.
-        if (part.type === 'text' || part.type === 'tool_call') {
+        if (part.type === 'text' || part.type === 'reasoning' || part.type === 'tool_call') {
           const now = performance.now();
           if (lastOutputAt === undefined) this.metrics.timeToFirstToken.observe(this.labels, (now - startedAt) / 1000);
           else this.metrics.interTokenLatency.observe(this.labels, (now - lastOutputAt) / 1000);

@@ -115,6 +115,9 @@ export class UpstreamAnswer {
     if (!choice) return;
     const delta = isJsonObject(choice.delta) ? choice.delta : {};
     const content = text(delta.content);
+    // A reasoning model's thinking: `reasoning_content` (DeepSeek, llama.cpp's server, older vLLM) or `reasoning` (newer vLLM).
+    const reasoning = text(delta.reasoning_content) ?? text(delta.reasoning);
+    if (reasoning) this.write({ type: 'reasoning', choice: 0, text: reasoning });
     const toolCalls = Array.isArray(delta.tool_calls) ? (delta.tool_calls as unknown[]).filter(isJsonObject) : [];
     if ((content !== undefined && content !== '') || toolCalls.length > 0) this.outputChunks += 1;
     if (content) {
@@ -190,11 +193,13 @@ function readUsage(value: unknown): CompletionUsage | undefined {
   if (prompt === undefined || completion === undefined) return undefined;
   const reported = isJsonObject(value.prompt_tokens_details) ? count(value.prompt_tokens_details.cached_tokens) : undefined;
   const cached = reported === undefined ? undefined : Math.min(reported, prompt);
+  const reasoning = isJsonObject(value.completion_tokens_details) ? count(value.completion_tokens_details.reasoning_tokens) : undefined;
   return {
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: count(value.total_tokens) ?? prompt + completion,
     // The upstream's own prefix cache (vLLM's, llama.cpp's server's), when it reports one.
     ...(cached === undefined ? {} : { prompt_tokens_details: { cached_tokens: cached } }),
+    ...(reasoning === undefined ? {} : { completion_tokens_details: { reasoning_tokens: Math.min(reasoning, completion) } }),
   };
 }

@@ -1,3 +1,4 @@
+import { parallelCallsAllowed } from '@app/contracts';
 import type { ChatMessage, ResponseFormat, ToolChoice } from '@app/contracts';
 import type OpenAI from 'openai';
 import type { GenerationRequest } from '../inference-engine';
@@ -11,14 +12,18 @@ function toUpstreamMessage(message: ChatMessage): OpenAI.Chat.ChatCompletionMess
       return { role: message.role, content: message.content };
     case 'tool':
       return { role: 'tool', content: message.content, tool_call_id: message.toolCallId };
-    case 'assistant':
-      if (!message.toolCalls?.length) return { role: 'assistant', content: message.content };
+    case 'assistant': {
+      // What it thought, where reasoning models' servers read it back (not in OpenAI's own types).
+      const reasoning = message.reasoning ? { reasoning_content: message.reasoning } : {};
+      if (!message.toolCalls?.length) return { role: 'assistant', content: message.content, ...reasoning };
       return {
+        ...reasoning,
         role: 'assistant',
         // OpenAI's own shape for a turn that only called: no text at all rather than an empty one.
         content: message.content === '' ? null : message.content,
         tool_calls: message.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })),
       };
+    }
   }
 }
 
@@ -45,7 +50,7 @@ function toUpstreamResponseFormat(format: ResponseFormat): ChatCompletionParams[
  */
 export function toUpstreamRequest(
   model: string,
-  { messages, sampling, tools, responseFormat, logprobs }: Omit<GenerationRequest, 'signal' | 'output'>,
+  { messages, sampling, tools, responseFormat, logprobs, thinking }: Omit<GenerationRequest, 'signal' | 'output'>,
 ): ChatCompletionParams {
   const responseFormatParam = responseFormat && toUpstreamResponseFormat(responseFormat);
   return {
@@ -68,10 +73,12 @@ export function toUpstreamRequest(
             function: { name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), parameters: tool.parameters },
           })),
           tool_choice: toUpstreamToolChoice(tools.choice),
-          parallel_tool_calls: tools.parallel,
+          parallel_tool_calls: parallelCallsAllowed(tools),
         }
       : {}),
     ...(responseFormatParam ? { response_format: responseFormatParam } : {}),
     ...(logprobs ? { logprobs: true, top_logprobs: logprobs.top } : {}),
+    // Thinking off, as OpenAI names it (vLLM, llama.cpp's server and this service read it).
+    ...(thinking === false ? { reasoning_effort: 'none' as const } : {}),
   };
 }
