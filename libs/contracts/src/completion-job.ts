@@ -90,7 +90,7 @@ export interface CompletionJobData {
   responseFormat: ResponseFormat;
   /** Log probabilities of the generated tokens; absent when not asked for. */
   logprobs?: LogprobsOptions;
-  /** What of the prompt to keep for later requests; absent means the shared start (system messages, tools). */
+  /** What of the prompt to keep for later requests; absent means the whole conversation and its answer. */
   promptCache?: PromptCachePolicy;
   /** How the job was placed in its queue (OpenAI's `service_tier`, as granted to its key); absent on a batch line. */
   serviceTier?: ServiceTier;

@@ -126,7 +126,7 @@ function logprobsOptions(request: ChatCompletionRequestDto, tools: ToolOptions |
   return { top: request.top_logprobs ?? 0 };
 }
 
-/** OpenAI's prompt caching as the worker keeps prompts: absent for the default (the shared start alone). */
+/** OpenAI's prompt caching as the worker keeps prompts: absent for the default (the whole conversation). */
 function promptCachePolicy(request: ChatCompletionRequestDto): PromptCachePolicy | undefined {
   const implicit = request.prompt_cache_options?.mode !== 'explicit';
   // Every earlier breakpoint marks a prefix of the latest one, which is kept with it.

@@ -180,7 +180,7 @@ export const OPENAPI_SCHEMAS: Record<string, SchemaObject> = {
       prompt_cache_options: {
         type: 'object',
         properties: {
-          mode: { type: 'string', enum: ['implicit', 'explicit'], description: 'implicit (the default) also keeps the start prompts share (system messages, tools); explicit keeps only up to the latest prompt_cache_breakpoint, or nothing.' },
+          mode: { type: 'string', enum: ['implicit', 'explicit'], description: 'implicit (the default) keeps the whole conversation and its answer for the next turn (its start, system messages and tools, serves other requests too); explicit keeps only up to the latest prompt_cache_breakpoint, or nothing.' },
           ttl: { type: 'string', enum: ['30m'], description: 'Accepted: a kept prompt lives until its sequence is needed for another.' },
         },
       },
