@@ -62,6 +62,26 @@ export class ApiEnv extends RedisEnv {
   @Min(100)
   MAX_QUEUE_WAIT_MS = 30_000;
 
+  /**
+   * Prefix-cache affinity: a conversation's next turn goes to the queue of the worker that served
+   * it last (its sequences hold the conversation) while that worker is alive and not backed up.
+   */
+  @EnvBoolean()
+  @IsBoolean()
+  AFFINITY = true;
+
+  /** How long a job waits on its chosen worker's own queue before it moves to the model's shared queue. */
+  @EnvInteger()
+  @IsInt()
+  @Min(10)
+  AFFINITY_WAIT_MS = 1000;
+
+  /** How long a key → worker entry lives after the last job of that key started there. */
+  @EnvInteger()
+  @IsInt()
+  @Min(1000)
+  AFFINITY_TTL_MS = 600_000;
+
   /** Requests each API key may make per rate-limit window, across all API instances; 0 = no limit. */
   @EnvInteger()
   @IsInt()

@@ -5,6 +5,7 @@ import { OpenAiError } from '../errors/openai-error';
 import type { ChatCompletionRequestDto, ChatMessageDto } from './chat-completion-request.dto';
 import { breakpointOffsets, contentText } from './message-content.validator';
 import { stopList } from './stop-sequences.validator';
+import { affinityKeyOf } from '../completions/affinity-key';
 
 /** One message's text may not exceed this (the body limit bounds the sum). */
 export const MAX_MESSAGE_CHARS = 256 * 1024;
@@ -151,10 +152,11 @@ export function toCompletionJob(
   }
   const logprobs = logprobsOptions(request, tools);
   const promptCache = promptCachePolicy(request);
+  const messages = toChatMessages(request.messages);
   return {
     completionId,
     model: request.model,
-    messages: toChatMessages(request.messages),
+    messages,
     sampling: {
       temperature: request.temperature ?? 1,
       topP: request.top_p ?? 1,
@@ -171,6 +173,7 @@ export function toCompletionJob(
     responseFormat: format,
     ...(logprobs ? { logprobs } : {}),
     ...(promptCache ? { promptCache } : {}),
+    affinityKey: affinityKeyOf(request.prompt_cache_key, messages, tools?.definitions),
     acceptedAt,
     startDeadline: acceptedAt + maxQueueWaitMs,
   };

@@ -176,7 +176,7 @@ export const OPENAPI_SCHEMAS: Record<string, SchemaObject> = {
         enum: ['auto', 'default', 'flex', 'priority', 'scale'],
         description: 'priority (keys in PRIORITY_TIER_KEYS) is taken before default, default before flex, flex before batch lines; the answer names the tier used.',
       },
-      prompt_cache_key: { type: 'string', description: 'Accepted and ignored.' },
+      prompt_cache_key: { type: 'string', description: 'Requests with one key go to the worker that served it last (its prompt cache holds their start); without it, requests whose conversations begin alike do.' },
       prompt_cache_options: {
         type: 'object',
         properties: {
