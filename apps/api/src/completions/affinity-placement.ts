@@ -30,6 +30,8 @@ export type PlacementOutcome = 'hit' | 'miss' | 'busy' | 'off';
 export class AffinityPlacement implements OnApplicationShutdown {
   private readonly logger = new Logger(AffinityPlacement.name);
   private readonly workerQueues = new Map<string, CompletionQueue>();
+  /** Jobs this instance placed on each worker's queue that have not started or moved yet. */
+  private readonly placedOn = new Map<string, number>();
 
   constructor(
     private readonly env: ApiEnv,
@@ -52,8 +54,12 @@ export class AffinityPlacement implements OnApplicationShutdown {
     const queue = this.forWorker(job.model, worker.workerId);
     const counts = await queue.getJobCounts('wait', 'prioritized').catch(() => undefined);
     const waiting = counts === undefined ? Infinity : (counts.wait ?? 0) + (counts.prioritized ?? 0);
-    if (waiting >= worker.slots) return sharedOnly('busy');
-    return { placed: new PlacedJob(this.waitingLimit, shared, queue, this.env.AFFINITY_WAIT_MS, record), outcome: 'hit' };
+    // Requests that arrive together read the same count: this instance's own placements count too.
+    const placedHere = this.placedOn.get(worker.workerId) ?? 0;
+    if (Math.max(waiting, placedHere) >= worker.slots) return sharedOnly('busy');
+    this.placedOn.set(worker.workerId, placedHere + 1);
+    const settled = () => this.placedOn.set(worker.workerId, (this.placedOn.get(worker.workerId) ?? 1) - 1);
+    return { placed: new PlacedJob(this.waitingLimit, shared, queue, this.env.AFFINITY_WAIT_MS, record, settled), outcome: 'hit' };
   }
 
   /** Notes which worker started a job of the key (any queue's), unless affinity is off. */
