@@ -1,6 +1,5 @@
-import { completionQueueName, completionQueuePrefix, workerQueueName } from '@app/contracts';
-import { Queue } from 'bullmq';
 import OpenAI from 'openai';
+import { ModelQueues } from './support/model-queues';
 import { e2eStack } from './support/stack-env';
 
 /**
@@ -10,13 +9,9 @@ import { e2eStack } from './support/stack-env';
 describe('two API instances and two workers on one Redis', () => {
   const stack = e2eStack();
   const clients = stack.apiUrls.map((baseURL) => new OpenAI({ baseURL, apiKey: stack.apiKey, maxRetries: 0 }));
-  // The model's shared queue, and each worker's own (where prefix-cache affinity places a job).
-  const queues = [completionQueueName(stack.model), ...stack.workerIds.map((id) => workerQueueName(stack.model, id))].map(
-    (name) => new Queue(name, { connection: { url: stack.redisUrl }, prefix: completionQueuePrefix(stack.model) }),
-  );
-  const findJob = async (id: string) => (await Promise.all(queues.map((queue) => queue.getJob(id)))).find((job) => job !== undefined);
+  const queues = new ModelQueues({ url: stack.redisUrl }, stack.model, stack.workerIds);
 
-  afterAll(() => Promise.all(queues.map((queue) => queue.close())));
+  afterAll(() => queues.close());
 
   // Seeded sampling is deterministic, so each seed's answer is known in advance from a
   // non-stream request; a token crossing over to another stream would show as a difference.
@@ -56,7 +51,7 @@ describe('two API instances and two workers on one Redis', () => {
       expect(content).toBe(expected.get(seed));
     }
 
-    const streamedJobs = await Promise.all(streams.map(({ ids }) => findJob([...ids][0])));
+    const streamedJobs = await Promise.all(streams.map(({ ids }) => queues.findJob([...ids][0])));
     const workersUsed = new Set(streamedJobs.map((job) => job?.processedBy));
     expect(workersUsed).toEqual(new Set(stack.workerIds));
   });

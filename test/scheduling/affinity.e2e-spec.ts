@@ -1,6 +1,7 @@
 import { completionQueueName, completionQueuePrefix, workerQueueName } from '@app/contracts';
 import { Queue } from 'bullmq';
 import OpenAI from 'openai';
+import { scrape, serverRoot, total } from '../operators/prometheus-text';
 import { STACK_API_KEY, STACK_MODEL, ServiceStack, waitFor } from '../support/service-stack';
 
 const AFFINITY_WAIT_MS = 1000;
@@ -16,7 +17,7 @@ describe('prefix-cache affinity across workers', () => {
   const queues = new Map<string, Queue>();
 
   beforeAll(async () => {
-    stack = await ServiceStack.start({ name: 'affinity', workers: 3, parallelSequences: 2, apiEnv: { AFFINITY_WAIT_MS: String(AFFINITY_WAIT_MS) } });
+    stack = await ServiceStack.start({ name: 'affinity', workers: 3, parallelSequences: 2, apiEnv: { AFFINITY: 'true', AFFINITY_WAIT_MS: String(AFFINITY_WAIT_MS) } });
     client = new OpenAI({ baseURL: stack.baseUrl, apiKey: STACK_API_KEY, maxRetries: 0 });
     const open = (name: string) => queues.set(name, new Queue(name, { connection: { url: stack.redis.url }, prefix: completionQueuePrefix(STACK_MODEL) }));
     open(completionQueueName(STACK_MODEL));
@@ -43,12 +44,16 @@ describe('prefix-cache affinity across workers', () => {
     return only;
   };
 
+  const placementsCounted = async (outcome: string) =>
+    total((await scrape(`${serverRoot(stack.baseUrl)}/metrics`)).samples, 'llm_api_affinity_placements_total', { model: STACK_MODEL, outcome });
+
   type Message = OpenAI.ChatCompletionMessageParam;
   const system = `You are a storyteller. ${'Every tale you tell is about a hatter, a hare and a dormouse at a tea party. '.repeat(12)}`;
   const turn = (history: Message[], question: string, extra: Partial<OpenAI.ChatCompletionCreateParamsNonStreaming> = {}) =>
     client.chat.completions.create({ model: STACK_MODEL, messages: [{ role: 'system', content: system }, ...history, { role: 'user', content: question }], max_tokens: 12, temperature: 0, ...extra });
 
   it("sends a conversation's turns to the worker that served it while that worker is free: each finds the turns before it cached", async () => {
+    const hitsBefore = await placementsCounted('hit');
     const history: Message[] = [];
     const served: Array<{ queue: string; worker?: string }> = [];
     let previousTurnTokens = 0;
@@ -63,6 +68,7 @@ describe('prefix-cache affinity across workers', () => {
     expect(served.map((placement) => placement.worker)).toEqual([worker, worker, worker, worker]);
     // The first turn from the shared queue; the others placed on that worker's own queue.
     expect(served.map((placement) => placement.queue)).toEqual([completionQueueName(STACK_MODEL), ...Array<string>(3).fill(workerQueueName(STACK_MODEL, worker))]);
+    expect((await placementsCounted('hit')) - hitsBefore).toBe(3);
   });
 
   it('answers the next turn on another worker within the bound when the worker holding the conversation was SIGKILLed, and runs it once', async () => {
@@ -70,6 +76,7 @@ describe('prefix-cache affinity across workers', () => {
     const first = await turn([], 'Who pours the tea?', { prompt_cache_key: key });
     const { worker } = await servedOnce(first.id);
     await stack.workers.find((process) => process.name === `worker:${worker}`)?.stop('SIGKILL');
+    const fallbacksBefore = await placementsCounted('fallback');
     const startedAt = Date.now();
     const next = await turn([{ role: 'user', content: 'Who pours the tea?' }, { role: 'assistant', content: first.choices[0].message.content }], 'And then?', { prompt_cache_key: key });
     const tookMs = Date.now() - startedAt;
@@ -78,6 +85,7 @@ describe('prefix-cache affinity across workers', () => {
     expect(placed.queue).toBe(completionQueueName(STACK_MODEL));
     // Placed on the dead worker's queue (it is listed until its announcement expires) and moved.
     expect(tookMs).toBeLessThan(AFFINITY_WAIT_MS + 3000);
+    expect((await placementsCounted('fallback')) - fallbacksBefore).toBe(1);
   });
 
   it('answers the next turn on another worker at once while the worker holding the conversation drains, and lets its running job finish', async () => {

@@ -42,6 +42,9 @@ export class ServiceStack {
   ) {}
 
   static async start(options: StackOptions): Promise<ServiceStack> {
+    // These stacks look jobs up on the model's shared queue: prefix-cache affinity (which places a
+    // conversation's turns on its worker's own queue) only where a test asks for it.
+    options = { ...options, apiEnv: { AFFINITY: 'false', ...options.apiEnv } };
     const redis = await startRedisServer({ logFile: resolve(LOG_DIR, `${options.name}-redis.log`) });
     const api = await startApi({
       redisUrl: redis.url,

@@ -6,6 +6,7 @@ import type { CompletionJobData, CompletionJobInput, CompletionResult, TokenEven
 import { Queue } from 'bullmq';
 import type { RedisClient } from '@app/redis';
 import { ModelRegistry } from '../models/model-registry';
+import { ApiMetrics } from '../observability/api-metrics';
 import { COMMANDS_REDIS } from './api-redis.providers';
 import type { CompletionQueue } from './completion-queues';
 import { PlacedJob } from './placed-job';
@@ -38,16 +39,24 @@ export class AffinityPlacement implements OnApplicationShutdown {
     private readonly models: ModelRegistry,
     private readonly waitingLimit: WaitingLimit,
     @Inject(COMMANDS_REDIS) private readonly redis: RedisClient,
+    private readonly metrics: ApiMetrics,
   ) {}
 
   /**
    * Chooses the job's queue. A detached job (a stored completion, whose state is read from the
-   * model's queue) always goes to the shared queue, as does every job with AFFINITY off.
+   * model's queue) and a flex one always go to the shared queue, as does every job with AFFINITY off.
    */
   async place(job: CompletionJobInput, shared: CompletionQueue, detached: boolean): Promise<{ placed: PlacedJob; outcome: PlacementOutcome }> {
+    const placement = await this.choose(job, shared, detached);
+    this.metrics.affinityPlacements.inc({ model: job.model, outcome: placement.outcome });
+    return placement;
+  }
+
+  private async choose(job: CompletionJobInput, shared: CompletionQueue, detached: boolean): Promise<{ placed: PlacedJob; outcome: PlacementOutcome }> {
     const record = this.recorder(job);
     const sharedOnly = (outcome: PlacementOutcome) => ({ placed: new PlacedJob(this.waitingLimit, shared, undefined, this.env.AFFINITY_WAIT_MS, record), outcome });
-    if (!this.env.AFFINITY || detached || job.affinityKey === undefined) return sharedOnly('off');
+    // A flex job waits below default ones on the shared queue: on a worker's queue it would pass them.
+    if (!this.env.AFFINITY || detached || job.affinityKey === undefined || job.serviceTier === 'flex') return sharedOnly('off');
     const workerId = await this.redis.get(affinityMapKey(job.model, job.affinityKey)).catch(() => null);
     const worker = workerId === null ? undefined : this.models.liveWorkers(job.model).find((live) => live.workerId === workerId);
     if (!worker) return sharedOnly('miss');
@@ -58,7 +67,10 @@ export class AffinityPlacement implements OnApplicationShutdown {
     const placedHere = this.placedOn.get(worker.workerId) ?? 0;
     if (Math.max(waiting, placedHere) >= worker.slots) return sharedOnly('busy');
     this.placedOn.set(worker.workerId, placedHere + 1);
-    const settled = () => this.placedOn.set(worker.workerId, (this.placedOn.get(worker.workerId) ?? 1) - 1);
+    const settled = (moved: boolean) => {
+      this.placedOn.set(worker.workerId, (this.placedOn.get(worker.workerId) ?? 1) - 1);
+      if (moved) this.metrics.affinityPlacements.inc({ model: job.model, outcome: 'fallback' });
+    };
     return { placed: new PlacedJob(this.waitingLimit, shared, queue, this.env.AFFINITY_WAIT_MS, record, settled), outcome: 'hit' };
   }
 

@@ -27,8 +27,8 @@ export class PlacedJob {
     private readonly chosen: CompletionQueue | undefined,
     private readonly waitMs: number,
     private readonly record: (event: TokenEvent) => void,
-    /** Called once when the job no longer waits on its worker's queue: started, moved or ended. */
-    private onLeftWorkerQueue: () => void = () => undefined,
+    /** Called once when the job no longer waits on its worker's queue: started, moved (true) or ended. */
+    private onLeftWorkerQueue: (moved: boolean) => void = () => undefined,
   ) {
     this.current = chosen ?? shared;
   }
@@ -54,7 +54,7 @@ export class PlacedJob {
     if (event.type === 'started') {
       this.started = true;
       clearTimeout(this.timer);
-      this.leftWorkerQueue();
+      this.leftWorkerQueue(false);
     }
     this.record(event);
   }
@@ -77,13 +77,13 @@ export class PlacedJob {
   close(): void {
     this.closed = true;
     clearTimeout(this.timer);
-    this.leftWorkerQueue();
+    this.leftWorkerQueue(false);
   }
 
-  private leftWorkerQueue(): void {
+  private leftWorkerQueue(moved: boolean): void {
     const notify = this.onLeftWorkerQueue;
     this.onLeftWorkerQueue = () => undefined;
-    notify();
+    notify(moved);
   }
 
   private async moveToShared(chosen: CompletionQueue, name: string, data: CompletionJobData, options: JobOptions): Promise<void> {
@@ -93,7 +93,7 @@ export class PlacedJob {
     if (removed !== 1 || this.closed) return;
     this.current = this.shared;
     this.movedToShared = true;
-    this.leftWorkerQueue();
+    this.leftWorkerQueue(true);
     // It was admitted already: the shared queue's depth limit does not refuse it now.
     await this.shared.add(name, data, options).catch(() => undefined); // lost with Redis: the start limit answers 503
   }
