@@ -1,6 +1,5 @@
-import { completionQueueName, completionQueuePrefix } from '@app/contracts';
-import { Queue } from 'bullmq';
 import OpenAI from 'openai';
+import { ModelQueues } from './support/model-queues';
 import { e2eStack } from './support/stack-env';
 
 /**
@@ -10,9 +9,9 @@ import { e2eStack } from './support/stack-env';
 describe('two API instances and two workers on one Redis', () => {
   const stack = e2eStack();
   const clients = stack.apiUrls.map((baseURL) => new OpenAI({ baseURL, apiKey: stack.apiKey, maxRetries: 0 }));
-  const queue = new Queue(completionQueueName(stack.model), { connection: { url: stack.redisUrl }, prefix: completionQueuePrefix(stack.model) });
+  const queues = new ModelQueues({ url: stack.redisUrl }, stack.model, stack.workerIds);
 
-  afterAll(() => queue.close());
+  afterAll(() => queues.close());
 
   // Seeded sampling is deterministic, so each seed's answer is known in advance from a
   // non-stream request; a token crossing over to another stream would show as a difference.
@@ -52,7 +51,7 @@ describe('two API instances and two workers on one Redis', () => {
       expect(content).toBe(expected.get(seed));
     }
 
-    const streamedJobs = await Promise.all(streams.map(({ ids }) => queue.getJob([...ids][0])));
+    const streamedJobs = await Promise.all(streams.map(({ ids }) => queues.findJob([...ids][0])));
     const workersUsed = new Set(streamedJobs.map((job) => job?.processedBy));
     expect(workersUsed).toEqual(new Set(stack.workerIds));
   });

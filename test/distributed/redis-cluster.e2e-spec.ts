@@ -1,7 +1,5 @@
 import { completionQueueName, completionQueuePrefix } from '@app/contracts';
-import type { CompletionJobData } from '@app/contracts';
 import { Queue } from 'bullmq';
-import type { Job } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
 import OpenAI from 'openai';
 import { resolve } from 'node:path';
@@ -11,6 +9,7 @@ import { startRedisCluster } from '../../tools/local-stack/redis-cluster';
 import type { RunningApi } from '../../tools/local-stack/services';
 import { REPO_ROOT, startApi, startWorker } from '../../tools/local-stack/services';
 import { longRequest, postChat, readStream } from '../support/chat-requests';
+import { ModelQueues } from '../support/model-queues';
 import { waitFor } from '../support/service-stack';
 
 const KEY = 'sk-cluster-test-0123456789';
@@ -29,6 +28,8 @@ describe('on Redis Cluster', () => {
   let client: OpenAI;
   let queue: Queue;
   let queueConnection: Cluster;
+  /** The shared queue and the worker's own (prefix-cache affinity places a repeated prompt there). */
+  let modelQueues: ModelQueues;
   const nodeClients: Redis[] = [];
 
   beforeAll(async () => {
@@ -52,6 +53,7 @@ describe('on Redis Cluster', () => {
       connection: queueConnection,
       prefix: completionQueuePrefix(MODEL),
     });
+    modelQueues = new ModelQueues(queueConnection, MODEL, ['cluster-worker']);
     for (const node of cluster.nodes) {
       const [nodeHost, nodePort] = node.split(':');
       nodeClients.push(new Redis(Number(nodePort), nodeHost));
@@ -62,6 +64,7 @@ describe('on Redis Cluster', () => {
   // Cluster client outliving its nodes keeps refreshing slots (and the test process alive).
   afterAll(async () => {
     await queue?.close();
+    await modelQueues?.close();
     await queueConnection?.quit();
     await Promise.all(nodeClients.map((node) => node.quit()));
     await Promise.all([api?.process.stop(), worker?.stop()]);
@@ -91,7 +94,7 @@ describe('on Redis Cluster', () => {
       if (seen || typeof event.id !== 'string') return;
       const completionId = event.id;
       void (async () => {
-        const job = (await queue.getJob(completionId)) as Job<CompletionJobData> | undefined;
+        const job = await modelQueues.findJob(completionId);
         const channel = job?.data.replyTo.channel ?? '';
         return Promise.all(
           nodeClients.map(async (node) => ({
@@ -117,7 +120,7 @@ describe('on Redis Cluster', () => {
     });
     controller.abort();
     const job = await waitFor('the job to end', async () => {
-      const found = await queue.getJob(id);
+      const found = await modelQueues.findJob(id);
       return found?.finishedOn ? found : undefined;
     });
     expect(job.failedReason).toMatch(/cancelled/);

@@ -1,7 +1,5 @@
-import { completionQueueName, completionQueuePrefix } from '@app/contracts';
-import type { CompletionJobData } from '@app/contracts';
-import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import { ModelQueues } from '../support/model-queues';
 import { assertMatchesSchema } from '../support/openai-schema';
 import { e2eStack } from '../support/stack-env';
 import { longRequest, postChat, readStream } from '../support/chat-requests';
@@ -15,9 +13,9 @@ import { longRequest, postChat, readStream } from '../support/chat-requests';
 describe('lost, out-of-order or malformed events', () => {
   const stack = e2eStack();
   const redis = new Redis(stack.redisUrl);
-  const queue = new Queue<CompletionJobData>(completionQueueName(stack.model), { connection: redis, prefix: completionQueuePrefix(stack.model) });
+  const queues = new ModelQueues(redis, stack.model, stack.workerIds);
   afterAll(async () => {
-    await queue.close();
+    await queues.close();
     await redis.quit();
   });
 
@@ -29,7 +27,7 @@ describe('lost, out-of-order or malformed events', () => {
         injected = true;
         const completionId = event.id;
         // Where the worker replies: the job names its API instance's reply channel.
-        void queue.getJob(completionId).then((job) => redis.spublish(job?.data.replyTo.channel ?? '', message(completionId)));
+        void queues.findJob(completionId).then((job) => redis.spublish(job?.data.replyTo.channel ?? '', message(completionId)));
       }
     });
   }

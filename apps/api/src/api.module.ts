@@ -13,6 +13,7 @@ import { ApiRedisCloser, apiRedisProviders } from './completions/api-redis.provi
 import { CompletionAdmission } from './completions/completion-admission';
 import { CompletionEventBus } from './completions/completion-event-bus';
 import { CompletionQueues } from './completions/completion-queues';
+import { AffinityPlacement } from './completions/affinity-placement';
 import { CompletionRunner } from './completions/completion-runner';
 import { ServiceTiers } from './completions/service-tiers';
 import { WaitingLimit } from './completions/waiting-limit';
@@ -51,6 +52,7 @@ export class ApiModule {
         WaitingLimit,
         ApiKeyRateLimits,
         CompletionAdmission,
+        AffinityPlacement,
         CompletionRunner,
         ServiceTiers,
         StoredCompletions,

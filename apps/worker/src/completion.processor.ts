@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { completionQueueName, completionQueuePrefix, toCompletionJob, toReplyAddress, UnreadableJobError } from '@app/contracts';
+import { completionQueueName, completionQueuePrefix, toCompletionJob, toReplyAddress, UnreadableJobError, workerQueueName } from '@app/contracts';
 import type { CompletionJobData, CompletionResult } from '@app/contracts';
 import { WorkerEnv } from '@app/config';
 import { UnrecoverableError, WaitingError, Worker } from 'bullmq';
@@ -14,6 +14,7 @@ import { QueueWorkerMonitor } from './observability/queue-worker-monitor';
 import { CompletionRequeuedError, generateCompletion } from './generate-completion';
 import { JobRetention } from './job-retention';
 import { ReplyBatcher } from './reply-batcher';
+import { SlotGate } from './slot-gate';
 import { TokenEventPublisher } from './token-event-publisher';
 import { BLOCKING_REDIS, PUBLISHER_REDIS } from './worker-redis.providers';
 
@@ -41,6 +42,7 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
   private readonly workers: Array<Worker<CompletionJobData, CompletionResult>> = [];
   private backoffTimer: NodeJS.Timeout | undefined;
   private readonly replies: ReplyBatcher;
+  private readonly slots: SlotGate;
 
   constructor(
     private readonly env: WorkerEnv,
@@ -51,27 +53,34 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
     private readonly monitor: QueueWorkerMonitor,
   ) {
     this.replies = new ReplyBatcher(publisher);
+    this.slots = new SlotGate(engine.slots);
   }
 
   onApplicationBootstrap(): void {
     const queueName = completionQueueName(this.env.MODEL_NAME);
     const retention = new JobRetention(this.env.RETAIN_CONTENT);
-    const run = retention.around<Job<CompletionJobData, CompletionResult>>((job, token, signal) => this.process(job, token, signal));
     // Decoded before anything (retention included) reads it.
-    const processor = async (job: Job<CompletionJobData, CompletionResult>, token?: string, signal?: AbortSignal): Promise<CompletionResult> => {
-      try {
-        job.data = toCompletionJob(job.data);
-      } catch (error) {
-        throw await this.refuseUnreadable(job, error);
-      }
-      return run(job, token, signal);
+    const processor = (own: boolean) => {
+      const run = retention.around<Job<CompletionJobData, CompletionResult>>((job, token, signal) => this.process(job, token, signal, own));
+      return async (job: Job<CompletionJobData, CompletionResult>, token?: string, signal?: AbortSignal): Promise<CompletionResult> => {
+        try {
+          job.data = toCompletionJob(job.data);
+        } catch (error) {
+          throw await this.refuseUnreadable(job, error);
+        }
+        return run(job, token, signal);
+      };
     };
     // A job put back for another worker must not go to one of this worker's own idle consumers,
     // which may already wait for the next job (pausing does not stop a wait under way).
     const consumers = this.engine.mayBeUnavailable ? 1 : this.env.QUEUE_CONSUMERS;
-    for (const [index, concurrency] of shareSlots(this.engine.slots, consumers).entries()) {
+    const ownQueue = workerQueueName(this.env.MODEL_NAME, this.env.WORKER_ID);
+    // The model's shared queue, then this worker's own (jobs sent here for its prompt cache).
+    const consumerQueues = [...shareSlots(this.engine.slots, consumers).map((concurrency) => ({ queue: queueName, concurrency })), { queue: ownQueue, concurrency: this.engine.slots }];
+    for (const [index, { queue, concurrency }] of consumerQueues.entries()) {
+      const own = queue === ownQueue;
       // Each makes its own blocking connection from this one and shares it for its commands.
-      const worker = new Worker<CompletionJobData, CompletionResult>(queueName, processor, {
+      const worker = new Worker<CompletionJobData, CompletionResult>(queue, processor(own), {
         connection: this.blocking,
         prefix: completionQueuePrefix(this.env.MODEL_NAME),
         // Recorded on each job as processedBy, so operators can see which worker ran it.
@@ -82,7 +91,7 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
         stalledInterval: this.env.JOB_LOCK_MS,
         maxStalledCount: 1,
         // The queue's stalled jobs are found by one consumer per process; more would repeat its scans.
-        skipStalledCheck: index > 0,
+        skipStalledCheck: index > 0 && !own,
         runRetryDelay: QUEUE_WORKER_RETRY_DELAY_MS,
       });
       worker.on('error', (error) => this.logger.error(`queue worker error: ${error.message}`));
@@ -91,11 +100,11 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
       this.workers.push(worker);
     }
     this.logger.log(
-      `worker ${this.env.WORKER_ID} ready: model ${this.env.MODEL_NAME}, queue ${queueName}, ${this.engine.slots} slots, ${this.workers.length} queue consumers`,
+      `worker ${this.env.WORKER_ID} ready: model ${this.env.MODEL_NAME}, queues ${queueName} and ${ownQueue}, ${this.engine.slots} slots, ${this.workers.length} queue consumers`,
     );
   }
 
-  private async process(job: Job<CompletionJobData, CompletionResult>, token: string | undefined, queueSignal: AbortSignal | undefined): Promise<CompletionResult> {
+  private async process(job: Job<CompletionJobData, CompletionResult>, token: string | undefined, queueSignal: AbortSignal | undefined, own: boolean): Promise<CompletionResult> {
     const { completionId } = job.data;
     // Events that cannot be published (Redis gone) or that nobody hears: stop generating at once.
     const events = new TokenEventPublisher(this.publisher, this.replies, job.data, job.attemptsStarted, () =>
@@ -104,7 +113,9 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
     // Stopped by the API (client gone), by the queue, or by the generation time limit.
     const signals = [this.cancellations.track(completionId), AbortSignal.timeout(this.env.MAX_GENERATION_MS)];
     if (queueSignal) signals.push(queueSignal);
+    let release: (() => void) | undefined;
     try {
+      release = await this.slots.acquire(own, AbortSignal.any(signals));
       return await generateCompletion(job.data, this.engine, events, {
         workerId: this.env.WORKER_ID,
         attempt: job.attemptsStarted,
@@ -117,6 +128,7 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
       // Its tokens may already be with the client: a failed generation is never re-run.
       throw new UnrecoverableError(error instanceof Error ? error.message : String(error));
     } finally {
+      release?.();
       this.cancellations.untrack(completionId);
     }
   }

@@ -91,6 +91,28 @@ export class ApiEnv extends RedisEnv {
   MAX_QUEUE_WAIT_MS = 30_000;
 
   /**
+   * Prefix-cache affinity: a conversation's next turn goes to the queue of the worker that served
+   * it last (its sequences hold the conversation) while that worker is alive and not backed up.
+   * Off by default until two gaps close: a job on a SIGKILLed worker's own queue ends in an error
+   * (worker_lost) instead of a retry elsewhere, and Bull Board and KEDA see only the shared queue.
+   */
+  @EnvBoolean()
+  @IsBoolean()
+  AFFINITY = false;
+
+  /** How long a job waits on its chosen worker's own queue before it moves to the model's shared queue. */
+  @EnvInteger()
+  @IsInt()
+  @Min(10)
+  AFFINITY_WAIT_MS = 1000;
+
+  /** How long a key → worker entry lives after the last job of that key started there. */
+  @EnvInteger()
+  @IsInt()
+  @Min(1000)
+  AFFINITY_TTL_MS = 600_000;
+
+  /**
    * Requests per API key per window, shared by all API instances through Redis; 429
    * `rate_limit_exceeded` beyond; `0` = no limit.
    */

@@ -102,8 +102,14 @@ export interface CompletionJobData {
    * llama.cpp's server reads them); absent: it thinks as its chat template does by default.
    */
   thinking?: boolean;
-  /** What of the prompt to keep for later requests; absent means the shared start (system messages, tools). */
+  /** What of the prompt to keep for later requests; absent means the whole conversation and its answer. */
   promptCache?: PromptCachePolicy;
+  /**
+   * What places the job where its prompt's start is cached: jobs with one key go back to the worker
+   * that served the key last. A front door fills it (Chat Completions: `prompt_cache_key`, else a
+   * hash of the conversation's start); absent, the job goes to the model's shared queue.
+   */
+  affinityKey?: string;
   /** How the job was placed in its queue (OpenAI's `service_tier`, as granted to its key); absent on a batch line. */
   serviceTier?: ServiceTier;
   /** Set when the client asked to store the answer (`store: true`). */

@@ -49,9 +49,10 @@ export interface LogprobsOptions {
 
 /**
  * What of its prompt a job leaves for later requests to reuse (OpenAI's prompt caching): the
- * shared start (system messages and tools, OpenAI's implicit breakpoint) unless `implicit` is
- * false (`prompt_cache_options.mode: "explicit"`), and the prompt up to its latest explicit
- * `prompt_cache_breakpoint`. Absent means the shared start alone. It never changes an answer.
+ * whole conversation and its answer (what the next turn begins with; its start, system messages
+ * and tools, is what other requests share) unless `implicit` is false
+ * (`prompt_cache_options.mode: "explicit"`): then only the prompt up to its latest explicit
+ * `prompt_cache_breakpoint`. Absent means implicit. It never changes an answer.
  */
 export interface PromptCachePolicy {
   implicit: boolean;

@@ -11,3 +11,4 @@ export * from './token-events';
 export * from './worker-registry';
 export * from './service-tiers';
 export * from './value-guards';
+export * from './affinity';

@@ -5,6 +5,7 @@ import { OpenAiError } from '../errors/openai-error';
 import type { ChatCompletionRequestDto, ChatMessageDto } from './chat-completion-request.dto';
 import { breakpointOffsets, contentText } from './message-content.validator';
 import { stopList } from './stop-sequences.validator';
+import { affinityKeyOf } from '../completions/affinity-key';
 
 /** One message's text may not exceed this (the body limit bounds the sum). */
 export const MAX_MESSAGE_CHARS = 256 * 1024;
@@ -130,7 +131,7 @@ function logprobsOptions(request: ChatCompletionRequestDto, tools: ToolOptions |
   return { top: request.top_logprobs ?? 0 };
 }
 
-/** OpenAI's prompt caching as the worker keeps prompts: absent for the default (the shared start alone). */
+/** OpenAI's prompt caching as the worker keeps prompts: absent for the default (the whole conversation). */
 function promptCachePolicy(request: ChatCompletionRequestDto): PromptCachePolicy | undefined {
   const implicit = request.prompt_cache_options?.mode !== 'explicit';
   // Every earlier breakpoint marks a prefix of the latest one, which is kept with it.
@@ -155,10 +156,11 @@ export function toCompletionJob(
   }
   const logprobs = logprobsOptions(request, tools);
   const promptCache = promptCachePolicy(request);
+  const messages = toChatMessages(request.messages);
   return {
     completionId,
     model: request.model,
-    messages: toChatMessages(request.messages),
+    messages,
     sampling: {
       temperature: request.temperature ?? 1,
       topP: request.top_p ?? 1,
@@ -177,6 +179,7 @@ export function toCompletionJob(
     // llama.cpp's server: `none` and `minimal` answer without thinking; the other efforts think as the template does.
     ...(request.reasoning_effort === 'none' || request.reasoning_effort === 'minimal' ? { thinking: false } : {}),
     ...(promptCache ? { promptCache } : {}),
+    affinityKey: affinityKeyOf(request.prompt_cache_key, messages, tools?.definitions),
     acceptedAt,
     startDeadline: acceptedAt + maxQueueWaitMs,
   };

@@ -1,6 +1,9 @@
 import type { ApiEnv } from '@app/config';
 import type { CompletionJobInput } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
+import type { ModelRegistry } from '../models/model-registry';
+import type { ApiMetrics } from '../observability/api-metrics';
+import { AffinityPlacement } from './affinity-placement';
 import type { Admission } from './completion-admission';
 import type { CompletionEventBus } from './completion-event-bus';
 import { CompletionRunner } from './completion-runner';
@@ -17,8 +20,11 @@ function setUp(added: Promise<boolean> = Promise.resolve(true)) {
   const admission = { queue, tokens: { settle: jest.fn(), refund: jest.fn() }, abandon: jest.fn() };
   const commands = { spublish: jest.fn(() => Promise.resolve(0)) };
   const events = { listen: () => () => undefined, replyTo: () => ({ channel: 'completion-replies:api-1', stopWhenUnheard: true }) };
-  const env = { MAX_QUEUE_WAIT_MS: 30_000, MAX_WAITING_JOBS: 7 } as ApiEnv;
-  const runner = new CompletionRunner(env, events as unknown as CompletionEventBus, waitingLimit as unknown as WaitingLimit, commands as unknown as RedisClient);
+  const env = { MAX_QUEUE_WAIT_MS: 30_000, MAX_WAITING_JOBS: 7, AFFINITY: false } as ApiEnv;
+  // Affinity off: every job goes to the model's shared queue through the waiting limit.
+  const metrics = { affinityPlacements: { inc: jest.fn() } } as unknown as ApiMetrics;
+  const placement = new AffinityPlacement(env, {} as ModelRegistry, waitingLimit as unknown as WaitingLimit, commands as unknown as RedisClient, metrics);
+  const runner = new CompletionRunner(env, events as unknown as CompletionEventBus, placement, commands as unknown as RedisClient);
   const sink: CompletionSink = { canRestart: false, write: () => undefined, restart: () => undefined };
   const job = { completionId: 'chatcmpl-1', model: 'm' } as CompletionJobInput;
   const gone = AbortSignal.abort();

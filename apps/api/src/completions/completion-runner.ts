@@ -8,13 +8,13 @@ import { OpenAiError } from '../errors/openai-error';
 import { COMMANDS_REDIS } from './api-redis.providers';
 import { redisUnavailable, shuttingDown } from './completion-admission';
 import type { Admission } from './completion-admission';
+import { AffinityPlacement } from './affinity-placement';
 import { CompletionEventBus } from './completion-event-bus';
-import type { CompletionQueue } from './completion-queues';
 import type { CompletionSink } from './completion-sink';
 import { CompletionWatch } from './completion-watch';
 import type { CompletionEnding } from './completion-watch';
 import { streamBrokenError } from './event-sequence-tracker';
-import { WaitingLimit } from './waiting-limit';
+import type { PlacedJob } from './placed-job';
 
 export type { CompletionEnding } from './completion-watch';
 
@@ -51,7 +51,7 @@ export class CompletionRunner implements BeforeApplicationShutdown {
   constructor(
     private readonly env: ApiEnv,
     private readonly events: CompletionEventBus,
-    private readonly waitingLimit: WaitingLimit,
+    private readonly placement: AffinityPlacement,
     @Inject(COMMANDS_REDIS) private readonly commands: RedisClient,
   ) {}
 
@@ -68,15 +68,26 @@ export class CompletionRunner implements BeforeApplicationShutdown {
       admission.abandon();
       throw OpenAiError.clientClosed();
     }
+    let placed: PlacedJob;
+    try {
+      // The shared queue, or the worker that holds the conversation (prefix-cache affinity).
+      ({ placed } = await this.placement.place(job, queue, detached !== undefined));
+    } catch {
+      admission.abandon();
+      throw redisUnavailable();
+    }
     const watch = new CompletionWatch({
       sink,
       startWaitMs: this.env.MAX_QUEUE_WAIT_MS,
-      withdraw: () => this.withdraw(queue, job.completionId),
+      withdraw: () => placed.withdraw(job.completionId),
     });
     let unsubscribe: () => void;
     try {
       unsubscribe = this.events.listen(job.completionId, {
-        onEvent: (event) => watch.onEvent(event),
+        onEvent: (event) => {
+          placed.onEvent(event);
+          watch.onEvent(event);
+        },
         onMalformed: () => watch.fail(streamBrokenError()),
         onConnectionLost: () => watch.fail(redisUnavailable()),
       });
@@ -96,7 +107,7 @@ export class CompletionRunner implements BeforeApplicationShutdown {
       try {
         const data: CompletionJobData = { v: COMPLETION_JOB_VERSION, ...job, replyTo: { ...this.events.replyTo(), ...detached } };
         const options = { jobId: job.completionId, ...tierJobOptions(job.serviceTier ?? 'default') };
-        enqueued = await this.waitingLimit.add(queue, CompletionJobName.ChatCompletion, data, options, this.env.MAX_WAITING_JOBS);
+        enqueued = await placed.add(CompletionJobName.ChatCompletion, data, options, this.env.MAX_WAITING_JOBS);
       } catch (error) {
         admission.abandon();
         this.logger.warn(`enqueue failed: ${error instanceof Error ? error.message : String(error)}`);
@@ -115,23 +126,17 @@ export class CompletionRunner implements BeforeApplicationShutdown {
       this.inFlight.delete(watch);
       unsubscribe();
       // A job its worker failed stays in the queue's failed set for operators; anything else is cancelled.
-      if (!ended && enqueued !== false && !watch.workerEndedJob && !detached) this.cancel(queue, job);
+      if (!ended && enqueued !== false && !watch.workerEndedJob && !detached) this.cancel(placed, job);
+      else placed.close();
       // Failed before any output: it generated nothing for its key's token budget (a detached job
       // goes on; one cut short keeps its estimate, its real usage unknown here).
       if (!ended && enqueued === true && !detached && !watch.outputReceived) admission.tokens.settle(NO_USAGE);
     }
   }
 
-  /** Takes a job off the queue unless a worker is running it; true when no worker will. */
-  private async withdraw(queue: CompletionQueue, completionId: string): Promise<boolean> {
-    const removed = await queue.remove(completionId).catch(() => 0);
-    if (removed === 1) return true;
-    return (await queue.getJobState(completionId)) !== 'active';
-  }
-
   /** Best effort, in the background: drop the job if it waits, stop it if it runs. */
-  private cancel(queue: CompletionQueue, job: CompletionJobInput): void {
-    queue.remove(job.completionId).catch(() => undefined);
+  private cancel(placed: PlacedJob, job: CompletionJobInput): void {
+    placed.cancel(job.completionId);
     this.commands.spublish(cancellationsChannel(job.model), job.completionId).catch(() => undefined);
   }
 

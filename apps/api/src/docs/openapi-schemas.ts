@@ -176,11 +176,11 @@ export const OPENAPI_SCHEMAS: Record<string, SchemaObject> = {
         enum: ['auto', 'default', 'flex', 'priority', 'scale'],
         description: 'priority (keys in PRIORITY_TIER_KEYS) is taken before default, default before flex, flex before batch lines; the answer names the tier used.',
       },
-      prompt_cache_key: { type: 'string', description: 'Accepted and ignored.' },
+      prompt_cache_key: { type: 'string', description: 'Requests with one key go to the worker that served it last (its prompt cache holds their start); without it, requests whose conversations begin alike do.' },
       prompt_cache_options: {
         type: 'object',
         properties: {
-          mode: { type: 'string', enum: ['implicit', 'explicit'], description: 'implicit (the default) also keeps the start prompts share (system messages, tools); explicit keeps only up to the latest prompt_cache_breakpoint, or nothing.' },
+          mode: { type: 'string', enum: ['implicit', 'explicit'], description: 'implicit (the default) keeps the whole conversation and its answer for the next turn (its start, system messages and tools, serves other requests too); explicit keeps only up to the latest prompt_cache_breakpoint, or nothing.' },
           ttl: { type: 'string', enum: ['30m'], description: 'Accepted: a kept prompt lives until its sequence is needed for another.' },
         },
       },

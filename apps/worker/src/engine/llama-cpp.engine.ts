@@ -87,8 +87,8 @@ interface RenderedPrompt {
 /** What a finished job's sequence keeps: the whole prompt for the next of `n` choices, else what the request's cache policy says. */
 type KeptPart = 'whole prompt' | PromptCachePolicy;
 
-/** Without a policy in the request: the shared start (the template's, system messages, tool definitions). */
-const SHARED_START: PromptCachePolicy = { implicit: true };
+/** Without a policy in the request: the whole conversation, answer included (its start is what other requests share). */
+const WHOLE_CONVERSATION: PromptCachePolicy = { implicit: true };
 
 /** Two chats on one context sequence: one as the template wants, one that must begin with a call. */
 interface SequenceChats {
@@ -166,9 +166,9 @@ function repeatPenalty(sampling: SamplingParams, maxTokens: number): GenerateOpt
 
 /**
  * llama.cpp through node-llama-cpp: one model, one context with N parallel sequences
- * (continuous batching), one LlamaChat per sequence. When a job ends its sequence keeps only the
- * start that prompts share (see llama-prompt-cache.ts), and the next job goes to the sequence that
- * holds the most of its prompt.
+ * (continuous batching), one LlamaChat per sequence. When a job ends its sequence keeps the
+ * conversation and its answer (or, in explicit mode, the prompt up to its breakpoint), and the next
+ * job goes to the sequence that holds the most of its prompt (see llama-prompt-cache.ts).
  */
 export class LlamaCppEngine implements InferenceEngine {
   readonly name = 'llama.cpp';
@@ -380,10 +380,10 @@ export class LlamaCppEngine implements InferenceEngine {
       if (isContextOverflow(error)) throw answerOutgrewContext(this.contextSize, promptTokens);
       throw error;
     } finally {
-      // Erase the answer now, while the context's batch loop is ours for a moment: a job that
-      // arrives later (from the queue, not in this same turn of the event loop) would otherwise
-      // wait tens of milliseconds for node-llama-cpp to let it erase the old state itself.
-      const keep: KeptPart = anotherChoiceFollows === true && !failed ? 'whole prompt' : (promptCache ?? SHARED_START);
+      // Erase what is not kept now (explicit mode), while the context's batch loop is ours for a
+      // moment: a job that arrives later (from the queue, not in this same turn of the event loop)
+      // would otherwise wait tens of milliseconds for node-llama-cpp to let it erase the old state itself.
+      const keep: KeptPart = anotherChoiceFollows === true && !failed ? 'whole prompt' : (promptCache ?? WHOLE_CONVERSATION);
       await this.keepReusableStart(chat.sequence, { messages, history, functions, prompt }, keep).catch(() => undefined);
       // Between choices the job still holds its slot, so another sequence is idle for other jobs.
       if (keep === 'whole prompt') this.keptForNextChoice.add(chats);
@@ -403,16 +403,14 @@ export class LlamaCppEngine implements InferenceEngine {
    * or for a model whose state cannot be cut short (sliding-window attention, recurrent:
    * node-llama-cpp would evaluate the kept part again there and then, for a job that may never come).
    */
-  private keptLength(sequence: LlamaContextSequence, { messages, history, functions, prompt }: RenderedPrompt, keep: KeptPart): number {
+  private keptLength(sequence: LlamaContextSequence, { messages, functions, prompt }: RenderedPrompt, keep: KeptPart): number {
     if (!this.promptCache || sequence.needsCheckpoints) return 0;
     const held = commonPrefixLength(sequence.contextTokens, prompt);
     // LlamaChat evaluates the prompt's last token itself, for the first answer token's probabilities.
     if (keep === 'whole prompt') return Math.min(held, prompt.length - 1);
+    // The conversation, answer included, as llama.cpp's server keeps a slot: the next turn begins with it.
+    if (keep.implicit) return sequence.nextTokenIndex;
     let wanted = 0;
-    if (keep.implicit) {
-      const leadingSystem = history.findIndex((item) => item.type !== 'system');
-      wanted = this.startOf(prompt, history.slice(0, leadingSystem < 0 ? history.length : leadingSystem), functions);
-    }
     const marked = keep.breakpoint ? messages.at(keep.breakpoint.message) : undefined;
     // The conversation is rendered again only when the sequence holds more than is kept already.
     if (keep.breakpoint && marked && held > wanted) {

@@ -11,11 +11,14 @@ describe('pickSequence', () => {
     expect(pickSequence([holding(1, 2), holding(), holding(1, 2, 3, 4), holding(9)], prompt)).toEqual({ index: 2, cachedTokens: 4 });
   });
 
-  it('takes an empty sequence before one whose state would have to be erased', () => {
-    expect(pickSequence([holding(1, 2, 7), holding(), holding(8)], prompt)).toEqual({ index: 1, cachedTokens: 0 });
+  it('takes an empty sequence before one it would have to erase that shares less than a tenth of the prompt more', () => {
+    expect(pickSequence([holding(8), holding(), holding(9)], prompt)).toEqual({ index: 1, cachedTokens: 0 });
+    const long = tokens(...Array.from({ length: 100 }, (_, index) => index + 1));
+    expect(pickSequence([holding(1, 2, 3, 4, 5, 6, 7, 8, 9, 0), holding(1, 2)], long)).toEqual({ index: 1, cachedTokens: 2 });
   });
 
-  it('when none can be reused whole, takes the one sharing the most with the prompt, and counts what it shares', () => {
+  it('takes a sequence holding a conversation that goes on differently (its answer as generated) when it shares enough more', () => {
+    expect(pickSequence([holding(1, 2, 3, 4, 7), holding(1, 2), holding()], prompt)).toEqual({ index: 0, cachedTokens: 4 });
     expect(pickSequence([holding(1, 7), holding(1, 2, 8)], prompt)).toEqual({ index: 1, cachedTokens: 2 });
     expect(pickSequence([holding(9, 7), holding(1, 2, 8)], prompt)).toEqual({ index: 1, cachedTokens: 2 });
   });
@@ -34,7 +37,8 @@ describe('pickSequence', () => {
   });
 
   it('never counts the whole prompt as cached: the engine evaluates its last token itself', () => {
-    expect(pickSequence([holding(1, 2, 3, 4, 5, 6), holding(1, 2)], prompt)).toEqual({ index: 1, cachedTokens: 2 });
+    expect(pickSequence([holding(1, 2, 3, 4, 5, 6, 7), holding(1, 2)], prompt)).toEqual({ index: 0, cachedTokens: 5 });
+    expect(pickSequence([holding(1, 2, 3, 4, 5, 6)], prompt)).toEqual({ index: 0, cachedTokens: 5 });
   });
 });
 

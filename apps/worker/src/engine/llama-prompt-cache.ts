@@ -14,32 +14,39 @@ export interface HeldTokens {
 }
 
 /**
+ * How much more of a prompt a sequence holding another conversation must share than one that
+ * loses nothing (an empty one, or one holding only a start of the prompt) for it to be taken and
+ * its other state erased: llama.cpp's server takes a slot by similarity only above 10% of the
+ * prompt too (its slot_prompt_similarity), else the least recently used.
+ */
+export const TAKEOVER_MARGIN = 0.1;
+
+/**
  * Which idle sequence a prompt runs on, and how many of its first tokens that sequence holds
  * already (LlamaChat evaluates only the rest). `sequences` are in the order they fell idle. A
- * sequence keeps the reusable start of its last prompt (see `sharedStart`): the longest one that
- * the new prompt begins with wins, or an empty one. Else the one sharing the most with the prompt,
- * the one idle longest among equals, whose other state LlamaChat erases first (that waits on the
- * context's batch loop, so it is the last choice). A sequence reserved for a job's next choice
+ * finished job's sequence keeps its conversation, answer included, so the next turn shares all
+ * of it but the tokens that render differently (past a stop sequence, a tool call's syntax).
+ * Lossless candidates hold only a start of the prompt (or nothing): the longest wins. A sequence
+ * holding more than it shares (another conversation, or this one's answer as generated) wins
+ * instead when it shares at least TAKEOVER_MARGIN of the prompt more; among equals the one idle
+ * longest, whose other state LlamaChat erases first. A sequence reserved for a job's next choice
  * serves that prompt, and another only when every idle sequence is reserved.
  */
 export function pickSequence(sequences: readonly HeldTokens[], prompt: readonly Token[]): { index: number; cachedTokens: number } {
   const nextChoiceOf = ({ contextTokens }: HeldTokens) => contextTokens.length === prompt.length - 1 && commonPrefixLength(contextTokens, prompt) === contextTokens.length;
   const open = [...sequences.entries()].filter(([, sequence]) => !sequence.reserved || nextChoiceOf(sequence));
   const candidates = open.length > 0 ? open : [...sequences.entries()];
-  let best = { index: -1, cachedTokens: -1 };
+  let lossless = { index: -1, cachedTokens: -1 };
+  let lossy = { index: -1, cachedTokens: -1 };
   for (const [index, { contextTokens }] of candidates) {
-    const held = contextTokens.length;
     // LlamaChat evaluates at least the prompt's last token itself.
-    const reusable = held < prompt.length && commonPrefixLength(contextTokens, prompt) === held;
-    if (reusable && held > best.cachedTokens) best = { index, cachedTokens: held };
-  }
-  if (best.index >= 0) return best;
-  // LlamaChat still reuses what the sequence shares with the prompt.
-  for (const [index, { contextTokens }] of candidates) {
     const shared = Math.min(commonPrefixLength(contextTokens, prompt), prompt.length - 1);
-    if (shared > best.cachedTokens) best = { index, cachedTokens: shared };
+    if (shared === contextTokens.length) {
+      if (shared > lossless.cachedTokens) lossless = { index, cachedTokens: shared };
+    } else if (shared > lossy.cachedTokens) lossy = { index, cachedTokens: shared };
   }
-  return best;
+  if (lossless.index < 0) return lossy;
+  return lossy.cachedTokens - lossless.cachedTokens >= TAKEOVER_MARGIN * prompt.length ? lossy : lossless;
 }
 
 /**

@@ -1,0 +1,23 @@
+import { completionQueueName } from './queue-names';
+
+/**
+ * Prefix-cache affinity across a model's workers. DO NOT CHANGE THE VALUES once shipped: jobs
+ * waiting in a worker's own queue and the key → worker map depend on them.
+ */
+
+/**
+ * The queue of jobs placed on one worker because it served their affinity key last (its llama
+ * sequences hold the conversation). It shares the model's queue prefix, so its keys sit in the
+ * model's Redis Cluster slot as the shared queue's do.
+ */
+export function workerQueueName(model: string, workerId: string): string {
+  return `${completionQueueName(model)}@${workerId}`;
+}
+
+/**
+ * Which worker served an affinity key last (a string, with a TTL). Its own hash tag: the map's
+ * keys spread over a cluster's slots, for nothing updates them together with a queue.
+ */
+export function affinityMapKey(model: string, affinityKey: string): string {
+  return `{llm-affinity:${model}:${affinityKey}}`;
+}

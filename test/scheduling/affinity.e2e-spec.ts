@@ -1,0 +1,111 @@
+import { completionQueueName, completionQueuePrefix, workerQueueName } from '@app/contracts';
+import { Queue } from 'bullmq';
+import OpenAI from 'openai';
+import { scrape, serverRoot, total } from '../operators/prometheus-text';
+import { STACK_API_KEY, STACK_MODEL, ServiceStack, waitFor } from '../support/service-stack';
+
+const AFFINITY_WAIT_MS = 1000;
+
+/**
+ * Prefix-cache affinity across workers, on real processes: a conversation's turns go to the
+ * worker that served it last (through its own queue) while that worker is free, and move to the
+ * model's shared queue within AFFINITY_WAIT_MS when it is dead or draining; a job runs once.
+ */
+describe('prefix-cache affinity across workers', () => {
+  let stack: ServiceStack;
+  let client: OpenAI;
+  const queues = new Map<string, Queue>();
+
+  beforeAll(async () => {
+    stack = await ServiceStack.start({ name: 'affinity', workers: 3, parallelSequences: 2, apiEnv: { AFFINITY: 'true', AFFINITY_WAIT_MS: String(AFFINITY_WAIT_MS) } });
+    client = new OpenAI({ baseURL: stack.baseUrl, apiKey: STACK_API_KEY, maxRetries: 0 });
+    const open = (name: string) => queues.set(name, new Queue(name, { connection: { url: stack.redis.url }, prefix: completionQueuePrefix(STACK_MODEL) }));
+    open(completionQueueName(STACK_MODEL));
+    for (let index = 1; index <= 3; index++) open(workerQueueName(STACK_MODEL, `affinity-worker-${index}`));
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all([...queues.values()].map((queue) => queue.close()));
+    await stack?.stop();
+  });
+
+  /** Every queue that holds a job of this id, with the worker that ran it there. */
+  const placements = async (id: string) => {
+    const found = await Promise.all([...queues.entries()].map(async ([name, queue]) => ({ name, job: await queue.getJob(id) })));
+    return found.filter(({ job }) => job !== undefined).map(({ name, job }) => ({ queue: name, worker: job!.processedBy, attempts: job!.attemptsStarted, finished: job!.finishedOn !== undefined }));
+  };
+  const servedOnce = async (id: string) => {
+    const [only, ...others] = await waitFor(`job ${id} finished`, async () => {
+      const found = await placements(id);
+      return found.every(({ finished }) => finished) && found.length > 0 && found;
+    });
+    expect(others).toEqual([]);
+    expect(only.attempts).toBe(1);
+    return only;
+  };
+
+  const placementsCounted = async (outcome: string) =>
+    total((await scrape(`${serverRoot(stack.baseUrl)}/metrics`)).samples, 'llm_api_affinity_placements_total', { model: STACK_MODEL, outcome });
+
+  type Message = OpenAI.ChatCompletionMessageParam;
+  const system = `You are a storyteller. ${'Every tale you tell is about a hatter, a hare and a dormouse at a tea party. '.repeat(12)}`;
+  const turn = (history: Message[], question: string, extra: Partial<OpenAI.ChatCompletionCreateParamsNonStreaming> = {}) =>
+    client.chat.completions.create({ model: STACK_MODEL, messages: [{ role: 'system', content: system }, ...history, { role: 'user', content: question }], max_tokens: 12, temperature: 0, ...extra });
+
+  it("sends a conversation's turns to the worker that served it while that worker is free: each finds the turns before it cached", async () => {
+    const hitsBefore = await placementsCounted('hit');
+    const history: Message[] = [];
+    const served: Array<{ queue: string; worker?: string }> = [];
+    let previousTurnTokens = 0;
+    for (const question of ['Who pours the tea?', 'And who drinks it?', 'Why is the dormouse asleep?', 'What time is it?']) {
+      const answer = await turn(history, question);
+      served.push(await servedOnce(answer.id));
+      if (previousTurnTokens > 0) expect(answer.usage!.prompt_tokens_details!.cached_tokens).toBeGreaterThanOrEqual(previousTurnTokens - 3);
+      previousTurnTokens = answer.usage!.prompt_tokens + answer.usage!.completion_tokens;
+      history.push({ role: 'user', content: question }, { role: 'assistant', content: answer.choices[0].message.content });
+    }
+    const worker = served[0].worker!;
+    expect(served.map((placement) => placement.worker)).toEqual([worker, worker, worker, worker]);
+    // The first turn from the shared queue; the others placed on that worker's own queue.
+    expect(served.map((placement) => placement.queue)).toEqual([completionQueueName(STACK_MODEL), ...Array<string>(3).fill(workerQueueName(STACK_MODEL, worker))]);
+    expect((await placementsCounted('hit')) - hitsBefore).toBe(3);
+  });
+
+  it('answers the next turn on another worker within the bound when the worker holding the conversation was SIGKILLed, and runs it once', async () => {
+    const key = 'conversation-killed';
+    const first = await turn([], 'Who pours the tea?', { prompt_cache_key: key });
+    const { worker } = await servedOnce(first.id);
+    await stack.workers.find((process) => process.name === `worker:${worker}`)?.stop('SIGKILL');
+    const fallbacksBefore = await placementsCounted('fallback');
+    const startedAt = Date.now();
+    const next = await turn([{ role: 'user', content: 'Who pours the tea?' }, { role: 'assistant', content: first.choices[0].message.content }], 'And then?', { prompt_cache_key: key });
+    const tookMs = Date.now() - startedAt;
+    const placed = await servedOnce(next.id);
+    expect(placed.worker).not.toBe(worker);
+    expect(placed.queue).toBe(completionQueueName(STACK_MODEL));
+    // Placed on the dead worker's queue (it is listed until its announcement expires) and moved.
+    expect(tookMs).toBeLessThan(AFFINITY_WAIT_MS + 3000);
+    expect((await placementsCounted('fallback')) - fallbacksBefore).toBe(1);
+  });
+
+  it('answers the next turn on another worker at once while the worker holding the conversation drains, and lets its running job finish', async () => {
+    const key = 'conversation-drained';
+    const first = await turn([], 'Who pours the tea?', { prompt_cache_key: key });
+    const { worker } = await servedOnce(first.id);
+    const holder = stack.workers.find((process) => process.name === `worker:${worker}`)!;
+    // A long answer of the same conversation keeps the worker busy while it drains.
+    const long = turn([], 'Tell me everything.', { prompt_cache_key: key, max_tokens: 3000 });
+    await waitFor('the long answer running on its worker', async () => (await queues.get(workerQueueName(STACK_MODEL, worker!))!.getActiveCount()) > 0);
+    const stopped = holder.stop('SIGTERM', 30_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const startedAt = Date.now();
+    const next = await turn([{ role: 'user', content: 'Who pours the tea?' }, { role: 'assistant', content: first.choices[0].message.content }], 'And then?', { prompt_cache_key: key });
+    const tookMs = Date.now() - startedAt;
+    expect((await servedOnce(next.id)).worker).not.toBe(worker);
+    expect(tookMs).toBeLessThan(AFFINITY_WAIT_MS + 3000);
+    const drained = await long;
+    expect(drained.choices[0].message.content!.length).toBeGreaterThan(0);
+    expect((await servedOnce(drained.id)).worker).toBe(worker);
+    await stopped;
+  });
+});
