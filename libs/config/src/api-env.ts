@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import { CommaList, EnvBoolean, EnvInteger } from './env-transforms';
 import { MetricsTokenEnv } from './metrics-token';
 import { RedisEnv } from './redis-env';
+import { SecretEnv } from './secret-env';
 
 export class ApiEnv extends RedisEnv {
   @EnvInteger()
@@ -15,6 +16,7 @@ export class ApiEnv extends RedisEnv {
   HOST = '0.0.0.0';
 
   /** Comma-separated keys accepted as `Authorization: Bearer <key>`. */
+  @SecretEnv()
   @CommaList()
   @ArrayNotEmpty({ message: 'must list at least one API key' })
   @IsString({ each: true })
@@ -120,6 +122,7 @@ export class ApiEnv extends RedisEnv {
    * Comma-separated API keys (of API_KEYS) whose requests may use `service_tier: "priority"`;
    * other keys asking for it are served (and answered) as `default`.
    */
+  @SecretEnv()
   @CommaList()
   @IsString({ each: true })
   PRIORITY_TIER_KEYS: string[] = [];
@@ -155,6 +158,7 @@ export class ApiEnv extends RedisEnv {
   ADMIN_USER = 'admin';
 
   /** Password for the operators' pages; while it is empty, Bull Board is not served at all. */
+  @SecretEnv()
   @ValidateIf((env: ApiEnv) => env.ADMIN_PASSWORD !== '')
   @IsString()
   @MinLength(12, { message: 'must be at least 12 characters (or unset, which disables Bull Board)' })

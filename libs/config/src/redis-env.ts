@@ -1,5 +1,6 @@
 import { IsString, Matches } from 'class-validator';
 import { CommaList } from './env-transforms';
+import { SecretEnv } from './secret-env';
 
 const HOST_PORT = /^[^\s:]+:\d{1,5}$/;
 
@@ -9,7 +10,7 @@ const HOST_PORT = /^[^\s:]+:\d{1,5}$/;
  * cluster, then sentinel, that is set wins over REDIS_URL.
  */
 export class RedisEnv {
-  /** redis:// or rediss:// URL of a single Redis server. */
+  /** redis:// or rediss:// URL of a single Redis server; a password in it is masked wherever the URL is shown. */
   @Matches(/^rediss?:\/\/\S+$/, { message: 'must be a redis:// or rediss:// URL' })
   REDIS_URL = 'redis://127.0.0.1:6379';
 
@@ -27,6 +28,7 @@ export class RedisEnv {
   REDIS_SENTINEL_MASTER = 'mymaster';
 
   /** Password of the Redis data nodes in cluster and sentinel modes (REDIS_URL carries its own). */
+  @SecretEnv()
   @IsString()
   REDIS_PASSWORD = '';
 }

@@ -2,6 +2,7 @@ import { IsBoolean, IsIn, IsInt, IsString, IsUrl, Matches, Max, Min, ValidateIf 
 import { EnvBoolean, EnvInteger } from './env-transforms';
 import { MetricsTokenEnv } from './metrics-token';
 import { RedisEnv } from './redis-env';
+import { NoUrlCredentials, SecretEnv } from './secret-env';
 
 export class WorkerEnv extends RedisEnv {
   /** The model name clients ask for; the worker serves that model's queue. */
@@ -90,10 +91,12 @@ export class WorkerEnv extends RedisEnv {
   @ValidateIf((env: WorkerEnv) => env.ENGINE === 'openai')
   @IsUrl({ protocols: ['http', 'https'], require_protocol: true, require_tld: false }, { message: 'must be an http(s) URL (required with ENGINE=openai)' })
   @Matches(/\/v1\/?$/, { message: 'must end in /v1' })
+  @NoUrlCredentials('must not carry credentials (user:password@): put the key in UPSTREAM_API_KEY')
   UPSTREAM_BASE_URL = '';
 
   /** ENGINE=openai: the bearer key the upstream server expects; none is sent when empty. */
-  @IsString()
+  @SecretEnv()
+  @Matches(/^\S*$/, { message: 'must have no spaces or line breaks (it is sent as a bearer token)' })
   UPSTREAM_API_KEY = '';
 
   /** ENGINE=openai: the model name the upstream server serves; MODEL_NAME when empty. */
