@@ -1,6 +1,7 @@
 import { assertMatchesSchema } from '../support/openai-schema';
 import { STACK_API_KEY, STACK_MODEL, ServiceStack, waitFor } from '../support/service-stack';
 import { longRequest, postChat, readStream } from '../support/chat-requests';
+import { RawConnection, lastResponse } from '../support/raw-http';
 
 /** SIGTERM to an API instance: it stops taking requests and drains its open streams, boundedly. */
 describe('API instance SIGTERM', () => {
@@ -31,6 +32,38 @@ describe('API instance SIGTERM', () => {
       await exit;
       // Nest re-raises SIGTERM once it has closed; a process that had to be killed shows SIGKILL.
       expect(api.child.signalCode).toBe('SIGTERM');
+    } finally {
+      await stack.stop();
+    }
+  });
+
+  it('answers probes on connections still open while it drains: not ready (503 shutting_down) but live', async () => {
+    const stack = await ServiceStack.start({ name: 'api-drain-probes', workers: 1, parallelSequences: 2 });
+    try {
+      const { api } = stack;
+      const root = new URL(stack.baseUrl).origin;
+      const body = JSON.stringify(longRequest(STACK_MODEL, { max_tokens: 3000, stream: true }));
+      const post = `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${STACK_API_KEY}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+      const connections = [new RawConnection(root), new RawConnection(root)];
+      for (const connection of connections) connection.write(post);
+      await waitFor('both streams to run', () => Promise.resolve(connections.every((connection) => connection.received.includes('"content"'))));
+
+      const exit = api.process.stop('SIGTERM', 20_000);
+      await api.process.waitForOutput(/draining 2 open completions/, 10_000);
+      // Answered once each stream ends, still within the drain; a new connection finds no listener.
+      connections[0].write('GET /health/ready HTTP/1.1\r\nHost: x\r\n\r\n');
+      connections[1].write('GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n');
+      const fresh = await fetch(`${root}/health/ready`).then(
+        (response) => response.status,
+        () => 'refused' as const,
+      );
+      const [ready, live] = await Promise.all(connections.map((connection) => connection.closed.then(lastResponse)));
+
+      expect(fresh).toBe('refused');
+      expect(ready).toMatchObject({ status: 503, body: { status: 'shutting_down' } });
+      expect(live).toMatchObject({ status: 200, body: { status: 'ok' } });
+      await exit;
+      expect(api.process.child.signalCode).toBe('SIGTERM');
     } finally {
       await stack.stop();
     }

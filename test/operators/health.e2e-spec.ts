@@ -1,5 +1,7 @@
+import type { ManagedProcess } from '../../tools/local-stack/managed-process';
 import { workerHealthUrl } from '../../tools/local-stack/services';
-import { ServiceStack, waitFor } from '../support/service-stack';
+import { longRequest, postChat } from '../support/chat-requests';
+import { STACK_API_KEY, STACK_MODEL, ServiceStack, waitFor } from '../support/service-stack';
 import { e2eStack } from '../support/stack-env';
 import { serverRoot } from './prometheus-text';
 
@@ -12,6 +14,16 @@ interface HealthReport {
 async function probe(url: string): Promise<{ status: number; body: HealthReport }> {
   const response = await fetch(url, { signal: AbortSignal.timeout(3000) });
   return { status: response.status, body: (await response.json()) as HealthReport };
+}
+
+/** One probe's outcome as a prober sees it: status and report status, or `refused` once nothing listens. */
+async function outcome(url: string): Promise<string> {
+  try {
+    const { status, body } = await probe(url);
+    return `${status} ${body.status}`;
+  } catch {
+    return 'refused';
+  }
 }
 
 /** What a load balancer, an orchestrator or docker compose sees when it probes the services. */
@@ -77,6 +89,58 @@ describe('health endpoints', () => {
     it('serves no Bull Board when no admin password is configured', async () => {
       const response = await fetch(`${apiRoot}/admin/queues`);
       expect(response.status).toBe(404);
+    });
+  });
+
+  describe.each([
+    ['llama', false],
+    ['openai', true],
+  ])('while a worker drains (ENGINE=%s)', (engine, upstreamed) => {
+    let upstream: ServiceStack | undefined;
+    let own: ServiceStack;
+    let worker: ManagedProcess;
+
+    beforeAll(async () => {
+      own = await ServiceStack.start({ name: `operators-health-drain-${engine}`, workers: upstreamed ? 0 : 1, parallelSequences: 4 });
+      if (upstreamed) {
+        // The upstream is a deployment of this service; its worker has the 4 sequences the openai worker fills.
+        upstream = await ServiceStack.start({ name: 'operators-health-drain-upstream', workers: 1, parallelSequences: 4 });
+        await own.addWorker({ ENGINE: 'openai', UPSTREAM_BASE_URL: upstream.baseUrl, UPSTREAM_API_KEY: STACK_API_KEY, UPSTREAM_MAX_CONCURRENCY: '4' });
+      }
+      worker = own.workers[0];
+    }, 180_000);
+    afterAll(async () => {
+      await own?.stop();
+      await upstream?.stop();
+    });
+
+    it('turns not ready (503 shutting_down) at SIGTERM and stays so until it exits, while it stays live', async () => {
+      const root = await workerHealthUrl(worker);
+      const queue = own.queue();
+      const answers = Array.from({ length: 4 }, () => postChat(own.baseUrl, STACK_API_KEY, longRequest(STACK_MODEL, { max_tokens: 3000 })));
+      await waitFor('four busy slots', async () => (await queue.getActiveCount()) === 4);
+      expect(await outcome(`${root}/health/ready`)).toBe('200 ok');
+
+      const exit = worker.stop('SIGTERM', 60_000);
+      const probes: Array<{ ready: string; live: string; activeJobs: number }> = [];
+      while (worker.isRunning) {
+        const [ready, live, activeJobs] = await Promise.all([outcome(`${root}/health/ready`), outcome(`${root}/health/live`), queue.getActiveCount()]);
+        probes.push({ ready, live, activeJobs });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      await exit;
+      expect(worker.child.signalCode).toBe('SIGTERM');
+      for (const answer of await Promise.all(answers)) expect(answer.status).toBe(200);
+
+      // The drain was real: it was probed while its jobs still ran.
+      expect(probes.filter((seen) => seen.activeJobs > 0 && seen.ready !== 'refused').length).toBeGreaterThanOrEqual(3);
+      // Every answer after the signal, from the first probe on; the port closes only as it exits.
+      const distinct = (answers: string[]): string[] => [...new Set(answers.filter((answer) => answer !== 'refused'))];
+      expect(distinct(probes.map((seen) => seen.ready))).toEqual(['503 shutting_down']);
+      // Live while it finishes its jobs: an orchestrator must not kill it for draining.
+      expect(distinct(probes.map((seen) => seen.live))).toEqual(['200 ok']);
+      const firstRefused = probes.findIndex((seen) => seen.ready === 'refused');
+      if (firstRefused >= 0) expect(probes.slice(firstRefused).every((seen) => seen.ready === 'refused')).toBe(true);
     });
   });
 });

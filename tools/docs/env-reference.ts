@@ -40,6 +40,9 @@ export interface EnvClass {
 /** Decorators that only convert the text of a variable; IsInt / IsBoolean say what they accept. */
 const CONVERSIONS: Record<string, string | undefined> = { EnvInteger: undefined, EnvBoolean: undefined, CommaList: 'comma-separated list' };
 
+/** Decorators of libs/config read by name, not by what their bodies call. */
+const MARKERS = new Set(['SecretEnv', 'NoUrlCredentials']);
+
 interface DecoratorCall {
   name: string;
   args: readonly ts.Expression[];
@@ -117,7 +120,7 @@ function readVariable(node: ts.PropertyDeclaration, name: string, source: ts.Sou
     const expression = decorator.expression;
     if (!ts.isCallExpression(expression) || !ts.isIdentifier(expression.expression)) throw new Error(`${where}: decorator ${decorator.getText()} is not a call`);
     const call = { name: expression.expression.text, args: expression.arguments };
-    return call.name in CONVERSIONS ? [call] : (factories.get(call.name) ?? [call]);
+    return call.name in CONVERSIONS || MARKERS.has(call.name) ? [call] : (factories.get(call.name) ?? [call]);
   });
   return {
     name,
@@ -266,6 +269,12 @@ function describeValidation(calls: DecoratorCall[], name: string, where: string)
         break;
       case 'IsPort':
         parts.push(messageOf(args[0]) ?? 'a port number');
+        break;
+      case 'SecretEnv':
+        parts.push('a secret: errors name it, never show it');
+        break;
+      case 'NoUrlCredentials':
+        parts.push(args[0] && ts.isStringLiteral(args[0]) ? args[0].text : 'no `user:password@` in it');
         break;
       case 'IsOptional':
         condition ??= 'when set';

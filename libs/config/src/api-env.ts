@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import { CommaList, EnvBoolean, EnvInteger } from './env-transforms';
 import { MetricsTokenEnv } from './metrics-token';
 import { RedisEnv } from './redis-env';
+import { SecretEnv } from './secret-env';
 
 /**
  * The API process (`npm run start:api`, the `api` image): HTTP, admission, the queues' producer
@@ -26,6 +27,7 @@ export class ApiEnv extends RedisEnv {
    * time and never echoed or logged.
    * @default — (required)
    */
+  @SecretEnv()
   @CommaList()
   @ArrayNotEmpty({ message: 'must list at least one API key' })
   @IsString({ each: true })
@@ -195,6 +197,7 @@ export class ApiEnv extends RedisEnv {
    * asking for it are served (and answered) as `default`.
    * @default — (nobody)
    */
+  @SecretEnv()
   @CommaList()
   @IsString({ each: true })
   PRIORITY_TIER_KEYS: string[] = [];
@@ -248,6 +251,7 @@ export class ApiEnv extends RedisEnv {
    * generates one and prints it.)
    * @default — (Bull Board off)
    */
+  @SecretEnv()
   @ValidateIf((env: ApiEnv) => env.ADMIN_PASSWORD !== '')
   @IsString()
   @MinLength(12, { message: 'must be at least 12 characters (or unset, which disables Bull Board)' })

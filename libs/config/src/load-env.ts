@@ -2,6 +2,7 @@ import { plainToInstance } from 'class-transformer';
 import type { ClassConstructor } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import type { ValidationError } from 'class-validator';
+import { isSecretEnv, maskUrlCredentials } from './secret-env';
 
 /** Raised at boot when an environment variable is missing or malformed; names every bad one. */
 export class InvalidEnvironmentError extends Error {
@@ -11,9 +12,11 @@ export class InvalidEnvironmentError extends Error {
   }
 }
 
-function describe(error: ValidationError): string {
+/** Names the variable and what is wrong; shows the value only when it is no secret, and a URL without its credentials. */
+function describe(error: ValidationError, config: object): string {
   const reasons = Object.values(error.constraints ?? {}).join('; ');
-  return `${error.property}: ${reasons} (got ${JSON.stringify(error.value)})`;
+  if (isSecretEnv(config, error.property)) return `${error.property}: ${reasons} (value not shown: it is a secret)`;
+  return `${error.property}: ${reasons} (got ${maskUrlCredentials(JSON.stringify(error.value))})`;
 }
 
 /**
@@ -27,6 +30,6 @@ export function loadEnv<T extends object>(envClass: ClassConstructor<T>, env: No
   const given = Object.fromEntries(names.filter((name) => env[name] !== undefined && env[name] !== '').map((name) => [name, env[name]]));
   const config = plainToInstance(envClass, given, { exposeDefaultValues: true });
   const errors = validateSync(config, { whitelist: false, forbidUnknownValues: true });
-  if (errors.length > 0) throw new InvalidEnvironmentError(errors.map(describe));
+  if (errors.length > 0) throw new InvalidEnvironmentError(errors.map((error) => describe(error, config)));
   return config;
 }

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Matches, ValidateIf } from 'class-validator';
+import { SecretEnv } from './secret-env';
 
 const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
 
@@ -8,6 +9,7 @@ const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8
  * Prometheus sends it with `authorization: { credentials_file: ... }` in its scrape config.
  */
 export const MetricsTokenEnv = (): PropertyDecorator => (target, property) => {
+  SecretEnv()(target, property);
   ValidateIf((_env: object, value: unknown) => value !== '')(target, property);
   Matches(/^\S{16,}$/, { message: 'must be at least 16 characters without spaces (or unset, which leaves /metrics open)' })(target, property);
 };

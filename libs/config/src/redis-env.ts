@@ -1,5 +1,6 @@
 import { IsString, Matches } from 'class-validator';
 import { CommaList } from './env-transforms';
+import { SecretEnv } from './secret-env';
 
 const HOST_PORT = /^[^\s:]+:\d{1,5}$/;
 
@@ -33,6 +34,7 @@ export class RedisEnv {
   REDIS_SENTINEL_MASTER = 'mymaster';
 
   /** Password of the Redis data nodes in cluster and sentinel modes (REDIS_URL carries its own). */
+  @SecretEnv()
   @IsString()
   REDIS_PASSWORD = '';
 }

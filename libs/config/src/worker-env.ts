@@ -2,6 +2,7 @@ import { IsBoolean, IsIn, IsInt, IsString, IsUrl, Matches, Max, Min, ValidateIf 
 import { EnvBoolean, EnvInteger } from './env-transforms';
 import { MetricsTokenEnv } from './metrics-token';
 import { RedisEnv } from './redis-env';
+import { NoUrlCredentials, SecretEnv } from './secret-env';
 
 /**
  * A worker process (`npm run start:worker`, the `worker` and `worker-cuda` images): one model's
@@ -137,6 +138,7 @@ export class WorkerEnv extends RedisEnv {
   @ValidateIf((env: WorkerEnv) => env.ENGINE === 'openai')
   @IsUrl({ protocols: ['http', 'https'], require_protocol: true, require_tld: false }, { message: 'must be an http(s) URL (required with ENGINE=openai)' })
   @Matches(/\/v1\/?$/, { message: 'must end in /v1' })
+  @NoUrlCredentials('must not carry credentials (user:password@): put the key in UPSTREAM_API_KEY')
   UPSTREAM_BASE_URL = '';
 
   /**
@@ -144,7 +146,8 @@ export class WorkerEnv extends RedisEnv {
    * `--api-key`); none is sent when empty.
    * @default — (none sent)
    */
-  @IsString()
+  @SecretEnv()
+  @Matches(/^\S*$/, { message: 'must have no spaces or line breaks (it is sent as a bearer token)' })
   UPSTREAM_API_KEY = '';
 
   /**

@@ -7,11 +7,15 @@ import { redisPing } from '@app/redis';
 import type { RedisClient } from '@app/redis';
 import { COMMANDS_REDIS, SUBSCRIBER_REDIS } from '../completions/api-redis.providers';
 
+const LIVE: HealthCheckResult = { status: 'ok', info: {}, error: {}, details: {} };
+
 /**
- * Probes for load balancers and orchestrators; no API key. `live`: the process answers HTTP.
- * `ready`: it can serve completions: Redis answers on the command connection, the event
- * subscriber is connected, and the instance is not shutting down. Either answers 503 with
- * Terminus's report when it is not.
+ * Probes for load balancers and orchestrators; no API key. `live`: the process answers HTTP,
+ * draining included (an orchestrator must let it finish its open requests). `ready`: it can serve
+ * completions: Redis answers on the command connection, the event subscriber is connected, and
+ * the instance is not shutting down; 503 with Terminus's report when it is not (`shutting_down`
+ * from SIGTERM on, set with admission's refusal in beforeApplicationShutdown). While it drains
+ * it listens no more: a new connection is refused, and one still open gets that 503.
  */
 @ApiTags('operations')
 @Controller('health')
@@ -24,9 +28,10 @@ export class HealthController {
   ) {}
 
   @Get('live')
-  @ApiOperation({ summary: 'Liveness: the process answers HTTP (503 while it shuts down).' })
-  live(@Res({ passthrough: true }) reply: FastifyReply): Promise<HealthCheckResult> {
-    return report(reply, this.health.check([]));
+  @ApiOperation({ summary: 'Liveness: the process answers HTTP (200 while it drains too).' })
+  live(@Res({ passthrough: true }) reply: FastifyReply): HealthCheckResult {
+    void reply.header('cache-control', 'no-store');
+    return LIVE;
   }
 
   @Get('ready')

@@ -282,6 +282,23 @@ describe('OpenAiUpstreamEngine', () => {
       expect(error).toBeInstanceOf(Error);
     });
 
+    it('an error that quotes the worker\'s key back: the key reaches neither the log nor the error', async () => {
+      const apiKey = 'sk-worker-upstream-key-0123456789';
+      const logged: string[] = [];
+      Logger.overrideLogger({ log: () => undefined, error: () => undefined, warn: (message: string) => logged.push(message) });
+      try {
+        handler = answerWith(401, { error: { message: `Invalid key: ${apiKey} is not known here`, type: 'invalid_request_error' } });
+        const refused = (await generate(engine({ apiKey }))).error as Error;
+        handler = answerWith(400, { error: { message: `Bad request from ${apiKey}`, type: 'invalid_request_error' } });
+        const rejected = (await generate(engine({ apiKey }))).error as Error;
+        expect([refused.message, rejected.message]).toEqual(['The upstream server refused this worker (401): Invalid key: *** is not known here', 'Bad request from ***']);
+        expect(logged).toHaveLength(2);
+        expect(logged.join('\n')).not.toContain(apiKey);
+      } finally {
+        Logger.overrideLogger(false);
+      }
+    });
+
     it('a refused connection: unavailable', async () => {
       const closed = createServer();
       await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));

@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { maskUrlCredentials } from '@app/config';
 import { MAX_CHOICES } from '@app/contracts';
 import type { EngineCapabilities } from '@app/contracts';
 import OpenAI, { APIConnectionTimeoutError, APIError } from 'openai';
@@ -97,7 +98,8 @@ export class OpenAiUpstreamEngine implements InferenceEngine {
 
   /** What a failure means for the job: the client's answer, a retry elsewhere, or a broken answer. */
   private classify(error: unknown, wroteOutput: boolean, silent: boolean): Error {
-    const failure = describeUpstreamFailure(error, silent, this.options.timeoutMs);
+    const described = describeUpstreamFailure(error, silent, this.options.timeoutMs);
+    const failure = { ...described, message: this.redact(described.message) };
     this.logger.warn(`upstream request failed${wroteOutput ? ' mid-answer' : ''}: ${failure.status ?? 'no status'} ${failure.message}`);
     if (wroteOutput) return new Error(`The upstream server failed mid-answer: ${failure.message}`, { cause: error });
     const { status } = failure;
@@ -112,6 +114,15 @@ export class OpenAiUpstreamEngine implements InferenceEngine {
       });
     }
     return new EngineUnavailableError(`The upstream server did not answer: ${failure.message}`, { cause: error });
+  }
+
+  /**
+   * An upstream's error may repeat the key it was sent (some proxies quote it back), and a
+   * connection error the URL it called: neither reaches a log, a job's record or a client.
+   */
+  private redact(text: string): string {
+    const masked = maskUrlCredentials(text);
+    return this.options.apiKey === '' ? masked : masked.replaceAll(this.options.apiKey, '***');
   }
 
   close(): Promise<void> {

@@ -5,7 +5,7 @@ import { WorkerMetrics } from './worker-metrics';
 
 /**
  * Watches the BullMQ Workers the processor creates: records each job's queue wait from BullMQ's
- * own timestamps (processedOn - timestamp) and tells readiness whether they are all running.
+ * own timestamps (processedOn - timestamp) and tells readiness whether they are all running, or draining.
  */
 @Injectable()
 export class QueueWorkerMonitor {
@@ -25,5 +25,10 @@ export class QueueWorkerMonitor {
   /** Whether the queue workers are taking jobs (false before they start and once one closes). */
   get isRunning(): boolean {
     return this.workers.length > 0 && this.workers.every((worker) => worker.isRunning() && worker.closing === undefined);
+  }
+
+  /** Whether the worker drains: its queue workers were told to close and finish their running jobs (it never ends). */
+  get isDraining(): boolean {
+    return this.workers.some((worker) => worker.closing !== undefined);
   }
 }

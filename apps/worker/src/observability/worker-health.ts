@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, ServiceUnavailableException } from '@nestjs/common';
 import { WorkerEnv } from '@app/config';
 import { HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import type { HealthCheckResult } from '@nestjs/terminus';
@@ -9,10 +9,17 @@ import type { InferenceEngine } from '../engine/inference-engine';
 import { PUBLISHER_REDIS } from '../worker-redis.providers';
 import { QueueWorkerMonitor } from './queue-worker-monitor';
 
+const LIVE: HealthCheckResult = { status: 'ok', info: {}, error: {}, details: {} };
+
+const DRAINING = { queue: { status: 'down' as const, message: 'draining: finishing its running jobs, taking no new ones' } };
+const SHUTTING_DOWN: HealthCheckResult = { status: 'shutting_down', info: {}, error: DRAINING, details: DRAINING };
+
 /**
- * The worker's health as Terminus reports it. Live: the process runs. Ready: the model is loaded
- * (this service exists only once the engine has loaded it), Redis answers, and the BullMQ worker
- * is taking jobs. Both turn to 503 (`shutting_down`) once the worker starts to drain.
+ * The worker's health in Terminus's shape. Live: the process runs, draining included (an
+ * orchestrator must let it finish its jobs). Ready: the model is loaded (this service exists only
+ * once the engine has loaded it), Redis answers, and the BullMQ worker is taking jobs; 503
+ * `shutting_down` from the moment the worker starts to drain until it exits. Terminus's own
+ * shutting_down comes only after every job has finished (beforeApplicationShutdown), too late.
  */
 @Injectable()
 export class WorkerHealth {
@@ -26,10 +33,11 @@ export class WorkerHealth {
   ) {}
 
   live(): Promise<HealthCheckResult> {
-    return this.health.check([]);
+    return Promise.resolve(LIVE);
   }
 
   ready(): Promise<HealthCheckResult> {
+    if (this.queueWorker.isDraining) return Promise.reject(new ServiceUnavailableException(SHUTTING_DOWN));
     return this.health.check([
       () => this.indicators.check('model').up({ name: this.env.MODEL_NAME, slots: this.engine.slots }),
       () => redisPing(this.indicators, this.redis),
