@@ -35,3 +35,27 @@ export function assertMatchesResponsesSchema(name: string, value: unknown): void
     throw new Error(`${name} schema violation: ${compiler().errorsText(validate.errors)}\n${JSON.stringify(value)}`);
   }
 }
+
+let eventSchemas: Map<string, string> | undefined;
+
+/** Each stream event type's schema name, from the members of ResponseStreamEvent. */
+function eventSchemaNames(): Map<string, string> {
+  if (eventSchemas) return eventSchemas;
+  const document = JSON.parse(readFileSync(REFERENCE, 'utf8')) as { components: { schemas: Record<string, { anyOf?: Array<{ $ref: string }>; properties?: { type?: { enum?: string[] } } }> } };
+  const { schemas } = document.components;
+  eventSchemas = new Map();
+  for (const { $ref } of schemas.ResponseStreamEvent.anyOf ?? []) {
+    const name = $ref.split('/').at(-1)!;
+    const type = schemas[name]?.properties?.type?.enum?.[0];
+    if (type !== undefined) eventSchemas.set(type, name);
+  }
+  return eventSchemas;
+}
+
+/** Validates a stream event against the schema of its own type (a clearer failure than the whole union's). */
+export function assertMatchesResponseEvent(event: { type: string }): void {
+  const name = eventSchemaNames().get(event.type);
+  if (name === undefined) throw new Error(`no stream event of type ${event.type} in the schema`);
+  assertMatchesResponsesSchema(name, event);
+  assertMatchesResponsesSchema('ResponseStreamEvent', event);
+}

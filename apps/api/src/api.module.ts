@@ -30,6 +30,8 @@ import { ApiMetrics } from './observability/api-metrics';
 import { HealthController } from './observability/health.controller';
 import { MetricsController } from './observability/metrics.controller';
 import { RequestTelemetry } from './observability/request-telemetry';
+import { ResponsesController } from './responses/responses.controller';
+import { StoredResponses } from './responses/stored-responses';
 
 @Module({})
 export class ApiModule {
@@ -38,7 +40,7 @@ export class ApiModule {
     return {
       module: ApiModule,
       imports: [TerminusModule.forRoot()],
-      controllers: [ChatCompletionsController, StoredCompletionsController, ModelsController, HealthController, MetricsController, FilesController, BatchesController],
+      controllers: [ChatCompletionsController, StoredCompletionsController, ModelsController, HealthController, MetricsController, FilesController, BatchesController, ResponsesController],
       providers: [
         { provide: ApiEnv, useValue: env },
         ...apiRedisProviders,
@@ -66,6 +68,8 @@ export class ApiModule {
         BatchRecords,
         BatchQueue,
         BatchCoordinator,
+        // Responses API: stored responses and their items.
+        StoredResponses,
       ],
     };
   }
