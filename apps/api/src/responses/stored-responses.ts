@@ -50,7 +50,7 @@ export class StoredResponses {
     this.ttlMs = env.STORE_TTL_SECONDS * 1000;
   }
 
-  /** Records a response as it starts (its input items become referenceable), within the key's bound. */
+  /** Records a response as it starts (its input items become referenceable). */
   async begin(record: StoredResponseRecord): Promise<void> {
     const index = indexKey(record.owner);
     await Promise.all([
@@ -60,13 +60,17 @@ export class StoredResponses {
       this.redis.zremrangebyscore(index, '-inf', Date.now() - this.ttlMs),
       this.redis.pexpire(index, this.ttlMs),
     ]);
-    await this.keepWithinLimit(record.owner);
   }
 
-  /** Records how it ended; its output items become referenceable. */
+  /**
+   * Records how it ended (its output items become referenceable), then drops the key's oldest
+   * beyond STORE_MAX_PER_KEY: only now, so a request refused before it ran (the queue full),
+   * whose record is deleted, never costs an earlier response its place.
+   */
   async end(record: StoredResponseRecord, state: ResponseState, output: ConversationItem[]): Promise<StoredResponseRecord> {
     const ended = { ...record, state };
     await Promise.all([this.writeRecord(ended, true), this.writeItems(record.owner, output)]);
+    await this.keepWithinLimit(record.owner);
     return ended;
   }
 
