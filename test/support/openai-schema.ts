@@ -8,10 +8,10 @@ import { REPO_ROOT } from '../../tools/local-stack/services';
 /** OpenAI's own OpenAPI document, vendored with its upstream commit (test/reference/README.md). */
 const REFERENCE = resolve(REPO_ROOT, 'test/reference/openai-chat-completions.openapi.json');
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /** OpenAPI 3.0's `nullable: true` means "or null"; JSON Schema 2020 says that with a type list. */
-function convertNullable(node: Json): Json {
+export function convertNullable(node: Json): Json {
   if (Array.isArray(node)) return node.map(convertNullable);
   if (node === null || typeof node !== 'object') return node;
   const converted: { [key: string]: Json } = {};

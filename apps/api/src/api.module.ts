@@ -32,6 +32,8 @@ import { ApiMetrics } from './observability/api-metrics';
 import { HealthController } from './observability/health.controller';
 import { MetricsController } from './observability/metrics.controller';
 import { RequestTelemetry } from './observability/request-telemetry';
+import { ResponsesController } from './responses/responses.controller';
+import { StoredResponses } from './responses/stored-responses';
 
 @Module({})
 export class ApiModule {
@@ -40,7 +42,7 @@ export class ApiModule {
     return {
       module: ApiModule,
       imports: [TerminusModule.forRoot()],
-      controllers: [ChatCompletionsController, StoredCompletionsController, ModelsController, HealthController, MetricsController, FilesController, BatchesController],
+      controllers: [ChatCompletionsController, StoredCompletionsController, ModelsController, HealthController, MetricsController, FilesController, BatchesController, ResponsesController],
       providers: [
         { provide: ApiEnv, useValue: env },
         ...apiRedisProviders,
@@ -70,6 +72,8 @@ export class ApiModule {
         BatchQueue,
         BatchCoordinator,
         ...batchWorkerProviders((apiEnv) => apiEnv.BATCH_COORDINATOR),
+        // Responses API: stored responses and their items.
+        StoredResponses,
       ],
     };
   }

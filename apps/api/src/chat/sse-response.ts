@@ -20,10 +20,10 @@ export class SseResponse {
   private firstFrameSent = false;
   private nextId = 0;
 
-  /** @param firstFrame sent before any other frame (OpenAI's role chunk). */
+  /** @param firstFrame sent before any other frame (OpenAI's role chunk); none for the Responses API's streams. */
   constructor(
     private readonly reply: FastifyReply,
-    private readonly firstFrame: string,
+    private readonly firstFrame: string | undefined,
     private readonly ids?: FrameIds,
   ) {}
 
@@ -45,24 +45,27 @@ export class SseResponse {
     });
   }
 
-  send(json: string): void {
+  /** @param event the frame's `event:` line (the Responses API names every event); none for Chat Completions. */
+  send(json: string, event?: string): void {
     if (!this.firstFrameSent) {
       this.firstFrameSent = true;
-      this.frame(this.firstFrame);
+      if (this.firstFrame !== undefined) this.frame(this.firstFrame);
     }
-    this.frame(json);
+    this.frame(json, event);
   }
 
-  end(): void {
+  /** @param done whether `data: [DONE]` ends the stream (Chat Completions); a Responses stream ends with its last event. */
+  end(done = true): void {
     if (this.reply.raw.destroyed) return;
     this.open();
-    this.reply.raw.end('data: [DONE]\n\n');
+    this.reply.raw.end(done ? 'data: [DONE]\n\n' : undefined);
   }
 
-  private frame(json: string): void {
+  private frame(json: string, event?: string): void {
     const id = this.nextId++;
     if (this.reply.raw.destroyed || (this.ids && id <= this.ids.after)) return;
     this.open();
-    this.reply.raw.write(this.ids ? `id: ${id}\ndata: ${json}\n\n` : `data: ${json}\n\n`);
+    const data = event === undefined ? `data: ${json}\n\n` : `event: ${event}\ndata: ${json}\n\n`;
+    this.reply.raw.write(this.ids ? `id: ${id}\n${data}` : data);
   }
 }

@@ -1,0 +1,271 @@
+import { MAX_TOP_LOGPROBS, isJsonObject } from '@app/contracts';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsNumber,
+  IsObject,
+  IsOptional,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+  ValidateBy,
+  ValidateNested,
+  buildMessage,
+} from 'class-validator';
+import type { ValidationOptions } from 'class-validator';
+import { PromptCacheOptionsDto } from '../chat/chat-completion-request.dto';
+import { IsMetadata } from '../chat/tool-and-format.dto';
+
+const FINITE = { allowNaN: false, allowInfinity: false };
+
+/** At most this many tools (function and hosted together); Codex with MCP servers sends dozens. */
+export const MAX_RESPONSE_TOOLS = 512;
+
+/** OpenAI's `include` entries. Each is accepted; what it asks for is produced where it applies here (README, "Responses API"). */
+export const INCLUDE_ENTRIES = [
+  'file_search_call.results',
+  'web_search_call.results',
+  'web_search_call.action.sources',
+  'message.input_image.image_url',
+  'computer_call_output.output.image_url',
+  'code_interpreter_call.outputs',
+  'reasoning.encrypted_content',
+  'message.output_text.logprobs',
+] as const;
+
+function decorator(name: string, validate: (value: unknown) => boolean, message: string) {
+  return (options?: ValidationOptions): PropertyDecorator =>
+    ValidateBy({ name, validator: { validate, defaultMessage: buildMessage(() => message, options) } }, options);
+}
+
+/** A string, or a list of JSON objects (each item's fields are checked by type when the job is built). */
+const IsResponseInput = decorator(
+  'isResponseInput',
+  (value) => typeof value === 'string' || (Array.isArray(value) && value.every(isJsonObject)),
+  'input must be a string or an array of input items (objects)',
+);
+
+/** Each tool an object with a string `type`; a function tool's fields are checked when the job is built. */
+const IsToolList = decorator(
+  'isToolList',
+  (value) => Array.isArray(value) && value.every((tool) => isJsonObject(tool) && typeof tool.type === 'string'),
+  'tools must be an array of tool objects, each with a type',
+);
+
+/** `none`, `auto`, `required`, or an object naming a tool (`{type: "function", name}`, a hosted type, `allowed_tools`). */
+const IsResponseToolChoice = decorator(
+  'isResponseToolChoice',
+  (value) => value === 'none' || value === 'auto' || value === 'required' || (isJsonObject(value) && typeof value.type === 'string'),
+  `tool_choice must be 'none', 'auto', 'required' or an object such as {"type": "function", "name": ...}`,
+);
+
+const IsTextFormat = decorator(
+  'isTextFormat',
+  (value) => isJsonObject(value) && (value.type === 'text' || value.type === 'json_object' || value.type === 'json_schema'),
+  "format must be {type: 'text'}, {type: 'json_object'} or {type: 'json_schema', name, schema, strict}",
+);
+
+/** OpenAI's `text`: the answer's format and its verbosity. */
+export class ResponseTextDto {
+  @IsOptional()
+  @IsTextFormat()
+  format?: { type: 'text' } | { type: 'json_object' } | { type: 'json_schema'; name?: unknown; schema?: unknown; strict?: unknown; description?: unknown };
+
+  /** Accepted: a generated model has no notion of verbosity. */
+  @IsOptional()
+  @IsIn(['low', 'medium', 'high'])
+  verbosity?: string;
+}
+
+/** OpenAI's `reasoning`: accepted; the models served here do not reason apart from their answer. */
+export class ReasoningDto {
+  @IsOptional()
+  @IsIn(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'])
+  effort?: string;
+
+  @IsOptional()
+  @IsIn(['auto', 'concise', 'detailed'])
+  summary?: string;
+
+  @IsOptional()
+  @IsIn(['auto', 'concise', 'detailed'])
+  generate_summary?: string;
+
+  @IsOptional()
+  @IsIn(['auto', 'current_turn', 'all_turns'])
+  context?: string;
+
+  @IsOptional()
+  @IsString()
+  mode?: string;
+}
+
+export class ResponseStreamOptionsDto {
+  /** Accepted: obfuscation pads events against side channels on OpenAI's network; not added here. */
+  @IsOptional()
+  @IsBoolean()
+  include_obfuscation?: boolean;
+}
+
+/**
+ * The subset of OpenAI's CreateResponse this service implements, plus what Codex sends beyond
+ * the published schema (`client_metadata`). Any other field is refused by name. `null` counts as
+ * absent (class-validator's IsOptional); the mapper reads every field with `??`.
+ */
+export class CreateResponseDto {
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(256)
+  model!: string;
+
+  @IsOptional()
+  @IsResponseInput()
+  input?: string | Array<Record<string, unknown>>;
+
+  /** A system message placed before the input (not carried over by `previous_response_id`). */
+  @IsOptional()
+  @IsString()
+  instructions?: string;
+
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(256)
+  previous_response_id?: string;
+
+  @IsOptional()
+  @IsToolList()
+  @ArrayMaxSize(MAX_RESPONSE_TOOLS)
+  tools?: Array<Record<string, unknown>>;
+
+  @IsOptional()
+  @IsResponseToolChoice()
+  tool_choice?: 'none' | 'auto' | 'required' | Record<string, unknown>;
+
+  @IsOptional()
+  @IsBoolean()
+  parallel_tool_calls?: boolean;
+
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => ResponseTextDto)
+  text?: ResponseTextDto;
+
+  @IsOptional()
+  @IsInt()
+  @Min(16)
+  max_output_tokens?: number;
+
+  /** Bounds calls to hosted tools, which never run here: accepted. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  max_tool_calls?: number;
+
+  @IsOptional()
+  @IsNumber(FINITE)
+  @Min(0)
+  @Max(2)
+  temperature?: number;
+
+  @IsOptional()
+  @IsNumber(FINITE)
+  @Min(0)
+  @Max(1)
+  top_p?: number;
+
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(MAX_TOP_LOGPROBS)
+  top_logprobs?: number;
+
+  @IsOptional()
+  @IsArray()
+  @IsIn(INCLUDE_ENTRIES, { each: true, message: `each entry of include must be one of ${INCLUDE_ENTRIES.join(', ')}` })
+  include?: string[];
+
+  @IsOptional()
+  @IsBoolean()
+  stream?: boolean;
+
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => ResponseStreamOptionsDto)
+  stream_options?: ResponseStreamOptionsDto;
+
+  /** Keeps the response and its items for STORE_TTL_SECONDS (default true, as OpenAI's). */
+  @IsOptional()
+  @IsBoolean()
+  store?: boolean;
+
+  @IsOptional()
+  @IsBoolean()
+  background?: boolean;
+
+  @IsOptional()
+  @IsMetadata()
+  metadata?: Record<string, string>;
+
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => ReasoningDto)
+  reasoning?: ReasoningDto;
+
+  @IsOptional()
+  @IsIn(['auto', 'default', 'flex', 'priority', 'scale', 'fast', 'ultrafast'])
+  service_tier?: string;
+
+  /** `disabled` (a prompt over the context is a 400) is what happens here; `auto` is accepted and behaves the same. */
+  @IsOptional()
+  @IsIn(['auto', 'disabled'])
+  truncation?: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(1024)
+  prompt_cache_key?: string;
+
+  @IsOptional()
+  @IsIn(['in_memory', '24h', 'in-memory'])
+  prompt_cache_retention?: string;
+
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => PromptCacheOptionsDto)
+  prompt_cache_options?: PromptCacheOptionsDto;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(256)
+  user?: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(256)
+  safety_identifier?: string;
+
+  /** Codex sends it (installation and session ids); it is not part of OpenAI's published schema. Accepted and not kept. */
+  @IsOptional()
+  @IsObject()
+  client_metadata?: Record<string, unknown>;
+
+  /** A reusable prompt template from OpenAI's dashboard: none exist here, so it is refused by the mapper. */
+  @IsOptional()
+  @IsObject()
+  prompt?: Record<string, unknown>;
+
+  /** A conversation object (OpenAI's Conversations API): not served here, so it is refused by the mapper. */
+  @IsOptional()
+  conversation?: unknown;
+}

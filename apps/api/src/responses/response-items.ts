@@ -1,0 +1,124 @@
+import { isJsonObject, jsonKindOf } from '@app/contracts';
+import { MAX_MESSAGES } from '../chat/chat-completion-request.dto';
+import { OpenAiError } from '../errors/openai-error';
+import { newItemId } from './response-ids';
+
+/** A text part of a message as the Responses API stores it: `input_text` from the client, `output_text` from the model. */
+export type ItemContentPart =
+  | { type: 'input_text'; text: string }
+  | { type: 'output_text'; text: string; annotations: unknown[]; logprobs: unknown[] };
+
+/**
+ * The items a conversation is made of, normalised: every item has an id (the client's, or one
+ * given here), so stored ones can be listed and referenced (`item_reference`) later.
+ */
+export type ConversationItem =
+  | { type: 'message'; id: string; role: 'user' | 'system' | 'developer'; content: ItemContentPart[]; status: 'completed' }
+  | { type: 'message'; id: string; role: 'assistant'; content: ItemContentPart[]; status: 'completed' | 'incomplete' | 'in_progress' }
+  | { type: 'function_call'; id: string; call_id: string; name: string; arguments: string; status: 'completed' | 'incomplete' | 'in_progress' }
+  | { type: 'function_call_output'; id: string; call_id: string; output: string; status: 'completed' }
+  | { type: 'reasoning'; id: string; summary: Array<{ type: 'summary_text'; text: string }>; encrypted_content?: string | null };
+
+/** What an `item_reference` resolves to: an item stored earlier for the same API key, or nothing. */
+export type ItemLookup = (id: string) => Promise<ConversationItem | undefined>;
+
+const invalid = (message: string, param: string): OpenAiError => OpenAiError.invalidRequest(message, param, 'invalid_value');
+const missing = (param: string): OpenAiError => OpenAiError.invalidRequest(`Missing required parameter: '${param}'.`, param, 'missing_required_parameter');
+
+function requiredString(item: Record<string, unknown>, field: string, at: string): string {
+  const value = item[field];
+  if (value === undefined || value === null) throw missing(`${at}.${field}`);
+  if (typeof value !== 'string') throw OpenAiError.invalidRequest(`Invalid type for '${at}.${field}': expected a string, but got ${jsonKindOf(value)} instead.`, `${at}.${field}`, 'invalid_type');
+  return value;
+}
+
+function optionalId(item: Record<string, unknown>, at: string): string | undefined {
+  const id = item.id;
+  if (id === undefined || id === null) return undefined;
+  if (typeof id !== 'string' || id === '' || id.length > 256) throw invalid(`'${at}.id' must be a non-empty string of at most 256 characters.`, `${at}.id`);
+  return id;
+}
+
+/** A message's content: a string, or text parts; images, files and audio cannot be read by the models served here. */
+function contentParts(content: unknown, role: string, at: string): ItemContentPart[] {
+  const textType = role === 'assistant' ? 'output_text' : 'input_text';
+  const part = (text: string): ItemContentPart => (textType === 'output_text' ? { type: 'output_text', text, annotations: [], logprobs: [] } : { type: 'input_text', text });
+  if (typeof content === 'string') return [part(content)];
+  if (!Array.isArray(content)) throw missing(`${at}.content`);
+  return content.map((entry, index) => {
+    const param = `${at}.content[${index}]`;
+    if (!isJsonObject(entry)) throw OpenAiError.invalidRequest(`Invalid type for '${param}': expected an object, but got ${jsonKindOf(entry)} instead.`, param, 'invalid_type');
+    switch (entry.type) {
+      case 'input_text':
+      case 'output_text':
+      case 'text':
+      case 'refusal':
+        return part(entry.type === 'refusal' ? requiredString(entry, 'refusal', param) : requiredString(entry, 'text', param));
+      default:
+        throw OpenAiError.invalidRequest(
+          `Content of type '${String(entry.type)}' cannot be read by the models served here; only text ('input_text') can.`,
+          `${param}.type`,
+          'unsupported_value',
+        );
+    }
+  });
+}
+
+/** One input item, checked and given an id; an `item_reference` is looked up among the key's stored items. */
+async function normaliseItem(raw: Record<string, unknown>, at: string, lookup: ItemLookup): Promise<ConversationItem> {
+  const type = raw.type ?? (raw.role !== undefined ? 'message' : undefined);
+  switch (type) {
+    case 'message': {
+      const role = raw.role;
+      if (role !== 'user' && role !== 'system' && role !== 'developer' && role !== 'assistant') {
+        throw invalid(`'${at}.role' must be one of user, assistant, system, developer.`, `${at}.role`);
+      }
+      const content = contentParts(raw.content, role, at);
+      const id = optionalId(raw, at) ?? newItemId('msg');
+      return role === 'assistant' ? { type: 'message', id, role, content, status: 'completed' } : { type: 'message', id, role, content, status: 'completed' };
+    }
+    case 'function_call':
+      return {
+        type: 'function_call',
+        id: optionalId(raw, at) ?? newItemId('fc'),
+        call_id: requiredString(raw, 'call_id', at),
+        name: requiredString(raw, 'name', at),
+        arguments: requiredString(raw, 'arguments', at),
+        status: 'completed',
+      };
+    case 'function_call_output': {
+      const output = raw.output;
+      // A list of output parts is allowed; their text is what the model reads.
+      const text = Array.isArray(output) ? contentParts(output, 'user', `${at}.output`).map((part) => part.text).join('') : requiredString(raw, 'output', at);
+      return { type: 'function_call_output', id: optionalId(raw, at) ?? newItemId('fco'), call_id: requiredString(raw, 'call_id', at), output: text, status: 'completed' };
+    }
+    case 'reasoning': {
+      const summary = Array.isArray(raw.summary) ? raw.summary.filter(isJsonObject).map((entry) => ({ type: 'summary_text' as const, text: typeof entry.text === 'string' ? entry.text : '' })) : [];
+      return { type: 'reasoning', id: optionalId(raw, at) ?? newItemId('rs'), summary, encrypted_content: typeof raw.encrypted_content === 'string' ? raw.encrypted_content : null };
+    }
+    case 'item_reference': {
+      const id = requiredString(raw, 'id', at);
+      const item = await lookup(id);
+      if (!item) throw OpenAiError.notFound(`Item with id '${id}' not found.`, `${at}.id`);
+      return item;
+    }
+    default:
+      throw invalid(
+        `Input items of type ${JSON.stringify(type)} are not supported here; use message, function_call, function_call_output, reasoning or item_reference.`,
+        `${at}.type`,
+      );
+  }
+}
+
+/** The request's `input` as conversation items, in order (a string is one user message). */
+export async function inputItems(input: string | Array<Record<string, unknown>> | undefined, lookup: ItemLookup): Promise<ConversationItem[]> {
+  if (input === undefined) return [];
+  if (typeof input === 'string') return [{ type: 'message', id: newItemId('msg'), role: 'user', content: [{ type: 'input_text', text: input }], status: 'completed' }];
+  if (input.length > MAX_MESSAGES) throw OpenAiError.tooLarge(`Too many items in 'input': at most ${MAX_MESSAGES}.`, 'input');
+  const items: ConversationItem[] = [];
+  for (const [index, raw] of input.entries()) items.push(await normaliseItem(raw, `input[${index}]`, lookup));
+  return items;
+}
+
+/** The text of a message item's parts, joined as OpenAI does for text-only models. */
+export const itemText = (content: ItemContentPart[]): string => content.map((part) => part.text).join('');

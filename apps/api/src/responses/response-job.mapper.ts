@@ -1,0 +1,246 @@
+import { callsAllowed, reduceJsonSchema } from '@app/contracts';
+import type { ChatMessage, CompletionJobInput, GrammarSchema, JsonValue, LogprobsOptions, ResponseFormat, ToolCall, ToolChoice, ToolDefinition, ToolOptions } from '@app/contracts';
+import { randomInt } from 'node:crypto';
+import { FUNCTION_NAME } from '../chat/tool-and-format.dto';
+import { MAX_MESSAGE_CHARS } from '../chat/completion-job.mapper';
+import { OpenAiError } from '../errors/openai-error';
+import type { CreateResponseDto } from './create-response.dto';
+import { itemText } from './response-items';
+import type { ConversationItem } from './response-items';
+
+const invalid = (message: string, param: string): OpenAiError => OpenAiError.invalidRequest(message, param, 'invalid_value');
+
+/** A function tool as the Response object echoes it. */
+export interface FunctionToolEcho {
+  type: 'function';
+  name: string;
+  description: string | null;
+  parameters: Record<string, unknown> | null;
+  strict: boolean;
+}
+
+/** `text.format` as the Response object echoes it. */
+export type TextFormatEcho = { type: 'text' } | { type: 'json_object' } | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict: boolean; description?: string };
+
+/** The request's settings as every Response object of it repeats them. */
+export interface ResponseSettings {
+  instructions: string | null;
+  tools: FunctionToolEcho[];
+  toolChoice: unknown;
+  parallelToolCalls: boolean;
+  textFormat: TextFormatEcho;
+  maxOutputTokens: number | null;
+  temperature: number;
+  topP: number;
+  topLogprobs: number;
+  /** Output text carries each token's log probability (`include: ["message.output_text.logprobs"]` or `top_logprobs`). */
+  logprobs: boolean;
+  reasoning: { effort: string | null; summary: string | null };
+  truncation: 'auto' | 'disabled';
+  user: string | null;
+  safetyIdentifier: string | null;
+  promptCacheKey: string | null;
+  previousResponseId: string | null;
+  metadata: Record<string, string>;
+  store: boolean;
+  background: boolean;
+}
+
+/**
+ * Tools that run on OpenAI's side (web search, file search, code interpreter, image generation,
+ * computer use, MCP connectors, Codex's `namespace` and `tool_search`, custom grammar tools):
+ * nothing here can run them, so they are not offered to the model. A client that sends them by
+ * default (Codex sends `web_search`) still works; the response's `tools` lists only the
+ * functions the model was offered.
+ */
+const isFunctionTool = (tool: Record<string, unknown>): boolean => tool.type === 'function';
+
+function grammarSchema(schema: JsonValue, param: string): GrammarSchema {
+  const reduction = reduceJsonSchema(schema);
+  if (!reduction.ok) {
+    throw OpenAiError.invalidRequest(`The schema in '${param}' uses '${reduction.keyword}' (at ${reduction.path}), which structured output cannot enforce exactly here.`, param, 'unsupported_schema');
+  }
+  return reduction.schema;
+}
+
+function functionTools(request: CreateResponseDto): { definitions: ToolDefinition[]; echoes: FunctionToolEcho[] } {
+  const definitions: ToolDefinition[] = [];
+  const echoes: FunctionToolEcho[] = [];
+  const names = new Set<string>();
+  for (const [index, tool] of (request.tools ?? []).entries()) {
+    if (!isFunctionTool(tool)) continue;
+    const param = `tools[${index}]`;
+    const { name, description, parameters, strict } = tool;
+    if (typeof name !== 'string' || !FUNCTION_NAME.test(name)) throw invalid(`'${param}.name' must be 1-64 characters of a-z, A-Z, 0-9, underscores and dashes.`, `${param}.name`);
+    if (names.has(name)) throw invalid(`Two tools are named '${name}'.`, `${param}.name`);
+    names.add(name);
+    if (description !== undefined && description !== null && typeof description !== 'string') throw invalid(`'${param}.description' must be a string.`, `${param}.description`);
+    if (strict !== undefined && strict !== null && typeof strict !== 'boolean') throw invalid(`'${param}.strict' must be a boolean.`, `${param}.strict`);
+    const schema = (parameters ?? { type: 'object', properties: {} }) as JsonValue;
+    if ((schema as { type?: unknown }).type !== 'object') throw invalid(`A function's parameters must be a JSON Schema of type 'object'.`, `${param}.parameters`);
+    definitions.push({ name, ...(typeof description === 'string' ? { description } : {}), parameters: grammarSchema(schema, `${param}.parameters`) });
+    // Arguments always satisfy the schema here (a grammar), strict or not.
+    echoes.push({ type: 'function', name, description: typeof description === 'string' ? description : null, parameters: schema as Record<string, unknown>, strict: strict !== false });
+  }
+  return { definitions, echoes };
+}
+
+function toolChoice(request: CreateResponseDto, names: Set<string>): ToolChoice {
+  const choice = request.tool_choice;
+  if (choice === undefined || choice === null || choice === 'auto') return { type: 'auto' };
+  if (choice === 'none' || choice === 'required') return { type: choice };
+  if (choice.type === 'function') {
+    const name = choice.name;
+    if (typeof name !== 'string' || !names.has(name)) throw invalid(`'tool_choice' names '${String(name)}', which is not among the function tools.`, 'tool_choice.name');
+    return { type: 'function', name };
+  }
+  if (choice.type === 'allowed_tools') {
+    throw OpenAiError.invalidRequest(`'tool_choice' of type 'allowed_tools' is not supported here; send only the allowed tools.`, 'tool_choice.type', 'unsupported_value');
+  }
+  // A hosted tool (web_search_preview, file_search, …): none of them runs here.
+  throw OpenAiError.invalidRequest(`'tool_choice' asks for the hosted tool ${JSON.stringify(choice.type)}, which cannot run here.`, 'tool_choice.type', 'unsupported_value');
+}
+
+function textFormat(request: CreateResponseDto): { format: ResponseFormat; echo: TextFormatEcho } {
+  const format = request.text?.format;
+  if (!format || format.type === 'text') return { format: { type: 'text' }, echo: { type: 'text' } };
+  if (format.type === 'json_object') return { format: { type: 'json_object' }, echo: { type: 'json_object' } };
+  const { name, schema, strict, description } = format;
+  if (typeof name !== 'string' || !FUNCTION_NAME.test(name)) throw invalid(`'text.format.name' must be 1-64 characters of a-z, A-Z, 0-9, underscores and dashes.`, 'text.format.name');
+  if (schema === undefined || schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
+    throw OpenAiError.invalidRequest(`Missing required parameter: 'text.format.schema'.`, 'text.format.schema', 'missing_required_parameter');
+  }
+  if (strict !== undefined && strict !== null && typeof strict !== 'boolean') throw invalid(`'text.format.strict' must be a boolean.`, 'text.format.strict');
+  if (description !== undefined && typeof description !== 'string') throw invalid(`'text.format.description' must be a string.`, 'text.format.description');
+  return {
+    format: { type: 'json_schema', name, schema: grammarSchema(schema as JsonValue, 'text.format.schema') },
+    echo: { type: 'json_schema', name, schema: schema as Record<string, unknown>, strict: strict === true, ...(typeof description === 'string' ? { description } : {}) },
+  };
+}
+
+function checkedText(text: string, param: string): string {
+  if (text.length > MAX_MESSAGE_CHARS) throw OpenAiError.tooLarge(`An item may hold at most ${MAX_MESSAGE_CHARS} characters.`, param);
+  return text;
+}
+
+/**
+ * The conversation as the engine sees it: instructions first, then the items in order. Function
+ * calls join the assistant message before them (or start one); each output must answer a call
+ * made earlier. Reasoning items are dropped: they hold a reasoning model's thoughts, and the
+ * models served here have none to resume.
+ */
+export function toChatMessages(instructions: string | null, items: ConversationItem[], firstInputIndex: number): ChatMessage[] {
+  const messages: ChatMessage[] = instructions ? [{ role: 'system', content: checkedText(instructions, 'instructions') }] : [];
+  const calledIds = new Set<string>();
+  items.forEach((item, position) => {
+    const at = `input[${Math.max(position - firstInputIndex, 0)}]`;
+    const last = messages.at(-1);
+    switch (item.type) {
+      case 'message': {
+        const content = checkedText(itemText(item.content), `${at}.content`);
+        if (item.role === 'assistant') messages.push({ role: 'assistant', content });
+        else messages.push({ role: item.role === 'user' ? 'user' : 'system', content });
+        break;
+      }
+      case 'function_call': {
+        const call: ToolCall = { id: item.call_id, name: item.name, arguments: item.arguments };
+        calledIds.add(item.call_id);
+        if (last?.role === 'assistant') last.toolCalls = [...(last.toolCalls ?? []), call];
+        else messages.push({ role: 'assistant', content: '', toolCalls: [call] });
+        break;
+      }
+      case 'function_call_output':
+        if (!calledIds.has(item.call_id)) throw invalid(`No tool call found for function call output with call_id ${item.call_id}.`, `${at}.call_id`);
+        messages.push({ role: 'tool', content: checkedText(item.output, `${at}.output`), toolCallId: item.call_id });
+        break;
+      case 'reasoning':
+        break;
+    }
+  });
+  if (!messages.some((message) => message.role !== 'system')) throw OpenAiError.invalidRequest(`Missing required parameter: 'input'.`, 'input', 'missing_required_parameter');
+  return messages;
+}
+
+function logprobsOptions(request: CreateResponseDto): LogprobsOptions | undefined {
+  const asked = request.include?.includes('message.output_text.logprobs') === true || (request.top_logprobs ?? 0) > 0;
+  return asked ? { top: request.top_logprobs ?? 0 } : undefined;
+}
+
+export interface ResponseJob {
+  job: CompletionJobInput;
+  settings: ResponseSettings;
+}
+
+/**
+ * A validated request, with its conversation items resolved (`previous_response_id` and
+ * `item_reference`), becomes the same job the chat door queues, plus the settings its Response
+ * objects echo.
+ */
+export function toResponseJob(
+  request: CreateResponseDto,
+  items: ConversationItem[],
+  firstInputIndex: number,
+  responseId: string,
+  acceptedAt: number,
+  maxQueueWaitMs: number,
+): ResponseJob {
+  if (request.prompt !== undefined && request.prompt !== null) throw OpenAiError.invalidRequest(`Reusable prompts ('prompt') are not available here; send 'instructions' and 'input'.`, 'prompt', 'unsupported_parameter');
+  if (request.conversation !== undefined && request.conversation !== null) {
+    throw OpenAiError.invalidRequest(`Conversations are not available here; continue with 'previous_response_id'.`, 'conversation', 'unsupported_parameter');
+  }
+  // Not half-applied: a background response would have to outlive its request, be polled and cancelled.
+  if (request.background === true) throw OpenAiError.invalidRequest(`Background responses are not available here yet; send 'background': false.`, 'background', 'unsupported_parameter');
+  const { definitions, echoes } = functionTools(request);
+  const choice = toolChoice(request, new Set(definitions.map((tool) => tool.name)));
+  if (definitions.length === 0 && (choice.type === 'required' || choice.type === 'function')) throw invalid(`'tool_choice' requires function tools in 'tools'.`, 'tool_choice');
+  const tools: ToolOptions | undefined = definitions.length > 0 ? { definitions, choice, parallel: request.parallel_tool_calls ?? true } : undefined;
+  const { format, echo } = textFormat(request);
+  if (callsAllowed(tools) && format.type !== 'text') {
+    throw invalid(`'text.format' other than text cannot be combined with tool calls here; set 'tool_choice' to 'none' or drop one.`, 'text.format');
+  }
+  const logprobs = logprobsOptions(request);
+  if (logprobs && callsAllowed(tools)) throw invalid(`Log probabilities cannot be combined with tool calls here; set 'tool_choice' to 'none' or drop one.`, 'top_logprobs');
+  const instructions = request.instructions ?? null;
+  const job: CompletionJobInput = {
+    completionId: responseId,
+    model: request.model,
+    messages: toChatMessages(instructions, items, firstInputIndex),
+    sampling: {
+      temperature: request.temperature ?? 1,
+      topP: request.top_p ?? 1,
+      maxTokens: request.max_output_tokens ?? undefined,
+      stop: [],
+      frequencyPenalty: 0,
+      presencePenalty: 0,
+      // The Responses API has no seed; answers must vary, and a retried job samples the same way.
+      seed: randomInt(2 ** 32),
+    },
+    ...(tools ? { tools } : {}),
+    responseFormat: format,
+    ...(logprobs ? { logprobs } : {}),
+    acceptedAt,
+    startDeadline: acceptedAt + maxQueueWaitMs,
+  };
+  const settings: ResponseSettings = {
+    instructions,
+    tools: echoes,
+    toolChoice: request.tool_choice ?? 'auto',
+    parallelToolCalls: request.parallel_tool_calls ?? true,
+    textFormat: echo,
+    maxOutputTokens: request.max_output_tokens ?? null,
+    temperature: job.sampling.temperature,
+    topP: job.sampling.topP,
+    topLogprobs: request.top_logprobs ?? 0,
+    logprobs: logprobs !== undefined,
+    reasoning: { effort: request.reasoning?.effort ?? null, summary: request.reasoning?.summary ?? null },
+    truncation: request.truncation === 'auto' ? 'auto' : 'disabled',
+    user: request.user ?? null,
+    safetyIdentifier: request.safety_identifier ?? null,
+    promptCacheKey: request.prompt_cache_key ?? null,
+    previousResponseId: request.previous_response_id ?? null,
+    metadata: request.metadata ?? {},
+    store: request.store ?? true,
+    background: request.background ?? false,
+  };
+  return { job, settings };
+}

@@ -1,0 +1,74 @@
+import type { CompletionUsage, ServiceTier } from '@app/contracts';
+import type { ResponseSettings } from './response-job.mapper';
+
+export type ResponseStatus = 'queued' | 'in_progress' | 'completed' | 'incomplete' | 'failed' | 'cancelled';
+
+/** What a response states besides its settings: where it stands and what it produced so far. */
+export interface ResponseState {
+  status: ResponseStatus;
+  output: object[];
+  usage?: CompletionUsage;
+  error?: { code: string; message: string };
+  /** Unix milliseconds when it completed (status `completed` only). */
+  completedAtMs?: number;
+}
+
+/** Identifies one response: what its Response objects say besides their state. */
+export interface ResponseIdentity {
+  id: string;
+  model: string;
+  createdAtMs: number;
+  serviceTier: ServiceTier;
+  settings: ResponseSettings;
+}
+
+/** OpenAI's usage of a response, from the engine's: cached prompt tokens and (none here) reasoning tokens. */
+export function responseUsage(usage: CompletionUsage): object {
+  return {
+    input_tokens: usage.prompt_tokens,
+    input_tokens_details: { cached_tokens: usage.prompt_tokens_details?.cached_tokens ?? 0, cache_write_tokens: 0 },
+    output_tokens: usage.completion_tokens,
+    // The models served here answer without a separate reasoning phase.
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: usage.total_tokens,
+  };
+}
+
+/** OpenAI's Response object. */
+export function responseObject(identity: ResponseIdentity, state: ResponseState): object {
+  const { settings } = identity;
+  return {
+    id: identity.id,
+    object: 'response',
+    created_at: Math.floor(identity.createdAtMs / 1000),
+    status: state.status,
+    background: settings.background,
+    completed_at: state.completedAtMs === undefined ? null : Math.floor(state.completedAtMs / 1000),
+    error: state.error ?? null,
+    incomplete_details: state.status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
+    instructions: settings.instructions,
+    max_output_tokens: settings.maxOutputTokens,
+    max_tool_calls: null,
+    model: identity.model,
+    output: state.output,
+    parallel_tool_calls: settings.parallelToolCalls,
+    previous_response_id: settings.previousResponseId,
+    prompt_cache_key: settings.promptCacheKey,
+    reasoning: settings.reasoning,
+    safety_identifier: settings.safetyIdentifier,
+    service_tier: identity.serviceTier,
+    store: settings.store,
+    temperature: settings.temperature,
+    text: { format: settings.textFormat, verbosity: 'medium' },
+    tool_choice: settings.toolChoice,
+    tools: settings.tools,
+    top_logprobs: settings.topLogprobs,
+    top_p: settings.topP,
+    truncation: settings.truncation,
+    // An object in OpenAI's schema: absent until the response has ended.
+    ...(state.usage ? { usage: responseUsage(state.usage) } : {}),
+    // A string in OpenAI's schema: absent rather than null when not given.
+    ...(settings.user === null ? {} : { user: settings.user }),
+    metadata: settings.metadata,
+  };
+}

@@ -1,0 +1,205 @@
+import { newToolCallId } from '@app/contracts';
+import type { OutputPart, TokenLogprob } from '@app/contracts';
+import { outputItemId } from './response-ids';
+import type { ConversationItem } from './response-items';
+
+/** One server-sent event of a Responses stream: its type (the `event:` line) and its JSON (the `data:` line). */
+export interface ResponseEventFrame {
+  event: string;
+  data: string;
+}
+
+type ItemStatus = 'in_progress' | 'completed' | 'incomplete';
+
+interface MessageState {
+  type: 'message';
+  id: string;
+  text: string;
+  logprobs: TokenLogprob[];
+  status: ItemStatus;
+}
+
+interface FunctionCallState {
+  type: 'function_call';
+  id: string;
+  callId: string;
+  name: string;
+  arguments: string;
+  /** The engine's index of the call, to tell a new call from more of the last. */
+  index: number;
+  status: ItemStatus;
+}
+
+type ItemState = MessageState | FunctionCallState;
+
+const messageItem = (item: MessageState): ConversationItem & { type: 'message' } => ({
+  type: 'message',
+  id: item.id,
+  role: 'assistant',
+  status: item.status,
+  content: item.status === 'in_progress' && item.text === '' ? [] : [{ type: 'output_text', text: item.text, annotations: [], logprobs: item.logprobs }],
+});
+
+const functionCallItem = (item: FunctionCallState): ConversationItem => ({
+  type: 'function_call',
+  id: item.id,
+  call_id: item.callId,
+  name: item.name,
+  arguments: item.arguments,
+  status: item.status,
+});
+
+const itemObject = (item: ItemState): ConversationItem => (item.type === 'message' ? messageItem(item) : functionCallItem(item));
+
+/**
+ * Turns a completion's output parts, in order, into a response's output items and (when `emit`
+ * is given) the stream events OpenAI sends for them, each with the next sequence number: a
+ * message's `output_item.added`, `content_part.added`, `output_text.delta`…, `output_text.done`,
+ * `content_part.done`, `output_item.done`; a function call's `output_item.added`,
+ * `function_call_arguments.delta`…, `.done`, `output_item.done`. The items and events are a
+ * pure function of the parts and the response id, so a replay on any instance repeats them.
+ */
+export class ResponseOutput {
+  private readonly items: ItemState[] = [];
+  private open: ItemState | undefined;
+  /** With log probabilities, a text delta waits for the log probabilities of its tokens (the part after it). */
+  private pendingDelta: string | undefined;
+  private deltaHead = '';
+  private sequence: number;
+
+  constructor(
+    private readonly responseId: string,
+    private readonly withLogprobs: boolean,
+    private readonly emit?: (frame: ResponseEventFrame) => void,
+    firstSequenceNumber = 0,
+  ) {
+    this.sequence = firstSequenceNumber;
+  }
+
+  /** The sequence number the next event gets. */
+  get nextSequenceNumber(): number {
+    return this.sequence;
+  }
+
+  add(parts: OutputPart[]): void {
+    for (const part of parts) {
+      // The Responses API has no `n`: every part is of choice 0; its end comes with the completion's.
+      if (part.choice !== 0 || part.type === 'choice_end') continue;
+      switch (part.type) {
+        case 'text':
+          this.addText(part.text);
+          break;
+        case 'logprobs':
+          this.addLogprobs(part.content);
+          break;
+        case 'tool_call':
+          this.addToolCall(part.index, part.id, part.name, part.arguments);
+          break;
+      }
+    }
+  }
+
+  /** Closes the item still open (`incomplete` when the answer was cut short) and returns every item. */
+  finish(cutShort: boolean): ConversationItem[] {
+    if (this.items.length === 0) this.openMessage();
+    this.close(cutShort ? 'incomplete' : 'completed');
+    return this.items.map(itemObject);
+  }
+
+  /** The items so far as they stand (a response still in progress, or one that failed). */
+  snapshot(): ConversationItem[] {
+    return this.items.map(itemObject);
+  }
+
+  /** Emits an event of `type` whose JSON is built by `body` (without its type and sequence number). */
+  event(type: string, body: object): void {
+    if (!this.emit) return;
+    const data = JSON.stringify({ type, ...body, sequence_number: this.sequence++ });
+    this.emit({ event: type, data });
+  }
+
+  private addText(text: string): void {
+    if (this.open?.type !== 'message') this.openMessage();
+    const message = this.open as MessageState;
+    message.text += text;
+    if (!this.emit) return;
+    if (this.withLogprobs) {
+      this.flushDelta([]);
+      this.pendingDelta = text;
+    } else {
+      this.sendDelta(text, '[]');
+    }
+  }
+
+  private addLogprobs(content: TokenLogprob[]): void {
+    if (this.open?.type !== 'message') return;
+    this.open.logprobs.push(...content);
+    this.flushDelta(content);
+  }
+
+  private flushDelta(logprobs: TokenLogprob[]): void {
+    if (this.pendingDelta === undefined) return;
+    const text = this.pendingDelta;
+    this.pendingDelta = undefined;
+    this.sendDelta(text, JSON.stringify(logprobs));
+  }
+
+  /** The hot path of a stream: one delta event per piece of text, built around a prepared head. */
+  private sendDelta(text: string, logprobsJson: string): void {
+    const data = `${this.deltaHead}${JSON.stringify(text)},"logprobs":${logprobsJson},"sequence_number":${this.sequence++}}`;
+    this.emit?.({ event: 'response.output_text.delta', data });
+  }
+
+  private addToolCall(index: number, id: string | undefined, name: string | undefined, args: string): void {
+    const current = this.open;
+    if (current?.type !== 'function_call' || current.index !== index || id !== undefined) {
+      this.close('completed');
+      const outputIndex = this.items.length;
+      const call: FunctionCallState = {
+        type: 'function_call',
+        id: outputItemId(this.responseId, 'fc', outputIndex),
+        callId: id ?? newToolCallId(),
+        name: name ?? '',
+        arguments: '',
+        index,
+        status: 'in_progress',
+      };
+      this.items.push(call);
+      this.open = call;
+      this.event('response.output_item.added', { output_index: outputIndex, item: functionCallItem(call) });
+    }
+    const call = this.open as FunctionCallState;
+    if (name !== undefined && call.name === '') call.name = name;
+    if (args === '') return;
+    call.arguments += args;
+    this.event('response.function_call_arguments.delta', { item_id: call.id, output_index: this.items.length - 1, delta: args });
+  }
+
+  private openMessage(): void {
+    this.close('completed');
+    const outputIndex = this.items.length;
+    const message: MessageState = { type: 'message', id: outputItemId(this.responseId, 'msg', outputIndex), text: '', logprobs: [], status: 'in_progress' };
+    this.items.push(message);
+    this.open = message;
+    this.deltaHead = `{"type":"response.output_text.delta","item_id":${JSON.stringify(message.id)},"output_index":${outputIndex},"content_index":0,"delta":`;
+    this.event('response.output_item.added', { output_index: outputIndex, item: messageItem(message) });
+    this.event('response.content_part.added', { item_id: message.id, output_index: outputIndex, content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } });
+  }
+
+  private close(status: 'completed' | 'incomplete'): void {
+    const item = this.open;
+    if (!item) return;
+    this.open = undefined;
+    this.flushDelta([]);
+    item.status = status;
+    const outputIndex = this.items.length - 1;
+    if (item.type === 'message') {
+      const part = { type: 'output_text', text: item.text, annotations: [], logprobs: item.logprobs };
+      this.event('response.output_text.done', { item_id: item.id, output_index: outputIndex, content_index: 0, text: item.text, logprobs: item.logprobs });
+      this.event('response.content_part.done', { item_id: item.id, output_index: outputIndex, content_index: 0, part });
+    } else {
+      this.event('response.function_call_arguments.done', { item_id: item.id, output_index: outputIndex, name: item.name, arguments: item.arguments });
+    }
+    this.event('response.output_item.done', { output_index: outputIndex, item: itemObject(item) });
+  }
+}

@@ -1,0 +1,138 @@
+import type { OutputPart } from '@app/contracts';
+import type { FastifyReply } from 'fastify';
+import type { CompletionEnding } from '../completions/completion-runner';
+import type { CompletionSink } from '../completions/completion-sink';
+import { SseResponse } from '../chat/sse-response';
+import type { FrameIds } from '../chat/sse-response';
+import { toOpenAiError } from '../errors/http-error-mapping';
+import type { OpenAiError } from '../errors/openai-error';
+import type { ConversationItem } from './response-items';
+import { responseObject } from './response-object';
+import type { ResponseIdentity, ResponseState } from './response-object';
+import { ResponseOutput } from './response-output';
+
+/** How a response ended: its final Response object's state and its output items (to be stored). */
+export interface ResponseOutcome {
+  state: ResponseState;
+  output: ConversationItem[];
+}
+
+/** The state a completed (or cut short) answer leaves. */
+export function endedState(output: ConversationItem[], ending: CompletionEnding): ResponseState {
+  const cutShort = ending.finishReason === 'length';
+  return { status: cutShort ? 'incomplete' : 'completed', output, usage: ending.usage, ...(cutShort ? {} : { completedAtMs: Date.now() }) };
+}
+
+/** What a failure leaves in the Response object: OpenAI's codes for it are few. */
+export function failedState(output: ConversationItem[], error: OpenAiError): ResponseState {
+  const code = error.status === 429 ? 'rate_limit_exceeded' : 'server_error';
+  return { status: 'failed', output, error: { code, message: error.message } };
+}
+
+/** The client's side of one response: where its output goes and how it ends. */
+export interface ResponseReply extends CompletionSink {
+  /**
+   * Sends the rest once the completion has ended. `beforeLast` runs before the final body or
+   * event goes out (the response is stored by then: a client's next turn may reference it at once).
+   */
+  finish(ending: CompletionEnding, beforeLast: (outcome: ResponseOutcome) => Promise<void>): Promise<void>;
+  /**
+   * Reports a failure: rethrown while nothing is on the wire (the exception filter answers with
+   * a plain HTTP error), else sent as `response.failed`. Returns what is to be stored.
+   */
+  fail(error: unknown): ResponseOutcome;
+}
+
+/** `stream: false`: the Response object in one JSON body, so a lost worker can be retried unnoticed. */
+export class BufferedResponse implements ResponseReply {
+  readonly canRestart = true;
+  private parts: OutputPart[] = [];
+
+  constructor(
+    private readonly reply: FastifyReply,
+    private readonly identity: ResponseIdentity,
+  ) {}
+
+  write(parts: OutputPart[]): void {
+    this.parts.push(...parts);
+  }
+
+  restart(): void {
+    this.parts = [];
+  }
+
+  async finish(ending: CompletionEnding, beforeLast: (outcome: ResponseOutcome) => Promise<void>): Promise<void> {
+    const output = new ResponseOutput(this.identity.id, this.identity.settings.logprobs);
+    output.add(this.parts);
+    const items = output.finish(ending.finishReason === 'length');
+    const state = endedState(items, ending);
+    await beforeLast({ state, output: items });
+    await this.reply.send(responseObject(this.identity, state));
+  }
+
+  fail(error: unknown): ResponseOutcome {
+    throw error;
+  }
+}
+
+/**
+ * `stream: true`: OpenAI's named events as the output arrives. `response.created` and
+ * `response.in_progress` go out with the first output (headers too), so an error found before
+ * then is still an ordinary HTTP error. Frames are numbered by sequence number; a resumed stream
+ * skips those up to `ids.after`.
+ */
+export class StreamedResponse implements ResponseReply {
+  readonly canRestart = false;
+  private readonly sse: SseResponse;
+  private readonly output: ResponseOutput;
+  private started = false;
+
+  constructor(
+    reply: FastifyReply,
+    private readonly identity: ResponseIdentity,
+    ids?: FrameIds,
+  ) {
+    this.sse = new SseResponse(reply, undefined, ids);
+    this.output = new ResponseOutput(identity.id, identity.settings.logprobs, (frame) => this.sse.send(frame.data, frame.event));
+  }
+
+  /** Sends the headers before any output (a resumed stream). */
+  open(): void {
+    this.sse.open();
+  }
+
+  write(parts: OutputPart[]): void {
+    this.start();
+    this.output.add(parts);
+  }
+
+  restart(): void {
+    throw new Error('a streamed response cannot restart');
+  }
+
+  async finish(ending: CompletionEnding, beforeLast: (outcome: ResponseOutcome) => Promise<void>): Promise<void> {
+    this.start();
+    const items = this.output.finish(ending.finishReason === 'length');
+    const state = endedState(items, ending);
+    await beforeLast({ state, output: items });
+    this.output.event(state.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response: responseObject(this.identity, state) });
+    this.sse.end(false);
+  }
+
+  fail(error: unknown): ResponseOutcome {
+    if (!this.sse.isOpen && !this.started) throw error;
+    this.start();
+    const state = failedState(this.output.snapshot(), toOpenAiError(error));
+    this.output.event('response.failed', { response: responseObject(this.identity, state) });
+    this.sse.end(false);
+    return { state, output: state.output as ConversationItem[] };
+  }
+
+  private start(): void {
+    if (this.started) return;
+    this.started = true;
+    const response = responseObject(this.identity, { status: 'in_progress', output: [] });
+    this.output.event('response.created', { response });
+    this.output.event('response.in_progress', { response });
+  }
+}

@@ -1,0 +1,98 @@
+import type { CompletionJobData } from '@app/contracts';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { REPO_ROOT } from '../tools/local-stack/services';
+import { STACK_API_KEY, STACK_MODEL, ServiceStack } from './support/service-stack';
+
+/** The CLI as npm installs it: its launcher runs the Linux binary that ships in @openai/codex-linux-x64. */
+const CODEX = resolve(REPO_ROOT, 'node_modules/@openai/codex/bin/codex.js');
+
+/**
+ * Codex's prompt is about 17,000 tokens of the generated model's vocabulary (its ~21,000
+ * characters of instructions, its tools and the environment context): the worker needs a context
+ * of more than that, and the generated models announce 32,768.
+ */
+const CODEX_CONTEXT = '32768';
+
+/** A custom provider on wire_api "responses", with every call that would leave the machine turned off. */
+function codexConfig(baseUrl: string): string {
+  return [
+    `model = "${STACK_MODEL}"`,
+    'model_provider = "queued"',
+    'check_for_update_on_startup = false',
+    'web_search = "disabled"',
+    '',
+    '[analytics]',
+    'enabled = false',
+    '',
+    '[model_providers.queued]',
+    'name = "queued"',
+    `base_url = "${baseUrl}"`,
+    'env_key = "QUEUED_API_KEY"',
+    'wire_api = "responses"',
+    'request_max_retries = 0',
+    'stream_max_retries = 0',
+    '',
+  ].join('\n');
+}
+
+function runCodex(home: string, workdir: string, prompt: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [CODEX, 'exec', '--skip-git-repo-check', '--sandbox', 'read-only', prompt], {
+      cwd: workdir,
+      // Only what it needs: no OPENAI_API_KEY or proxy from the environment reaches it.
+      env: { PATH: process.env.PATH, HOME: home, CODEX_HOME: home, QUEUED_API_KEY: STACK_API_KEY },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 100_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('Codex CLI (codex exec) on /v1/responses', () => {
+  let stack: ServiceStack;
+  let home: string;
+
+  beforeAll(async () => {
+    stack = await ServiceStack.start({ name: 'responses-codex', workerEnv: { CONTEXT_SIZE: CODEX_CONTEXT } });
+    home = mkdtempSync(join(tmpdir(), 'codex-home-'));
+    writeFileSync(join(home, 'config.toml'), codexConfig(stack.baseUrl));
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+    if (home) rmSync(home, { recursive: true, force: true });
+  });
+
+  it('runs codex exec with a custom provider (wire_api = "responses") to an answer, exit code 0', async () => {
+    const { code, stdout, stderr } = await runCodex(home, home, 'Say hello.');
+    expect({ code, stderr: code === 0 ? '' : stderr }).toEqual({ code: 0, stderr: '' });
+    expect(stderr).toContain('provider: queued');
+    expect(stdout.trim()).toMatch(/[a-z]{2,}/);
+
+    // What reached the worker: Codex's long instructions as the system message, its function
+    // tools, and none of its hosted tools (web_search, namespace), which cannot run here.
+    // The model may call one of Codex's tools first (Codex then runs it and sends its output back).
+    const jobs = (await stack.queue().getJobs(['completed'])).sort((a, b) => a.timestamp - b.timestamp);
+    expect(jobs.length).toBeGreaterThanOrEqual(1);
+    // The worker keeps no contents (RETAIN_CONTENT=false): each message's role and length remain.
+    const data = jobs[0].data as CompletionJobData;
+    const messages = data.contentRemoved?.messages ?? [];
+    expect(messages[0].role).toBe('system');
+    expect(messages[0].characters).toBeGreaterThan(10_000);
+    expect(messages.at(-1)?.role).toBe('user');
+    const tools = data.tools?.definitions.map((tool) => tool.name) ?? [];
+    expect(tools.length).toBeGreaterThan(0);
+    expect(tools).not.toContain('web_search');
+  }, 120_000);
+});
