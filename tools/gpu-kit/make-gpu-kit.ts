@@ -51,18 +51,26 @@ async function bundle(entry: string, outfile: string): Promise<void> {
     keepNames: true,
     minifyWhitespace: true,
     minifySyntax: true,
-    // node-llama-cpp finds its binaries and llama.cpp source beside its own files: it stays a package.
-    external: ['node-llama-cpp', ...OPTIONAL_PACKAGES],
+    external: [...CARRIED_PACKAGES, ...OPTIONAL_PACKAGES],
     tsconfig: resolve(REPO_ROOT, 'tsconfig.json'),
+    // ESM-minded packages (@nestjs/terminus) call createRequire(import.meta.url): in a CommonJS bundle, this file's URL.
+    define: { 'import.meta.url': '__bundleFileUrl' },
+    banner: { js: "const __bundleFileUrl = require('node:url').pathToFileURL(__filename).href;" },
     logLevel: 'error',
     legalComments: 'none',
   });
 }
 
+/**
+ * Packages that find their own files on disk, so they stay packages beside the bundles:
+ * node-llama-cpp (its binaries and llama.cpp source), the Swagger UI and Bull Board's UI (static assets).
+ */
+const CARRIED_PACKAGES = ['node-llama-cpp', 'swagger-ui-dist', '@bull-board/ui'];
+
 /** Packages that Nest, BullMQ and others load only when installed (in try/catch): absent in the apps, so never bundled. */
 const OPTIONAL_PACKAGES = [
   '@nestjs/microservices', '@nestjs/microservices/*', '@nestjs/websockets', '@nestjs/websockets/*', '@nestjs/platform-express',
-  '@fastify/view', 'msgpackr-extract', '@aws-sdk/signature-v4-crt', 'aws-crt',
+  'msgpackr-extract', '@aws-sdk/signature-v4-crt', 'aws-crt',
 ];
 
 /** Both apps and the benchmark, laid out as in the repository: each bundle's __dirname is where its code looks for its children. */
@@ -83,9 +91,9 @@ async function bundleApps(app: string): Promise<void> {
   writeFileSync(join(app, 'package.json'), `${JSON.stringify({ name: 'gpu-kit-app', private: true, description: 'written by npm run gpu:kit' }, null, 2)}\n`);
 }
 
-/** node-llama-cpp and its production dependencies, without its prebuilt binaries (the kit compiles its own). */
-function copyNodeLlamaCpp(app: string): void {
-  for (const dir of productionClosure(REPO_ROOT, ['node-llama-cpp'])) {
+/** The carried packages and their production dependencies; node-llama-cpp without its prebuilt binaries (the kit compiles its own). */
+function copyCarriedPackages(app: string): void {
+  for (const dir of productionClosure(REPO_ROOT, CARRIED_PACKAGES)) {
     const target = join(app, relative(REPO_ROOT, dir));
     cpSync(dir, target, {
       recursive: true,
@@ -164,8 +172,8 @@ async function main(): Promise<void> {
     const app = join(stage, 'app');
     console.log('gpu:kit: bundling the apps and the benchmark');
     await bundleApps(app);
-    console.log('gpu:kit: node-llama-cpp, its dependencies and the llama.cpp source');
-    copyNodeLlamaCpp(app);
+    console.log('gpu:kit: node-llama-cpp, the UIs\' assets, their dependencies and the llama.cpp source');
+    copyCarriedPackages(app);
     addLlamaCppSource(app, scratch);
     console.log('gpu:kit: Node, npm and redis-server');
     addNode(stage);
@@ -174,7 +182,7 @@ async function main(): Promise<void> {
     rmSync(KIT_DIR, { recursive: true, force: true });
     mkdirSync(KIT_DIR);
     console.log(`gpu:kit: compressing ${(raw / 2 ** 20).toFixed(0)} MiB`);
-    run('tar', ['-C', stage, '-cf', join(KIT_DIR, 'kit.tar.xz'), '--use-compress-program=xz -9 -T0', '--owner=0', '--group=0', 'node', 'app', 'redis']);
+    run('tar', ['-C', stage, '-cf', join(KIT_DIR, 'kit.tar.xz'), '--use-compress-program=xz -6 -T0', '--owner=0', '--group=0', 'node', 'app', 'redis']);
     copyFileSync(resolve(__dirname, 'run.sh'), join(KIT_DIR, 'run.sh'));
     chmodSync(join(KIT_DIR, 'run.sh'), 0o755);
     const bytes = folderBytes(KIT_DIR);
