@@ -175,7 +175,7 @@ export function makeShapeModel(options: ShapeModelOptions): ShapeModelResult {
   const tensors = planTensors(shape, weightType, vocabulary.silentTokens);
   const name = `${options.shape}-${options.type}`;
   const header = writeGgufHeader(shapeMetadata(name, shape, weightType, vocabulary, options.contextLength ?? 32_768), tensors);
-  const random = new RandomTensors(options.seed);
+  const random = new RandomTensors(options.seed, tensors.reduce((sum, tensor) => sum + (tensor.fill === 'random' ? tensor.byteSize : 0), 0));
 
   const path = resolve(options.out);
   mkdirSync(dirname(path), { recursive: true });

@@ -42,14 +42,14 @@ export class SeededRandom {
   }
 }
 
-function f16Pool(random: SeededRandom): Buffer {
-  const pool = Buffer.alloc(POOL_BYTES);
+function f16Pool(random: SeededRandom, bytes: number): Buffer {
+  const pool = Buffer.alloc(bytes);
   for (let offset = 0; offset < pool.length; offset += 2) pool.writeUInt16LE(float32ToFloat16Bits(random.normal() * WEIGHT_STD), offset);
   return pool;
 }
 
-function q8Pool(random: SeededRandom): Buffer {
-  const blocks = Math.floor(POOL_BYTES / Q8_0_BLOCK_BYTES);
+function q8Pool(random: SeededRandom, bytes: number): Buffer {
+  const blocks = Math.floor(bytes / Q8_0_BLOCK_BYTES);
   const pool = Buffer.alloc(blocks * Q8_0_BLOCK_BYTES);
   const scale = float32ToFloat16Bits(WEIGHT_STD / Q8_0_INT_STD);
   for (let block = 0; block < blocks; block += 1) {
@@ -65,15 +65,19 @@ export class RandomTensors {
   private readonly random: SeededRandom;
   private readonly pools = new Map<'f16' | 'q8_0', Buffer>();
 
-  constructor(seed: number) {
+  private readonly poolBytes: number;
+
+  /** `totalBytes`: about how much random data the model needs; a small model draws a smaller pool (drawing it is the slow part). */
+  constructor(seed: number, totalBytes = POOL_BYTES) {
     this.random = new SeededRandom(seed);
+    this.poolBytes = Math.max(4 * CHUNK_BYTES, Math.min(POOL_BYTES, 2 * Math.ceil(totalBytes / 2)));
   }
 
   /** `bytes` of random F16 values or Q8_0 blocks (`bytes` a whole number of them). */
   data(bytes: number, type: 'f16' | 'q8_0'): Buffer {
     let pool = this.pools.get(type);
     if (!pool) {
-      pool = type === 'f16' ? f16Pool(this.random) : q8Pool(this.random);
+      pool = type === 'f16' ? f16Pool(this.random, this.poolBytes) : q8Pool(this.random, this.poolBytes);
       this.pools.set(type, pool);
     }
     const unit = type === 'f16' ? 2 : Q8_0_BLOCK_BYTES;
