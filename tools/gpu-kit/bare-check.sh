@@ -18,6 +18,7 @@ finish() { if [ "$keep" = true ]; then echo "kept $scratch"; else rm -rf "$scrat
 trap finish EXIT
 
 cp -r "$repo/gpu-kit" "$scratch/kit"
+mkdir -p "$scratch/home"
 bare_bin="$scratch/bin"
 mkdir -p "$bare_bin"
 for dir in /usr/bin /bin; do
