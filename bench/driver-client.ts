@@ -1,4 +1,5 @@
 import { fork } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { whenInterrupted } from './cleanup';
@@ -37,7 +38,10 @@ export class DriverClient {
 
   /** Forks `bench/<file>` with `arg` (JSON) and waits until it says it is ready. */
   static async start(name: string, file: string, arg: unknown, timeoutMs = 120_000): Promise<DriverClient> {
-    const child = fork(resolve(__dirname, file), [JSON.stringify(arg)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    // Bundled into the GPU kit (npm run gpu:kit), each driver is a .js file beside this code.
+    const source = resolve(__dirname, file);
+    const entry = existsSync(source) ? source : source.replace(/\.ts$/, '.js');
+    const child = fork(entry, [JSON.stringify(arg)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     await new Promise<void>((ready, fail) => {
       const timer = setTimeout(() => fail(new Error(`${name} not ready within ${timeoutMs} ms`)), timeoutMs);
       child.once('message', () => {

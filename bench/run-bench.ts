@@ -6,6 +6,12 @@
  *   npm run bench -- --profile # also CPU-profile the API during the synthetic phases
  *   npm run bench -- --only=llama,open-streams
  *   npm run bench -- --only=llama --model-path /models/x.gguf --gpu cuda   # your model, your GPU
+ *   npm run bench -- --only=llama --model-path models/llama-50m-f16.gguf --llama-levels=1,8 --max-tokens=64
+ *
+ * A model of a real shape comes from `npm run model -- --shape llama-50m` (or qwen-0.5b,
+ * qwen-1.5b; `--type q8_0`); its answers always run to max_tokens. `--llama-levels`,
+ * `--max-tokens`, `--sequences`, `--threads` and `--repeats` set the llama phase's plan
+ * (bench/llama-overrides.ts).
  *
  * `--model-path` (or MODEL_PATH) is the GGUF the llama phase runs, the tiny model by default;
  * `--gpu` (or GPU) the llama.cpp backend of both sides, as the worker's GPU variable takes it
@@ -23,9 +29,10 @@ import { basename, extname, isAbsolute, join, relative, resolve } from 'node:pat
 import { API_ENTRY, REPO_ROOT, WORKER_ENTRY } from '../tools/local-stack/services';
 import { hasRedisServerBinary, REDIS_INSTALL_HINT } from '../tools/local-stack/redis-server';
 import { llamaEngine, llamaLevelPlan, parseOptions, streamPlan } from './bench-options';
+import { takeLlamaOverrides } from './llama-overrides';
 import { GPU_SETTINGS } from './service-stack';
 import { stopEverythingOnSignals } from './cleanup';
-import type { BenchOptions, RelayPlan, SyntheticPlan } from './bench-options';
+import type { BenchOptions, PhaseName, RelayPlan, SyntheticPlan } from './bench-options';
 import type { EngineSpec, GpuSetting } from './driver-protocol';
 import { runComparison } from './phases/comparison';
 import type { ComparisonLevelPlan } from './phases/comparison';
@@ -44,6 +51,8 @@ const SYNTHETIC_SLOTS = 20_000;
 /** Sources under apps/ and libs/ whose compiled file in dist/ is missing or older: the build is stale. */
 function staleSources(): string[] {
   const stale: string[] = [];
+  // The GPU kit (npm run gpu:kit) carries the bundled build only: nothing to compare with.
+  if (!existsSync(resolve(REPO_ROOT, 'apps'))) return stale;
   const visit = (directory: string, outputs: (relative: string) => string[]): void => {
     for (const entry of readdirSync(directory, { withFileTypes: true })) {
       const path = join(directory, entry.name);
@@ -100,12 +109,13 @@ function targetSuffix({ modelPath, gpu }: LlamaTarget): string {
   return `-${model}-${gpu === 'false' ? 'cpu' : gpu}`;
 }
 
-function preflight(target: LlamaTarget): void {
+function preflight(target: LlamaTarget, phases: ReadonlySet<PhaseName>): void {
   const synthetic = resolve(REPO_ROOT, 'dist/apps/worker/apps/worker/src/engine/synthetic.engine.js');
+  const needsSynthetic = [...phases].some((phase) => phase !== 'llama');
   for (const [path, fix] of [
     [API_ENTRY, 'npm run build'],
     [WORKER_ENTRY, 'npm run build'],
-    [synthetic, 'npm run build'],
+    ...(needsSynthetic ? [[synthetic, 'npm run build']] : []),
   ]) {
     if (!existsSync(path)) throw new Error(`${path} is missing: run \`${fix}\` first`);
   }
@@ -216,8 +226,10 @@ async function runPhases(options: BenchOptions, target: LlamaTarget, limit: numb
 
 async function main(): Promise<void> {
   const { target, rest } = takeLlamaTarget(process.argv.slice(2));
-  const options = parseOptions(rest);
-  preflight(target);
+  const overrides = takeLlamaOverrides(rest);
+  const parsed = parseOptions(overrides.rest);
+  const options: BenchOptions = { ...parsed, llama: overrides.apply(parsed.llama) };
+  preflight(target, options.phases);
   stopEverythingOnSignals();
   const limit = openFilesLimit();
   console.log(`bench: ${options.mode} run, phases ${[...options.phases].join(', ')}, API_PROCESSES ${options.apiProcesses}; ulimit -n ${limit}; ${cpus().length} CPUs, load ${loadavg().map((value) => value.toFixed(2)).join(' ')}`);

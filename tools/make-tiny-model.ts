@@ -7,6 +7,9 @@
  *
  * The same arguments always give the same bytes; an existing identical file is
  * left untouched so its mtime (and anything keyed on it) does not change.
+ *
+ * `--shape llama-50m|qwen-0.5b|qwen-1.5b [--type f16|q8_0] [--seed N] [--out …]` makes instead a
+ * model of a real shape with seeded random weights, for benchmarks (tiny-model/model-shapes.ts).
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -16,6 +19,7 @@ import type { CorpusName} from './tiny-model/corpus';
 import { isCorpusName } from './tiny-model/corpus';
 import { writeGguf } from './tiny-model/gguf-writer';
 import { withThinkingTemplate } from './tiny-model/thinking-template';
+import { runShapeCli, SHAPE_CLI_OPTIONS } from './tiny-model/shape-cli';
 
 export interface MakeTinyModelOptions {
   readonly name: string;
@@ -55,6 +59,7 @@ function parseCli(argv: string[]): MakeTinyModelOptions {
       corpus: { type: 'string' },
       out: { type: 'string' },
       thinking: { type: 'boolean', default: false },
+      ...SHAPE_CLI_OPTIONS,
     },
     strict: true,
   });
@@ -66,6 +71,7 @@ function parseCli(argv: string[]): MakeTinyModelOptions {
 }
 
 function main(): void {
+  if (runShapeCli(process.argv.slice(2))) return;
   const started = performance.now();
   const options = parseCli(process.argv.slice(2));
   const result = makeTinyModel(options);

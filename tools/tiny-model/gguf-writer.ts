@@ -26,6 +26,8 @@ export enum GgufValueType {
 export enum GgmlType {
   F32 = 0,
   F16 = 1,
+  /** Blocks of 32 weights: one F16 scale, then 32 int8 values (34 bytes). Written by model-shapes.ts only. */
+  Q8_0 = 8,
 }
 
 export type GgufValue =
@@ -264,6 +266,43 @@ export function writeGguf(file: GgufFile): Buffer {
     out.padTo(alignment);
     if (t.type === GgmlType.F32) out.f32Array(t.data);
     else out.f16Array(t.data);
+  }
+  out.padTo(alignment);
+  return out.toBuffer();
+}
+
+/** A tensor as the header describes it; its data is written by the caller (see model-shapes.ts). */
+export interface GgufTensorInfo {
+  readonly name: string;
+  readonly dims: readonly number[];
+  readonly type: GgmlType;
+  readonly byteSize: number;
+}
+
+/**
+ * The header of a GGUF v3 file whose tensors are streamed after it: metadata, tensor infos and the
+ * padding up to the data section. Each tensor then starts on an `alignment` boundary, in order.
+ * For models too large to build in one Buffer; writeGguf stays the path for the tiny models.
+ */
+export function writeGgufHeader(metadata: GgufMetadata, tensors: readonly GgufTensorInfo[], alignment = GGUF_DEFAULT_ALIGNMENT): Buffer {
+  const out = new ByteSink();
+  out.bytes(Buffer.from(GGUF_MAGIC, 'ascii'));
+  out.u32(GGUF_VERSION);
+  out.u64(tensors.length);
+  out.u64(metadata.length);
+  for (const [key, value] of metadata) {
+    out.str(key);
+    writeValue(out, value);
+  }
+  let offset = 0;
+  for (const t of tensors) {
+    out.str(t.name);
+    out.u32(t.dims.length);
+    for (const d of t.dims) out.u64(d);
+    out.u32(t.type);
+    out.u64(offset);
+    offset += t.byteSize;
+    offset += (alignment - (offset % alignment)) % alignment;
   }
   out.padTo(alignment);
   return out.toBuffer();

@@ -1,0 +1,30 @@
+import { parseArgs } from 'node:util';
+import { isShapeName, makeShapeModel, MODEL_SHAPES } from './model-shapes';
+
+/** make-tiny-model.ts's options for a model of a real shape (see model-shapes.ts). */
+export const SHAPE_CLI_OPTIONS = {
+  shape: { type: 'string' },
+  type: { type: 'string' },
+  seed: { type: 'string' },
+} as const;
+
+/** Makes the model `--shape` names and returns true; false (nothing done) without `--shape`. */
+export function runShapeCli(argv: string[]): boolean {
+  const { values } = parseArgs({ args: argv, options: { ...SHAPE_CLI_OPTIONS, name: { type: 'string' }, corpus: { type: 'string' }, out: { type: 'string' } }, strict: true });
+  if (values.shape === undefined) {
+    if (values.type !== undefined || values.seed !== undefined) throw new Error('--type and --seed go with --shape');
+    return false;
+  }
+  const shape = values.shape;
+  if (!isShapeName(shape)) throw new Error(`unknown --shape "${shape}" (expected ${Object.keys(MODEL_SHAPES).join(', ')})`);
+  const type = values.type ?? 'f16';
+  if (type !== 'f16' && type !== 'q8_0') throw new Error(`unknown --type "${type}" (expected f16 or q8_0)`);
+  const seed = Number(values.seed ?? '1');
+  if (!Number.isInteger(seed) || seed < 0) throw new Error(`--seed ${values.seed}: a whole number is needed`);
+  if (values.name !== undefined || values.corpus !== undefined) throw new Error('--name and --corpus are for the tiny models, not --shape');
+  const started = performance.now();
+  const result = makeShapeModel({ shape, type, seed, out: values.out ?? `models/${shape}-${type}.gguf` });
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  console.log(`wrote ${result.path}: ${MODEL_SHAPES[shape].description}, ${type}, ${(result.parameters / 1e6).toFixed(1)}M parameters, ${(result.bytes / 2 ** 20).toFixed(1)} MiB, seed ${seed}, ${seconds} s`);
+  return true;
+}
