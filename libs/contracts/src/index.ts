@@ -2,7 +2,7 @@ export * from './chat-message';
 export * from './completion-job';
 export * from './engine-capabilities';
 export * from './generation-options';
-export * from './json-schema-subset';
+export * from './json-schema';
 export * from './output-parts';
 export * from './queue-names';
 export * from './token-events';
