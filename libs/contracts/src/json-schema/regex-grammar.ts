@@ -356,20 +356,28 @@ export function fitLength(node: RegexNode, min: number, max: number | undefined)
     return fitted.length === 0 ? undefined : fitted.length === 1 ? fitted[0] : { t: 'alt', items: fitted };
   }
   const items = node.t === 'seq' ? node.items : [node];
-  const stretchable = items.findIndex((item) => item.t === 'rep' && lengthRange(item.item)[0] === 1 && lengthRange(item.item)[1] === 1);
+  // A repetition whose item has a length of at least 1 and at most some number: its count can
+  // be narrowed. Single characters first (the count is then the length itself).
+  const itemRange = (item: RegexNode): [number, number | undefined] => (item.t === 'rep' ? lengthRange(item.item) : [0, undefined]);
+  const narrowable = (item: RegexNode): boolean => item.t === 'rep' && itemRange(item)[0] >= 1 && itemRange(item)[1] !== undefined;
+  const single = items.findIndex((item) => narrowable(item) && itemRange(item)[1] === 1);
+  const stretchable = single >= 0 ? single : items.findIndex(narrowable);
   if (stretchable < 0) return undefined;
-  // Every other repetition of single characters keeps to its fewest; the chosen one takes up the slack.
-  const fixed = items.map((item, index) => (index !== stretchable && item.t === 'rep' && lengthRange(item.item)[1] === 1 ? { ...item, max: item.min } : item));
+  // Every other open repetition keeps to its fewest; the chosen one takes up the slack.
+  const fixed = items.map((item, index) => (index !== stretchable && item.t === 'rep' && item.max === undefined ? { ...item, max: item.min } : item));
   const rest = fixed.filter((_, index) => index !== stretchable).map(lengthRange);
   const restLo = rest.reduce((sum, [a]) => sum + a, 0);
   const restHi = rest.some(([, b]) => b === undefined) ? undefined : rest.reduce((sum, [, b]) => sum + (b as number), 0);
   if (max !== undefined && restHi === undefined) return undefined;
   const chosen = fixed[stretchable] as Extract<RegexNode, { t: 'rep' }>;
-  const newMin = Math.max(chosen.min, min - restLo);
-  const newMax = max === undefined ? chosen.max : Math.min(chosen.max ?? Infinity, max - (restHi as number));
+  const [itemLo, itemHi] = itemRange(chosen) as [number, number];
+  const newMin = Math.max(chosen.min, Math.ceil((min - restLo) / itemLo));
+  const newMax = max === undefined ? chosen.max : Math.min(chosen.max ?? Infinity, Math.floor((max - (restHi as number)) / itemHi));
   if (newMax !== undefined && newMax < newMin) return undefined;
   fixed[stretchable] = { ...chosen, min: newMin, max: newMax };
-  return { t: 'seq', items: fixed };
+  const result: RegexNode = { t: 'seq', items: fixed };
+  const [fittedLo, fittedHi] = lengthRange(result);
+  return fittedLo >= min && (max === undefined || (fittedHi !== undefined && fittedHi <= max)) ? result : undefined;
 }
 
 /** JSON's escapes for the characters a string may not hold as they are. */
@@ -397,7 +405,15 @@ export function regexGrammar(node: RegexNode): GrammarNode {
       return node.items.length === 0 ? EMPTY : sequence(...node.items.map(regexGrammar));
     case 'alt':
       return choice(...node.items.map(regexGrammar));
-    case 'rep':
-      return { kind: 'repeat', item: regexGrammar(node.item), min: node.min, max: node.max };
+    case 'rep': {
+      // An open repetition is bounded: a model can loop in `[a-z]+` until max_tokens cuts the
+      // string off. Every string the bound allows still matches.
+      const single = lengthRange(node.item)[1] === 1;
+      return { kind: 'repeat', item: regexGrammar(node.item), min: node.min, max: node.max ?? node.min + (single ? OPEN_REPEAT_CHARS : OPEN_REPEAT_GROUPS) };
+    }
   }
 }
+
+/** How many more than its fewest an open repetition (`*`, `+`, `{n,}`) may match: of single characters, and of longer parts. */
+export const OPEN_REPEAT_CHARS = 64;
+export const OPEN_REPEAT_GROUPS = 8;

@@ -1,6 +1,7 @@
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import fc from 'fast-check';
+import { z } from 'zod';
 import type { JsonValue } from '../generation-options';
 import { grammarAccepts, sampleGrammar } from './grammar-sampler';
 import { schemaGrammar } from './schema-grammar';
@@ -190,6 +191,16 @@ describe('schemaGrammar: edge values', () => {
     const dateTime = { type: 'string', format: 'date-time' };
     expect(accepts(dateTime, '0654-11-31T22:28:18.930-23:59')).toBe(false);
     expect(accepts(dateTime, '0654-11-30T22:28:18.930-23:59')).toBe(true);
+  });
+
+  it("formats also satisfy zod's own checks and WHATWG URL parsing", () => {
+    const checks: Array<[string, z.ZodType]> = [['uri', z.url()], ['email', z.email()], ['uuid', z.uuid()], ['date-time', z.iso.datetime({ offset: true })], ['date', z.iso.date()], ['ipv4', z.ipv4()], ['ipv6', z.ipv6()]];
+    for (const [format, check] of checks) {
+      for (const value of expectSamplesValid({ type: 'string', format }, 100)) {
+        expect({ format, value, ok: check.safeParse(value).success }).toEqual({ format, value, ok: true });
+        if (format === 'uri') expect(() => new URL(value as string)).not.toThrow();
+      }
+    }
   });
 
   it('enum and const: each value, and nothing else', () => {

@@ -11,7 +11,8 @@ const TIME = '(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d{1,6})?(?:Z|[+-](?:[0
 const DURATION_DATE = '(?:\\d{1,4}Y(?:\\d{1,4}M)?(?:\\d{1,4}D)?|\\d{1,4}M(?:\\d{1,4}D)?|\\d{1,4}D)';
 const DURATION_TIME = 'T(?:\\d{1,4}H(?:\\d{1,4}M)?(?:\\d{1,4}S)?|\\d{1,4}M(?:\\d{1,4}S)?|\\d{1,4}S)';
 const LABEL = '[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?';
-const HOSTNAME = `${LABEL}(?:\\.${LABEL}){0,4}`;
+/** A host whose last label has letters only: WHATWG URL parsing reads a numeric one as an IPv4 address. */
+const HOSTNAME = `(?:${LABEL}\\.){0,4}[a-z]{2,12}`;
 const OCTET = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
 const HEX_GROUP = '[0-9a-f]{1,4}';
 const PATH = '(?:/[A-Za-z0-9._~-]{1,32}){0,6}';
@@ -27,11 +28,11 @@ export const STRING_FORMATS: Record<string, string> = {
   'idn-hostname': `^${HOSTNAME}$`,
   ipv4: `^${OCTET}(?:\\.${OCTET}){3}$`,
   ipv6: `^${HEX_GROUP}(?::${HEX_GROUP}){7}$`,
-  uri: `^https?://${LABEL}(?:\\.${LABEL}){0,4}${PATH}$`,
-  url: `^https?://${LABEL}(?:\\.${LABEL}){0,4}${PATH}$`,
-  iri: `^https?://${LABEL}(?:\\.${LABEL}){0,4}${PATH}$`,
-  'uri-reference': `^https?://${LABEL}(?:\\.${LABEL}){0,4}${PATH}$`,
-  'iri-reference': `^https?://${LABEL}(?:\\.${LABEL}){0,4}${PATH}$`,
+  uri: `^https?://${HOSTNAME}${PATH}$`,
+  url: `^https?://${HOSTNAME}${PATH}$`,
+  iri: `^https?://${HOSTNAME}${PATH}$`,
+  'uri-reference': `^https?://${HOSTNAME}${PATH}$`,
+  'iri-reference': `^https?://${HOSTNAME}${PATH}$`,
   uuid: '^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$',
 };
 
