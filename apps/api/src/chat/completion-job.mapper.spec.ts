@@ -65,7 +65,7 @@ describe('toCompletionJob', () => {
 
   it('accepts a keyword no grammar enforces when the tool is not strict: a hint, as at OpenAI', () => {
     const parameters = { type: 'object', properties: { s: { type: 'array', uniqueItems: true }, p: { type: 'string', pattern: '^(?!x)y' } } };
-    const built = toCompletionJob({ model: 'm', messages: [{ role: 'user', content: 'a' }], tools: [{ type: 'function', function: { name: 'f', parameters } }] } as never, 'chatcmpl-1', 0, 1000);
+    const built = job({ messages: [{ role: 'user', content: 'a' }], tools: [{ type: 'function', function: { name: 'f', parameters } }] });
     expect(built.tools?.definitions[0].parameters).toEqual(parameters);
   });
 
