@@ -10,8 +10,8 @@
  */
 import type { GenerationRequest } from '../apps/worker/src/engine/inference-engine';
 import { LlamaCppEngine } from '../apps/worker/src/engine/llama-cpp.engine';
-import { reduceJsonSchema } from '@app/contracts';
-import type { GrammarSchema, JsonValue } from '@app/contracts';
+import { schemaGrammar } from '@app/contracts';
+import type { GrammarSchema, JsonObject } from '@app/contracts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { median } from './stats';
@@ -22,10 +22,10 @@ const { values } = parseArgs({
 const runs = Number(values.runs);
 const maxTokens = Number(values['max-tokens']);
 
-function reduced(schema: JsonValue): GrammarSchema {
-  const result = reduceJsonSchema(schema);
-  if (!result.ok) throw new Error(`schema not supported: ${result.keyword}`);
-  return result.schema;
+function reduced(schema: JsonObject): GrammarSchema {
+  const result = schemaGrammar(schema, { strict: true });
+  if (!result.ok) throw new Error(`schema not supported: ${result.problem.message}`);
+  return schema;
 }
 
 /** A schema like the ones applications send: nested objects, arrays, enums, numbers. */

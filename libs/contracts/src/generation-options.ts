@@ -3,8 +3,8 @@ export type JsonValue = null | boolean | number | string | JsonValue[] | { [key:
 export type JsonObject = { [key: string]: JsonValue };
 
 /**
- * A JSON Schema already reduced to what a grammar can enforce exactly (json-schema-subset.ts):
- * the shape node-llama-cpp's JSON-schema grammar reads.
+ * A JSON Schema as the client sent it, checked at admission by the one schema checker
+ * (json-schema/schema-grammar.ts), which the worker runs again to build the grammar.
  */
 export type GrammarSchema = JsonObject;
 
@@ -12,7 +12,7 @@ export type GrammarSchema = JsonObject;
 export interface ToolDefinition {
   name: string;
   description?: string;
-  /** Its parameters' schema, an object schema reduced to the grammar subset. */
+  /** Its parameters' schema, an object schema as sent. */
   parameters: GrammarSchema;
 }
 

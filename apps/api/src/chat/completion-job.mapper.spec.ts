@@ -76,6 +76,12 @@ describe('toCompletionJob', () => {
     expect(job({ messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }], prompt_cache_options: { mode: 'implicit' } }).promptCache).toBeUndefined();
   });
 
+  it('accepts a keyword no grammar enforces when the tool is not strict: a hint, as at OpenAI', () => {
+    const parameters = { type: 'object', properties: { s: { type: 'array', uniqueItems: true }, p: { type: 'string', pattern: '^(?!x)y' } } };
+    const built = job({ messages: [{ role: 'user', content: 'a' }], tools: [{ type: 'function', function: { name: 'f', parameters } }] });
+    expect(built.tools?.definitions[0].parameters).toEqual(parameters);
+  });
+
   it('maps response_format and logit_bias, and n above one', () => {
     const built = job({
       messages: [{ role: 'user', content: 'Hi' }],
@@ -83,7 +89,8 @@ describe('toCompletionJob', () => {
       logit_bias: { '42': -100, '7': 3.5 },
       n: 3,
     });
-    expect(built.responseFormat).toEqual({ type: 'json_schema', name: 'x', schema: { type: 'object', properties: { a: { type: 'integer' } } } });
+    // The schema travels as sent; the worker builds its grammar with the same checker.
+    expect(built.responseFormat).toEqual({ type: 'json_schema', name: 'x', schema: { type: 'object', title: 'X', properties: { a: { type: 'integer' } } } });
     expect(built.sampling.logitBias).toEqual([
       { token: 7, bias: 3.5 },
       { token: 42, bias: -100 },
@@ -98,7 +105,8 @@ describe('toCompletionJob', () => {
     ['a user message without content', { messages: [{ role: 'user' }] }, 'messages[0].content'],
     ['two tools of one name', { messages: [{ role: 'user', content: 'a' }], tools: [weather, weather] }, 'tools[1].function.name'],
     ['parameters that are not an object schema', { messages: [{ role: 'user', content: 'a' }], tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'array' } } }] }, 'tools[0].function.parameters'],
-    ['a keyword no grammar enforces', { messages: [{ role: 'user', content: 'a' }], tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object', properties: { s: { type: 'string', pattern: 'x' } } } } }] }, 'tools[0].function.parameters'],
+    ['a keyword no grammar enforces, strict', { messages: [{ role: 'user', content: 'a' }], tools: [{ type: 'function', function: { name: 'f', strict: true, parameters: { type: 'object', properties: { s: { type: 'array', uniqueItems: true } } } } }] }, 'tools[0].function.parameters'],
+    ['a schema $ref to nothing', { messages: [{ role: 'user', content: 'a' }], tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object', properties: { s: { $ref: '#/$defs/gone' } } } } }] }, 'tools[0].function.parameters'],
     ['a tool_choice naming no tool', { messages: [{ role: 'user', content: 'a' }], tools: [weather], tool_choice: { type: 'function', function: { name: 'other' } } }, 'tool_choice'],
     ['tools with a JSON response_format', { messages: [{ role: 'user', content: 'a' }], tools: [weather], response_format: { type: 'json_object' } }, 'response_format'],
   ])('refuses %s', (_what, body, param) => {

@@ -1,4 +1,4 @@
-import { callsAllowed, reduceJsonSchema } from '@app/contracts';
+import { callsAllowed, schemaGrammar } from '@app/contracts';
 import type { ChatMessage, CompletionJobInput, GrammarSchema, JsonValue, LogprobsOptions, PromptCachePolicy, ResponseFormat, ToolCall, ToolChoice, ToolOptions } from '@app/contracts';
 import { randomInt } from 'node:crypto';
 import { OpenAiError } from '../errors/openai-error';
@@ -64,17 +64,20 @@ function toChatMessages(messages: ChatMessageDto[]): ChatMessage[] {
   });
 }
 
-/** A schema the grammar can enforce exactly, or a 400 naming the keyword it cannot. */
-function grammarSchema(schema: JsonValue, param: string): GrammarSchema {
-  const reduction = reduceJsonSchema(schema);
-  if (!reduction.ok) {
-    throw OpenAiError.invalidRequest(
-      `The schema in '${param}' uses '${reduction.keyword}' (at ${reduction.path}), which structured output cannot enforce exactly here.`,
-      param,
-      'unsupported_schema',
-    );
+/**
+ * A schema checked as the worker will build its grammar (json-schema/schema-grammar.ts): a 400
+ * naming the keyword and its path for an invalid schema, one over a limit, or (when `strict`) one
+ * with a keyword the grammar cannot enforce. Not strict, such a keyword is a hint the model gets
+ * with the schema; the grammar enforces the rest. Travels as sent.
+ */
+export function checkedSchema(schema: JsonValue, param: string, strict: boolean, code: string): GrammarSchema {
+  const checked = schemaGrammar(schema, { strict });
+  if (!checked.ok) {
+    const { kind, keyword, path, message } = checked.problem;
+    const why = kind === 'unsupported' ? `${message} Structured output with strict: true cannot honour it; send strict: false to have it as a hint.` : message;
+    throw OpenAiError.invalidRequest(`Invalid schema in '${param}' (${kind === 'limit' ? `limit '${keyword}'` : `'${keyword}' at ${path}`}): ${why}`, param, code);
   }
-  return reduction.schema;
+  return schema as GrammarSchema;
 }
 
 function toolOptions(request: ChatCompletionRequestDto): ToolOptions | undefined {
@@ -90,7 +93,7 @@ function toolOptions(request: ChatCompletionRequestDto): ToolOptions | undefined
     names.add(fn.name);
     const parameters = (fn.parameters ?? { type: 'object', properties: {} }) as JsonValue;
     if ((parameters as { type?: unknown }).type !== 'object') throw invalid(`A function's parameters must be a JSON Schema of type 'object'.`, `${param}.parameters`);
-    return { name: fn.name, description: fn.description, parameters: grammarSchema(parameters, `${param}.parameters`) };
+    return { name: fn.name, description: fn.description, parameters: checkedSchema(parameters, `${param}.parameters`, fn.strict === true, 'invalid_function_parameters') };
   });
   let toolChoice: ToolChoice;
   if (choice === undefined || choice === 'auto') toolChoice = { type: 'auto' };
@@ -106,8 +109,8 @@ function responseFormat(request: ChatCompletionRequestDto): ResponseFormat {
   const format = request.response_format;
   if (!format || format.type === 'text') return { type: 'text' };
   if (format.type === 'json_object') return { type: 'json_object' };
-  const { name, schema } = format.json_schema;
-  return { type: 'json_schema', name, schema: grammarSchema((schema ?? {}) as JsonValue, 'response_format') };
+  const { name, schema, strict } = format.json_schema;
+  return { type: 'json_schema', name, schema: checkedSchema((schema ?? {}) as JsonValue, 'response_format', strict === true, 'invalid_json_schema') };
 }
 
 function maxTokens(request: ChatCompletionRequestDto): number | undefined {

@@ -14,12 +14,12 @@ export class FunctionDefinitionDto {
   @IsString()
   description?: string;
 
-  /** A JSON Schema object; checked against what a grammar can enforce when the job is built. */
+  /** A JSON Schema object; checked by the schema checker when the job is built (completion-job.mapper.ts). */
   @IsOptional()
   @IsObject()
   parameters?: Record<string, unknown>;
 
-  /** Arguments always satisfy the schema here, strict or not: accepted as given. */
+  /** Strict: a keyword the grammar cannot enforce refuses the tool; not strict, it is a hint (both enforce the rest). */
   @IsOptional()
   @IsBoolean()
   strict?: boolean;

@@ -1,8 +1,8 @@
-import { callsAllowed, reduceJsonSchema } from '@app/contracts';
-import type { ChatMessage, CompletionJobInput, GrammarSchema, JsonValue, LogprobsOptions, ResponseFormat, ToolCall, ToolChoice, ToolDefinition, ToolOptions } from '@app/contracts';
+import { callsAllowed } from '@app/contracts';
+import type { ChatMessage, CompletionJobInput, JsonValue, LogprobsOptions, ResponseFormat, ToolCall, ToolChoice, ToolDefinition, ToolOptions } from '@app/contracts';
 import { randomInt } from 'node:crypto';
 import { FUNCTION_NAME } from '../chat/tool-and-format.dto';
-import { MAX_MESSAGE_CHARS } from '../chat/completion-job.mapper';
+import { checkedSchema, MAX_MESSAGE_CHARS } from '../chat/completion-job.mapper';
 import { OpenAiError } from '../errors/openai-error';
 import type { CreateResponseDto } from './create-response.dto';
 import { itemText } from './response-items';
@@ -55,14 +55,6 @@ export interface ResponseSettings {
  */
 const isFunctionTool = (tool: Record<string, unknown>): boolean => tool.type === 'function';
 
-function grammarSchema(schema: JsonValue, param: string): GrammarSchema {
-  const reduction = reduceJsonSchema(schema);
-  if (!reduction.ok) {
-    throw OpenAiError.invalidRequest(`The schema in '${param}' uses '${reduction.keyword}' (at ${reduction.path}), which structured output cannot enforce exactly here.`, param, 'unsupported_schema');
-  }
-  return reduction.schema;
-}
-
 function functionTools(request: CreateResponseDto): { definitions: ToolDefinition[]; echoes: FunctionToolEcho[] } {
   const definitions: ToolDefinition[] = [];
   const echoes: FunctionToolEcho[] = [];
@@ -78,8 +70,9 @@ function functionTools(request: CreateResponseDto): { definitions: ToolDefinitio
     if (strict !== undefined && strict !== null && typeof strict !== 'boolean') throw invalid(`'${param}.strict' must be a boolean.`, `${param}.strict`);
     const schema = (parameters ?? { type: 'object', properties: {} }) as JsonValue;
     if ((schema as { type?: unknown }).type !== 'object') throw invalid(`A function's parameters must be a JSON Schema of type 'object'.`, `${param}.parameters`);
-    definitions.push({ name, ...(typeof description === 'string' ? { description } : {}), parameters: grammarSchema(schema, `${param}.parameters`) });
-    // Arguments always satisfy the schema here (a grammar), strict or not.
+    definitions.push({ name, ...(typeof description === 'string' ? { description } : {}), parameters: checkedSchema(schema, `${param}.parameters`, strict !== false, 'invalid_function_parameters') });
+    // Arguments always satisfy the schema here (a grammar), strict or not; strict, as at OpenAI, is the
+    // default for a Responses function tool, so a keyword no grammar enforces is refused unless strict: false.
     echoes.push({ type: 'function', name, description: typeof description === 'string' ? description : null, parameters: schema as Record<string, unknown>, strict: strict !== false });
   }
   return { definitions, echoes };
@@ -113,7 +106,7 @@ function textFormat(request: CreateResponseDto): { format: ResponseFormat; echo:
   if (strict !== undefined && strict !== null && typeof strict !== 'boolean') throw invalid(`'text.format.strict' must be a boolean.`, 'text.format.strict');
   if (description !== undefined && typeof description !== 'string') throw invalid(`'text.format.description' must be a string.`, 'text.format.description');
   return {
-    format: { type: 'json_schema', name, schema: grammarSchema(schema as JsonValue, 'text.format.schema') },
+    format: { type: 'json_schema', name, schema: checkedSchema(schema as JsonValue, 'text.format.schema', strict === true, 'invalid_json_schema') },
     echo: { type: 'json_schema', name, schema: schema as Record<string, unknown>, strict: strict === true, ...(typeof description === 'string' ? { description } : {}) },
   };
 }

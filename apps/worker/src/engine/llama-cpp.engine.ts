@@ -21,7 +21,8 @@ import { toChatHistory } from './llama-chat-history';
 import type { AnswerStart } from './llama-chat-history';
 import { AnswerTokens, scoreAnswer } from './llama-logprobs';
 import { commonPrefixLength, pickSequence, sharedStart } from './llama-prompt-cache';
-import { LlamaGrammars, asGbnfSchema } from './llama-grammars';
+import { LlamaGrammars } from './llama-grammars';
+import { LlamaToolGrammars } from './llama-tool-grammars';
 import { StopSequences } from './stop-sequences';
 
 export interface LlamaCppEngineOptions {
@@ -109,12 +110,12 @@ function mustCallWrapper(inner: ChatWrapper, callPrefix: LlamaText): ChatWrapper
   return wrapper;
 }
 
-/** The functions the model may call now: none, all, or the one `tool_choice` names. */
-function callableFunctions(tools: ToolOptions | undefined): ChatModelFunctions | undefined {
+/** The functions the model may call now (none, all, or the one `tool_choice` names), with their argument grammars. */
+function callableFunctions(tools: ToolOptions | undefined, toolGrammars: LlamaToolGrammars): ReturnType<LlamaToolGrammars['acquire']> | undefined {
   if (!callsAllowed(tools)) return undefined;
   const { choice } = tools;
   const offered = choice.type === 'function' ? tools.definitions.filter((tool) => tool.name === choice.name) : tools.definitions;
-  return Object.fromEntries(offered.map((tool) => [tool.name, { description: tool.description, params: asGbnfSchema(tool.parameters) }]));
+  return toolGrammars.acquire(offered);
 }
 
 /**
@@ -188,6 +189,7 @@ export class LlamaCppEngine implements InferenceEngine {
     chats: SequenceChats[],
     private readonly tokenBias: (biases: Array<{ token: number; bias: number }>) => TokenBias,
     private readonly promptCache: boolean,
+    private readonly toolGrammars: LlamaToolGrammars,
   ) {
     this.idleChats = [...chats];
     this.slots = chats.length;
@@ -254,7 +256,9 @@ export class LlamaCppEngine implements InferenceEngine {
       threads: { ideal: options.threads, min: options.threads },
     });
     // Resolving the chat template costs ~0.5 s: do it once per model, not once per job.
-    const chatWrapper = resolveChatWrapper(model);
+    // Tools go to LlamaChat with stand-ins for their schemas; the prompt shows the schemas as sent.
+    const toolGrammars = LlamaToolGrammars.install(llama);
+    const chatWrapper = toolGrammars.showingSchemas(resolveChatWrapper(model));
     const forcedWrapper = mustCallWrapper(chatWrapper, toLlamaText(chatWrapper.settings.functions.call.prefix));
     const chats = Array.from({ length: options.parallelSequences }, (): SequenceChats => {
       const contextSequence = context.getSequence();
@@ -270,11 +274,22 @@ export class LlamaCppEngine implements InferenceEngine {
       for (const { token, bias: logit } of biases) bias.set(token as Token, logit <= -100 ? 'never' : { logit });
       return bias;
     };
-    return new LlamaCppEngine(llama, model, context, chatWrapper, chats, tokenBias, options.promptCache ?? true);
+    return new LlamaCppEngine(llama, model, context, chatWrapper, chats, tokenBias, options.promptCache ?? true, toolGrammars);
   }
 
-  async generate({ messages, sampling, tools, responseFormat, logprobs, thinking, signal, output, promptCache, anotherChoiceFollows }: GenerationRequest): Promise<GenerationOutcome> {
-    const functions = callableFunctions(tools);
+  async generate(request: GenerationRequest): Promise<GenerationOutcome> {
+    const calls = callableFunctions(request.tools, this.toolGrammars);
+    try {
+      return await this.generateWith(request, calls?.functions);
+    } finally {
+      calls?.release();
+    }
+  }
+
+  private async generateWith(
+    { messages, sampling, tools, responseFormat, logprobs, thinking, signal, output, promptCache, anotherChoiceFollows }: GenerationRequest,
+    functions: ChatModelFunctions | undefined,
+  ): Promise<GenerationOutcome> {
     const mustCall = functions !== undefined && tools?.choice.type !== 'auto';
     const history = toChatHistory(messages, this.answerStart(thinking, mustCall));
     const prompt = this.renderPrompt(history, functions);
