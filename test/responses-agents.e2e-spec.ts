@@ -39,6 +39,8 @@ describe('agent frameworks on the Responses API', () => {
           }),
         },
         toolChoice: 'required',
+        // One call, as the assertions expect: with parallel calls allowed, 'required' may make several.
+        providerOptions: { openai: { parallelToolCalls: false } },
         prepareStep: ({ stepNumber }) => (stepNumber > 0 ? { toolChoice: 'none' } : undefined),
         stopWhen: isStepCount(2),
         maxOutputTokens: 60,
@@ -60,6 +62,7 @@ describe('agent frameworks on the Responses API', () => {
         model,
         prompt: 'Weather in Oslo?',
         tools: { weather: tool({ inputSchema: weatherInput, execute: ({ city }) => Promise.resolve(`${city}: rain`).finally(() => executed++) }) },
+        providerOptions: { openai: { parallelToolCalls: false } },
         prepareStep: ({ stepNumber }) => ({ toolChoice: stepNumber === 0 ? 'required' : 'none' }),
         stopWhen: isStepCount(2),
         maxOutputTokens: 60,
@@ -102,7 +105,7 @@ describe('agent frameworks on the Responses API', () => {
       // The SDK drops tool_choice once a tool has run (resetToolChoice), so the second turn answers.
       // It takes an incomplete response for a failed run: the answer must end by itself, which
       // greedy decoding of the generated model never does; sampled, it ends within a few dozen words.
-      const agent = new Agent({ name: 'Forecaster', instructions: 'Answer with the weather.', model: stack.model, tools: [weather], modelSettings: { toolChoice: 'required', maxTokens: 2000 } });
+      const agent = new Agent({ name: 'Forecaster', instructions: 'Answer with the weather.', model: stack.model, tools: [weather], modelSettings: { toolChoice: 'required', parallelToolCalls: false, maxTokens: 2000 } });
       const result = await run(agent, 'What is the weather in Lisbon?', { maxTurns: 4 });
       expect(cities).toHaveLength(1);
       expect(typeof result.finalOutput).toBe('string');
