@@ -1,40 +1,13 @@
-import Ajv2020 from 'ajv/dist/2020';
-import type { ValidateFunction } from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { REPO_ROOT } from '../../tools/local-stack/services';
-import { convertNullable } from './openai-schema';
-import type { Json } from './openai-schema';
+import { schemaAssertion } from './openai-schema';
 
 /** The Responses part of OpenAI's OpenAPI document, vendored with its upstream commit (test/reference/README.md). */
 const REFERENCE = resolve(REPO_ROOT, 'test/reference/openai-responses.openapi.json');
 
-let ajv: Ajv2020 | undefined;
-
-function compiler(): Ajv2020 {
-  if (ajv) return ajv;
-  const document = convertNullable(JSON.parse(readFileSync(REFERENCE, 'utf8')) as Json) as { [key: string]: Json };
-  ajv = new Ajv2020({ strict: false, allErrors: true });
-  addFormats(ajv);
-  ajv.addFormat('unixtime', { type: 'number', validate: (value: number) => Number.isInteger(value) && value >= 0 });
-  ajv.addSchema({ $id: 'openai-responses', components: document.components }, 'openai-responses');
-  return ajv;
-}
-
-const validators = new Map<string, ValidateFunction>();
-
 /** Throws with ajv's explanation unless `value` matches the Responses document's components/schemas/<name>. */
-export function assertMatchesResponsesSchema(name: string, value: unknown): void {
-  let validate = validators.get(name);
-  if (!validate) {
-    validate = compiler().compile({ $ref: `openai-responses#/components/schemas/${name}` });
-    validators.set(name, validate);
-  }
-  if (!validate(value)) {
-    throw new Error(`${name} schema violation: ${compiler().errorsText(validate.errors)}\n${JSON.stringify(value)}`);
-  }
-}
+export const assertMatchesResponsesSchema = schemaAssertion(REFERENCE, 'openai-responses');
 
 let eventSchemas: Map<string, string> | undefined;
 

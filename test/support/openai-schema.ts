@@ -25,29 +25,34 @@ export function convertNullable(node: Json): Json {
   return converted;
 }
 
-let ajv: Ajv2020 | undefined;
-
-function compiler(): Ajv2020 {
-  if (ajv) return ajv;
-  const document = convertNullable(JSON.parse(readFileSync(REFERENCE, 'utf8')) as Json) as { [key: string]: Json };
-  // The document carries vendor keywords (x-oaiMeta, …) and formats such as `unixtime`: not strict.
-  ajv = new Ajv2020({ strict: false, allErrors: true });
-  addFormats(ajv);
-  ajv.addFormat('unixtime', { type: 'number', validate: (value: number) => Number.isInteger(value) && value >= 0 });
-  ajv.addSchema({ $id: 'openai', components: document.components }, 'openai');
-  return ajv;
+/**
+ * An assertion that a value matches components/schemas/<name> of the vendored document at
+ * `referencePath`, compiled on first use (each document gets its own ajv, its `$id` unique).
+ */
+export function schemaAssertion(referencePath: string, id: string): (name: string, value: unknown) => void {
+  let ajv: Ajv2020 | undefined;
+  const compiler = (): Ajv2020 => {
+    if (ajv) return ajv;
+    const document = convertNullable(JSON.parse(readFileSync(referencePath, 'utf8')) as Json) as { [key: string]: Json };
+    // The document carries vendor keywords (x-oaiMeta, …) and formats such as `unixtime`: not strict.
+    ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    ajv.addFormat('unixtime', { type: 'number', validate: (value: number) => Number.isInteger(value) && value >= 0 });
+    ajv.addSchema({ $id: id, components: document.components }, id);
+    return ajv;
+  };
+  const validators = new Map<string, ValidateFunction>();
+  return (name, value) => {
+    let validate = validators.get(name);
+    if (!validate) {
+      validate = compiler().compile({ $ref: `${id}#/components/schemas/${name}` });
+      validators.set(name, validate);
+    }
+    if (!validate(value)) {
+      throw new Error(`${name} schema violation: ${compiler().errorsText(validate.errors)}\n${JSON.stringify(value)}`);
+    }
+  };
 }
-
-const validators = new Map<string, ValidateFunction>();
 
 /** Throws with ajv's explanation unless `value` matches components/schemas/<name>. */
-export function assertMatchesSchema(name: string, value: unknown): void {
-  let validate = validators.get(name);
-  if (!validate) {
-    validate = compiler().compile({ $ref: `openai#/components/schemas/${name}` });
-    validators.set(name, validate);
-  }
-  if (!validate(value)) {
-    throw new Error(`${name} schema violation: ${compiler().errorsText(validate.errors)}\n${JSON.stringify(value)}`);
-  }
-}
+export const assertMatchesSchema = schemaAssertion(REFERENCE, 'openai');
