@@ -81,21 +81,25 @@ describe('Prompt cache (llama.cpp)', () => {
     expect((await cachedSoFar()) - before).toBe(cached(completion) + 2 * (promptTokens - 1));
   });
 
-  it('keeps a conversation and its answer: the next turn finds all of turn 1 cached, answer included', async () => {
-    const system = systemAbout('a pigeon and a serpent');
-    const question = `Tell me ${'about the pigeon, the serpent and '.repeat(10)}the eggs.`;
-    const first = await client.chat.completions.create({ model: STACK_MODEL, messages: [{ role: 'system', content: system }, { role: 'user', content: question }], max_tokens: 12, temperature: 0 });
-    const next = await client.chat.completions.create({
+  /** Turn 2 of a conversation: turn 1 with its answer, then one more question. */
+  const nextTurn = (system: string, question: string, answer: string | null) =>
+    client.chat.completions.create({
       model: STACK_MODEL,
       messages: [
         { role: 'system', content: system },
         { role: 'user', content: question },
-        { role: 'assistant', content: first.choices[0].message.content },
+        { role: 'assistant', content: answer },
         { role: 'user', content: 'And then?' },
       ],
       max_tokens: 12,
       temperature: 0,
     });
+
+  it('keeps a conversation and its answer: the next turn finds all of turn 1 cached, answer included', async () => {
+    const system = systemAbout('a pigeon and a serpent');
+    const question = `Tell me ${'about the pigeon, the serpent and '.repeat(10)}the eggs.`;
+    const first = await client.chat.completions.create({ model: STACK_MODEL, messages: [{ role: 'system', content: system }, { role: 'user', content: question }], max_tokens: 12, temperature: 0 });
+    const next = await nextTurn(system, question, first.choices[0].message.content);
     // All of turn 1 but the answer's last token and what follows it (the template's end of turn
     // may render the answer's end differently from how it was generated).
     const turnOne = first.usage!.prompt_tokens + first.usage!.completion_tokens;
@@ -116,17 +120,7 @@ describe('Prompt cache (llama.cpp)', () => {
       max_tokens: 12,
       temperature: 0,
     });
-    const next = await client.chat.completions.create({
-      model: STACK_MODEL,
-      messages: [
-        { role: 'system', content: system },
-        { role: 'user', content: question },
-        { role: 'assistant', content: first.choices[0].message.content },
-        { role: 'user', content: 'And then?' },
-      ],
-      max_tokens: 12,
-      temperature: 0,
-    });
+    const next = await nextTurn(system, question, first.choices[0].message.content);
     // All but the prompt's last tokens (their reading may change with the text after them).
     expect(cached(next)).toBeGreaterThanOrEqual(first.usage!.prompt_tokens - 3);
     expect(cached(next)).toBeLessThanOrEqual(first.usage!.prompt_tokens);
