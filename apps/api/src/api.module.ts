@@ -9,7 +9,7 @@ import { BatchQueue } from './batches/batch-queue';
 import { batchWorkerProviders } from './batches/batch-worker';
 import { BatchesController } from './batches/batches.controller';
 import { ChatCompletionsController } from './chat/chat-completions.controller';
-import { ApiRedisCloser, apiRedisProviders } from './completions/api-redis.providers';
+import { ApiRedisModule } from './redis/api-redis.module';
 import { CompletionAdmission } from './completions/completion-admission';
 import { CompletionEventBus } from './completions/completion-event-bus';
 import { CompletionQueues } from './completions/completion-queues';
@@ -41,12 +41,10 @@ export class ApiModule {
   static register(env: ApiEnv): DynamicModule {
     return {
       module: ApiModule,
-      imports: [TerminusModule.forRoot()],
+      imports: [TerminusModule.forRoot(), ApiRedisModule.register(env)],
       controllers: [ChatCompletionsController, StoredCompletionsController, ModelsController, HealthController, MetricsController, FilesController, BatchesController, ResponsesController],
       providers: [
         { provide: ApiEnv, useValue: env },
-        ...apiRedisProviders,
-        ApiRedisCloser,
         ApiKeyGuard,
         CompletionQueues,
         CompletionEventBus,

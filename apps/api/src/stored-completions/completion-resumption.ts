@@ -5,7 +5,7 @@ import type { RedisClient } from '@app/redis';
 import type { FastifyReply } from 'fastify';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { StreamedChatCompletion } from '../chat/chat-completion-responses';
-import { COMMANDS_REDIS } from '../completions/api-redis.providers';
+import { COMMANDS_REDIS } from '../redis/api-redis.module';
 import { CompletionQueues, isInProgress } from '../completions/completion-queues';
 import { CompletionWatch } from '../completions/completion-watch';
 import { streamBrokenError } from '../completions/event-sequence-tracker';

@@ -6,7 +6,7 @@ import { execResults } from '@app/redis';
 import type { RedisClient } from '@app/redis';
 import type { ChatMessageDto } from '../chat/chat-completion-request.dto';
 import { completionIdTime } from '../chat/completion-ids';
-import { COMMANDS_REDIS } from '../completions/api-redis.providers';
+import { COMMANDS_REDIS } from '../redis/api-redis.module';
 import type { DetachedReply } from '../completions/completion-runner';
 import type { ListOrder } from '../http/cursor-query';
 import { holdLease } from './completion-lease';
