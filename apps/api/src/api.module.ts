@@ -9,6 +9,8 @@ import { BatchQueue } from './batches/batch-queue';
 import { batchWorkerProviders } from './batches/batch-worker';
 import { BatchesController } from './batches/batches.controller';
 import { ChatCompletionsController } from './chat/chat-completions.controller';
+import { ChatCompletionService } from './chat/chat-completion.service';
+import { ChatCompletionStore } from './chat/chat-completion-store';
 import { ApiRedisModule } from './redis/api-redis.module';
 import { CompletionAdmission } from './completions/completion-admission';
 import { CompletionEventBus } from './completions/completion-event-bus';
@@ -57,6 +59,9 @@ export class ApiModule {
         ServiceTiers,
         StoredCompletions,
         CompletionResumption,
+        // The chat door's use case; it stores `store: true` requests through StoredCompletions.
+        ChatCompletionService,
+        { provide: ChatCompletionStore, useExisting: StoredCompletions },
         // Operators' view: metrics, request log, Bull Board.
         ApiMetrics,
         RequestTelemetry,

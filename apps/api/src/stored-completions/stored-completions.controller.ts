@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
 import { ValidateIf } from 'class-validator';
-import type { StoredAnswer } from '@app/contracts';
+import type { StoredAnswer, StoredCompletionRecord } from '@app/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiKeyGuard, callerOf } from '../auth/api-key.guard';
 import { IsMetadata } from '../chat/tool-and-format.dto';
@@ -12,7 +12,6 @@ import { cursorPage, parseCursorQuery } from '../http/cursor-query';
 import type { CursorPage } from '../http/cursor-query';
 import { storedCompletionObject, storedMessageObject } from './stored-completion-objects';
 import { StoredCompletions } from './stored-completions';
-import type { StoredCompletionRecord } from './stored-completions';
 
 export class UpdateStoredCompletionDto {
   /** Replaces the metadata; null clears it. */
