@@ -1,5 +1,6 @@
 import type { StoredAnswer, StoredChatMessage, StoredCompletionRecord } from '@app/contracts';
 import { ChatCompletionFormatter } from '../chat/chat-completion-formatter';
+import type { ChatCompletionBody } from '../chat/chat-completion-formatter';
 import { contentText } from '../chat/message-content.validator';
 
 /** The formatter that built (or would have built) this completion's bodies: the same ids and timestamps. */
@@ -8,7 +9,7 @@ export function formatterOf(record: StoredCompletionRecord, includeUsage = false
 }
 
 /** OpenAI's `chat.completion` of a stored answer, with the metadata it was stored with. */
-export function storedCompletionObject(record: StoredCompletionRecord, answer: StoredAnswer): object {
+export function storedCompletionObject(record: StoredCompletionRecord, answer: StoredAnswer): ChatCompletionBody {
   const body = formatterOf(record).completion(answer.parts, answer, record.choices);
   return { ...body, metadata: record.metadata };
 }

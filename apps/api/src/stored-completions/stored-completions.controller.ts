@@ -11,6 +11,7 @@ import { CompletionResumption } from './completion-resumption';
 import { cursorPage, parseCursorQuery } from '../http/cursor-query';
 import type { CursorPage } from '../http/cursor-query';
 import { storedCompletionObject, storedMessageObject } from './stored-completion-objects';
+import type { ChatCompletionBody } from '../chat/chat-completion-formatter';
 import { StoredCompletions } from './stored-completions';
 
 export class UpdateStoredCompletionDto {
@@ -50,7 +51,7 @@ export class StoredCompletionsController {
   async list(@Query() query: Record<string, unknown>, @Req() http: FastifyRequest): Promise<CursorPage<{ id: string }>> {
     const { items, hasMore } = await this.stored.list(callerOf(http), parseCursorQuery(query, { model: true, metadata: true, order: true }));
     return cursorPage(
-      items.map(({ record, answer }) => ({ id: record.id, ...storedCompletionObject(record, answer) })),
+      items.map(({ record, answer }) => storedCompletionObject(record, answer)),
       hasMore,
     );
   }
@@ -103,7 +104,7 @@ export class StoredCompletionsController {
   }
 
   /** 409 while its answer is still being generated (retrieve again, or follow it with `?stream=true`). */
-  private async completionObject(record: StoredCompletionRecord): Promise<object> {
+  private async completionObject(record: StoredCompletionRecord): Promise<ChatCompletionBody> {
     return storedCompletionObject(record, await this.answerOf(record));
   }
 
