@@ -9,7 +9,9 @@ import { BatchQueue } from './batches/batch-queue';
 import { batchWorkerProviders } from './batches/batch-worker';
 import { BatchesController } from './batches/batches.controller';
 import { ChatCompletionsController } from './chat/chat-completions.controller';
-import { ApiRedisCloser, apiRedisProviders } from './completions/api-redis.providers';
+import { ChatCompletionService } from './chat/chat-completion.service';
+import { ChatCompletionStore } from './chat/chat-completion-store';
+import { ApiRedisModule } from './redis/api-redis.module';
 import { CompletionAdmission } from './completions/completion-admission';
 import { CompletionEventBus } from './completions/completion-event-bus';
 import { CompletionQueues } from './completions/completion-queues';
@@ -41,12 +43,10 @@ export class ApiModule {
   static register(env: ApiEnv): DynamicModule {
     return {
       module: ApiModule,
-      imports: [TerminusModule.forRoot()],
+      imports: [TerminusModule.forRoot(), ApiRedisModule.register(env)],
       controllers: [ChatCompletionsController, StoredCompletionsController, ModelsController, HealthController, MetricsController, FilesController, BatchesController, ResponsesController],
       providers: [
         { provide: ApiEnv, useValue: env },
-        ...apiRedisProviders,
-        ApiRedisCloser,
         ApiKeyGuard,
         CompletionQueues,
         CompletionEventBus,
@@ -59,6 +59,9 @@ export class ApiModule {
         ServiceTiers,
         StoredCompletions,
         CompletionResumption,
+        // The chat door's use case; it stores `store: true` requests through StoredCompletions.
+        ChatCompletionService,
+        { provide: ChatCompletionStore, useExisting: StoredCompletions },
         // Operators' view: metrics, request log, Bull Board.
         ApiMetrics,
         RequestTelemetry,

@@ -8,7 +8,7 @@ import { WorkerAnnouncer } from './worker-announcer';
 import { INFERENCE_ENGINE } from './engine/inference-engine';
 import type { InferenceEngine } from './engine/inference-engine';
 import { loadEngine } from './engine/engine-registry';
-import { WorkerRedisCloser, workerRedisProviders } from './worker-redis.providers';
+import { workerRedisProviders } from './worker-redis.providers';
 import { ObservedEngine } from './observability/observed-engine';
 import { QueueWorkerMonitor } from './observability/queue-worker-monitor';
 import { WorkerHealth } from './observability/worker-health';
@@ -42,12 +42,11 @@ export class WorkerModule {
         },
         // The same instance by its class, for what reads its slot counts (the registry announcer).
         { provide: ObservedEngine, useExisting: INFERENCE_ENGINE },
-        ...workerRedisProviders,
+        ...workerRedisProviders(env),
         CompletionCancellations,
         WorkerAnnouncer,
         CompletionProcessor,
         EngineCloser,
-        WorkerRedisCloser,
         // Operators' view: metrics, health and their HTTP port.
         WorkerMetrics,
         QueueWorkerMonitor,

@@ -7,7 +7,7 @@ import { Queue } from 'bullmq';
 import type { RedisClient } from '@app/redis';
 import { ModelRegistry } from '../models/model-registry';
 import { ApiMetrics } from '../observability/api-metrics';
-import { COMMANDS_REDIS } from './api-redis.providers';
+import { COMMANDS_REDIS } from '../redis/api-redis.module';
 import type { CompletionQueue } from './completion-queues';
 import { PlacedJob } from './placed-job';
 import { WaitingLimit } from './waiting-limit';

@@ -5,7 +5,7 @@ import { cancellationsChannel, COMPLETION_JOB_VERSION, CompletionJobName, tierJo
 import type { CompletionJobData, CompletionJobInput, ReplyTo } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import { OpenAiError } from '../errors/openai-error';
-import { COMMANDS_REDIS } from './api-redis.providers';
+import { COMMANDS_REDIS } from '../redis/api-redis.module';
 import { redisUnavailable, shuttingDown } from './completion-admission';
 import type { Admission } from './completion-admission';
 import { AffinityPlacement } from './affinity-placement';

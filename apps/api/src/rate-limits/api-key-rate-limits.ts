@@ -3,7 +3,7 @@ import { ApiEnv } from '@app/config';
 import type { CompletionJobInput, CompletionUsage } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { COMMANDS_REDIS } from '../completions/api-redis.providers';
+import { COMMANDS_REDIS } from '../redis/api-redis.module';
 import { OpenAiError } from '../errors/openai-error';
 
 /** Tokens assumed for an answer whose request sets no max_tokens, until its real usage is known. */

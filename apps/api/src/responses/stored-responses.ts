@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
 import type { RedisClient } from '@app/redis';
-import { COMMANDS_REDIS } from '../completions/api-redis.providers';
+import { COMMANDS_REDIS } from '../redis/api-redis.module';
 import type { ConversationItem } from './response-items';
 import type { ResponseIdentity, ResponseState } from './response-object';
 

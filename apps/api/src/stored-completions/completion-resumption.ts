@@ -1,18 +1,18 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
 import { WORKER_SILENCE_LIMIT_MS, decodeTokenEvent, storedCompletionKeys } from '@app/contracts';
+import type { StoredCompletionRecord } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import type { FastifyReply } from 'fastify';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { StreamedChatCompletion } from '../chat/chat-completion-responses';
-import { COMMANDS_REDIS } from '../completions/api-redis.providers';
+import { COMMANDS_REDIS } from '../redis/api-redis.module';
 import { CompletionQueues, isInProgress } from '../completions/completion-queues';
 import { CompletionWatch } from '../completions/completion-watch';
 import { streamBrokenError } from '../completions/event-sequence-tracker';
 import { OpenAiError } from '../errors/openai-error';
 import { holdLease } from './completion-lease';
 import { formatterOf } from './stored-completion-objects';
-import type { StoredCompletionRecord } from './stored-completions';
 
 /** How often a resumed stream reads new events from the log while it follows a live completion. */
 const POLL_MS = 20;
