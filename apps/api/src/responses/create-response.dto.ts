@@ -83,7 +83,12 @@ export class ResponseTextDto {
   verbosity?: string;
 }
 
-/** OpenAI's `reasoning`: accepted; the models served here do not reason apart from their answer. */
+/**
+ * OpenAI's `reasoning`. A reasoning model's thought comes out as a `reasoning` item; `effort`
+ * `none` or `minimal` turns its thinking off (the other efforts think as its template does), and
+ * `summary` (or the older `generate_summary`) gives the thought as the item's summary too. `context`
+ * and `mode` are accepted and change nothing here.
+ */
 export class ReasoningDto {
   @IsOptional()
   @IsIn(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'])
