@@ -230,7 +230,11 @@ export class CreateResponseDto {
   @IsIn(['auto', 'default', 'flex', 'priority', 'scale', 'fast', 'ultrafast'])
   service_tier?: string;
 
-  /** `disabled` (a prompt over the context is a 400) is what happens here; `auto` is accepted and behaves the same. */
+  /**
+   * `disabled` (the default): a conversation over the model's context is a 400
+   * (`context_length_exceeded`). `auto`: the llama worker drops its oldest items (never the
+   * instructions, never the last item) until it fits; an upstream engine refuses it as disabled.
+   */
   @IsOptional()
   @IsIn(['auto', 'disabled'])
   truncation?: string;

@@ -231,6 +231,8 @@ export function toResponseJob(
     ...(logprobs ? { logprobs } : {}),
     // As on the chat door (llama.cpp server's reading): `none` and `minimal` answer without thinking.
     ...(request.reasoning?.effort === 'none' || request.reasoning?.effort === 'minimal' ? { thinking: false } : {}),
+    // Only the worker knows how many tokens the conversation is: it drops the oldest items there.
+    ...(request.truncation === 'auto' ? { truncation: 'auto' as const } : {}),
     acceptedAt,
     startDeadline: acceptedAt + maxQueueWaitMs,
   };
