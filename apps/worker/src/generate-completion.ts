@@ -101,6 +101,7 @@ export async function generateCompletion(
           responseFormat: job.responseFormat,
           logprobs: job.logprobs,
           ...(job.thinking === undefined ? {} : { thinking: job.thinking }),
+          ...(job.truncation === undefined ? {} : { truncation: job.truncation }),
           signal,
           output: choice === 0 ? events : { write: (part) => events.write({ ...part, choice }) },
           promptCache: job.promptCache,

@@ -77,6 +77,7 @@ const completionJob = fields<CompletionJobData>({
   promptCache: optional(fields<PromptCachePolicy>({ implicit: aBoolean, breakpoint: optional(fields<{ message: number; offset: number }>({ message: aCount, offset: aCount })) })),
   serviceTier: optional(oneOf('priority', 'default', 'flex')),
   thinking: optional(aBoolean),
+  truncation: optional(oneOf('auto')),
   affinityKey: optional(aString),
   store: optional(store),
   acceptedAt: aNumber,

@@ -102,6 +102,12 @@ export interface CompletionJobData {
    * llama.cpp's server reads them); absent: it thinks as its chat template does by default.
    */
   thinking?: boolean;
+  /**
+   * `auto`: a conversation too long for the model's context loses its oldest messages (after its
+   * leading system messages) until prompt and answer fit (the Responses API's `truncation`);
+   * absent: it is refused (`context_length_exceeded`).
+   */
+  truncation?: 'auto';
   /** What of the prompt to keep for later requests; absent means the whole conversation and its answer. */
   promptCache?: PromptCachePolicy;
   /**

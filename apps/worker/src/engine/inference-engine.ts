@@ -27,6 +27,8 @@ export interface GenerationRequest {
   logprobs?: LogprobsOptions;
   /** false: a reasoning model answers without thinking; absent: as its template does by default. */
   thinking?: boolean;
+  /** `auto`: drop the conversation's oldest messages until it fits the context (engines that cannot refuse it as too long). */
+  truncation?: 'auto';
   /** Aborted when nobody wants the answer any more; the engine stops and frees its slot. */
   signal: AbortSignal;
   /** Receives the output parts as they are generated; text never holds a partial stop sequence. */
