@@ -1,11 +1,10 @@
 import OpenAI from 'openai';
-import type { Queue } from 'bullmq';
-import { ServiceStack, waitFor } from '../support/service-stack';
+import { Backlog } from '../support/queue-backlog';
+import { ServiceStack } from '../support/service-stack';
 
 const HEAVY_KEY = 'sk-fair-share-heavy-0123456789';
 const LIGHT_KEY = 'sk-fair-share-light-0123456789';
 const SLOW_MODEL = 'slow-synthetic';
-type Tier = 'priority' | 'default' | 'flex';
 
 /**
  * Fair share between API keys (FAIR_SHARE) through the official client, on one worker slot held
@@ -22,43 +21,6 @@ async function startStack(name: string, fairShare: boolean): Promise<ServiceStac
   });
   await stack.addWorker({ ENGINE: 'synthetic', SYNTHETIC_TOKENS: '300', SYNTHETIC_TOKEN_INTERVAL_MS: '10', SYNTHETIC_SLOTS: '1' }, SLOW_MODEL);
   return stack;
-}
-
-/** Sends requests one after another, each once the one before waits in the queue, and says when each started. */
-class Backlog {
-  private readonly answers: Array<Promise<OpenAI.ChatCompletion>> = [];
-
-  constructor(private readonly queue: Queue) {}
-
-  static async behindBusySlot(queue: Queue, client: OpenAI): Promise<Backlog> {
-    const backlog = new Backlog(queue);
-    // No max_tokens: the whole 300 tokens, 3 s of the one slot.
-    backlog.answers.push(client.chat.completions.create({ model: SLOW_MODEL, messages: [{ role: 'user', content: 'busy' }] }));
-    await waitFor('the slot to be busy', async () => (await queue.getActiveCount()) === 1);
-    return backlog;
-  }
-
-  /** Queues `count` short requests (20 tokens each) of `client` in `tier`; returns their indexes. */
-  async add(client: OpenAI, count: number, tier: Tier = 'default'): Promise<number[]> {
-    const indexes: number[] = [];
-    for (let sent = 0; sent < count; sent++) {
-      const waitingBefore = await this.waiting();
-      indexes.push(this.answers.length);
-      this.answers.push(client.chat.completions.create({ model: SLOW_MODEL, messages: [{ role: 'user', content: `${tier} ${sent}` }], service_tier: tier, max_tokens: 20 }));
-      await waitFor('the request to wait', async () => (await this.waiting()) > waitingBefore);
-    }
-    return indexes;
-  }
-
-  /** When each request's job started, in the order they were sent. */
-  async startTimes(): Promise<number[]> {
-    const done = await Promise.all(this.answers);
-    return Promise.all(done.map(async (answer) => (await this.queue.getJob(answer.id))?.processedOn ?? NaN));
-  }
-
-  private async waiting(): Promise<number> {
-    return (await this.queue.getWaitingCount()) + (await this.queue.getPrioritizedCount());
-  }
 }
 
 const clientsOf = (stack: ServiceStack) => ({
@@ -79,7 +41,7 @@ describe('fair share between API keys, on', () => {
 
   it("starts a light key's request before a heavy key's backlog in the same tier", async () => {
     const { heavy, light } = clientsOf(stack);
-    const backlog = await Backlog.behindBusySlot(stack.queue(SLOW_MODEL), heavy);
+    const backlog = await Backlog.behindBusySlot(stack.queue(SLOW_MODEL), SLOW_MODEL, heavy);
     const heavyQueued = await backlog.add(heavy, 5);
     const [lightQueued] = await backlog.add(light, 1);
     const started = await backlog.startTimes();
@@ -92,7 +54,7 @@ describe('fair share between API keys, on', () => {
   it('never moves a request across tiers: priority, then default, then flex, whatever the counters', async () => {
     const { heavy, light } = clientsOf(stack);
     // The light key's default counter grows by a long answer; the heavy key's flex counter is low.
-    const backlog = await Backlog.behindBusySlot(stack.queue(SLOW_MODEL), light);
+    const backlog = await Backlog.behindBusySlot(stack.queue(SLOW_MODEL), SLOW_MODEL, light);
     const heavyFlex = await backlog.add(heavy, 2, 'flex');
     const lightDefault = await backlog.add(light, 2, 'default');
     const heavyPriority = await backlog.add(heavy, 2, 'priority');
@@ -125,7 +87,7 @@ describe('fair share between API keys, off', () => {
 
   it('takes a tier first come, first served: the light key waits behind the backlog', async () => {
     const { heavy, light } = clientsOf(stack);
-    const backlog = await Backlog.behindBusySlot(stack.queue(SLOW_MODEL), heavy);
+    const backlog = await Backlog.behindBusySlot(stack.queue(SLOW_MODEL), SLOW_MODEL, heavy);
     const heavyQueued = await backlog.add(heavy, 3);
     const [lightQueued] = await backlog.add(light, 1);
     const started = await backlog.startTimes();
