@@ -23,23 +23,28 @@ async function startStack(name: string, fairShare: boolean): Promise<ServiceStac
   return stack;
 }
 
+/** The describe block's stack, started before its tests and stopped after them. */
+function stackFor(name: string, fairShare: boolean): () => ServiceStack {
+  let stack: ServiceStack | undefined;
+  beforeAll(async () => {
+    stack = await startStack(name, fairShare);
+  }, 60_000);
+  afterAll(async () => {
+    await stack?.stop();
+  });
+  return () => stack!;
+}
+
 const clientsOf = (stack: ServiceStack) => ({
   heavy: new OpenAI({ baseURL: stack.baseUrl, apiKey: HEAVY_KEY, maxRetries: 0 }),
   light: new OpenAI({ baseURL: stack.baseUrl, apiKey: LIGHT_KEY, maxRetries: 0 }),
 });
 
 describe('fair share between API keys, on', () => {
-  let stack: ServiceStack;
-
-  beforeAll(async () => {
-    stack = await startStack('fair-share-on', true);
-  }, 60_000);
-
-  afterAll(async () => {
-    await stack?.stop();
-  });
+  const running = stackFor('fair-share-on', true);
 
   it("starts a light key's request before a heavy key's backlog in the same tier", async () => {
+    const stack = running();
     const { heavy, light } = clientsOf(stack);
     const backlog = await Backlog.behindBusySlot(stack.queue(SLOW_MODEL), SLOW_MODEL, heavy);
     const heavyQueued = await backlog.add(heavy, 5);
@@ -52,6 +57,7 @@ describe('fair share between API keys, on', () => {
   }, 30_000);
 
   it('never moves a request across tiers: priority, then default, then flex, whatever the counters', async () => {
+    const stack = running();
     const { heavy, light } = clientsOf(stack);
     // The light key's default counter grows by a long answer; the heavy key's flex counter is low.
     const backlog = await Backlog.behindBusySlot(stack.queue(SLOW_MODEL), SLOW_MODEL, light);
@@ -66,7 +72,7 @@ describe('fair share between API keys, on', () => {
   }, 30_000);
 
   it("reports each key's served tokens and queue wait by its id, never the key", async () => {
-    const text = await (await fetch(`${stack.baseUrl.replace(/\/v1$/, '')}/metrics`)).text();
+    const text = await (await fetch(`${running().baseUrl.replace(/\/v1$/, '')}/metrics`)).text();
     expect(text).toMatch(/llm_api_key_served_tokens_total\{model="slow-synthetic",key="[0-9a-f]{24}",kind="completion"\} \d+/);
     expect(text).toMatch(/llm_api_key_queue_wait_seconds_count\{model="slow-synthetic",tier="default",key="[0-9a-f]{24}"\} \d+/);
     expect(text).not.toContain(HEAVY_KEY);
@@ -75,17 +81,10 @@ describe('fair share between API keys, on', () => {
 });
 
 describe('fair share between API keys, off', () => {
-  let stack: ServiceStack;
-
-  beforeAll(async () => {
-    stack = await startStack('fair-share-off', false);
-  }, 60_000);
-
-  afterAll(async () => {
-    await stack?.stop();
-  });
+  const running = stackFor('fair-share-off', false);
 
   it('takes a tier first come, first served: the light key waits behind the backlog', async () => {
+    const stack = running();
     const { heavy, light } = clientsOf(stack);
     const backlog = await Backlog.behindBusySlot(stack.queue(SLOW_MODEL), SLOW_MODEL, heavy);
     const heavyQueued = await backlog.add(heavy, 3);
