@@ -4,6 +4,9 @@ import { ServiceStack } from '../support/service-stack';
 
 const HEAVY_KEY = 'sk-fair-share-heavy-0123456789';
 const LIGHT_KEY = 'sk-fair-share-light-0123456789';
+/** Two keys that send nothing before the weights test: one of weight 3 (with fair share on), one of 1. */
+const WEIGHTED_KEY = 'sk-fair-share-weighted-0123456789';
+const PLAIN_KEY = 'sk-fair-share-plain-0123456789';
 const SLOW_MODEL = 'slow-synthetic';
 
 /**
@@ -15,9 +18,9 @@ async function startStack(name: string, fairShare: boolean): Promise<ServiceStac
   const stack = await ServiceStack.start({
     name,
     workers: 0,
-    apiKeys: [HEAVY_KEY, LIGHT_KEY],
+    apiKeys: [HEAVY_KEY, LIGHT_KEY, WEIGHTED_KEY, PLAIN_KEY],
     models: [SLOW_MODEL],
-    apiEnv: { FAIR_SHARE: String(fairShare), PRIORITY_TIER_KEYS: HEAVY_KEY },
+    apiEnv: { FAIR_SHARE: String(fairShare), PRIORITY_TIER_KEYS: HEAVY_KEY, FAIR_SHARE_WEIGHTS: `${WEIGHTED_KEY}=3` },
   });
   await stack.addWorker({ ENGINE: 'synthetic', SYNTHETIC_TOKENS: '300', SYNTHETIC_TOKEN_INTERVAL_MS: '10', SYNTHETIC_SLOTS: '1' }, SLOW_MODEL);
   return stack;
@@ -69,6 +72,21 @@ describe('fair share between API keys, on', () => {
     const first = (indexes: number[]) => Math.min(...indexes.map((index) => started[index]));
     expect(last(heavyPriority)).toBeLessThan(first(lightDefault));
     expect(last(lightDefault)).toBeLessThan(first(heavyFlex));
+  }, 30_000);
+
+  it('serves a key of weight 3 about three requests to one of weight 1 while both wait', async () => {
+    const stack = running();
+    const { heavy } = clientsOf(stack);
+    const weighted = new OpenAI({ baseURL: stack.baseUrl, apiKey: WEIGHTED_KEY, maxRetries: 0 });
+    const plain = new OpenAI({ baseURL: stack.baseUrl, apiKey: PLAIN_KEY, maxRetries: 0 });
+    const backlog = await Backlog.behindBusySlot(stack.queue(SLOW_MODEL), SLOW_MODEL, heavy);
+    // Each request is charged about 43 weighted tokens (3 of prompt, 2 × 20 of answer): the
+    // weighted key's start 15 apart, the plain key's 43, both from the same virtual time.
+    const weightedQueued = await backlog.add(weighted, 6);
+    const [, plainSecond] = await backlog.add(plain, 2);
+    const started = await backlog.startTimes();
+    // At weight 1 two of the first key's requests would start before the plain key's second.
+    expect(weightedQueued.filter((index) => started[index] < started[plainSecond]).length).toBeGreaterThanOrEqual(3);
   }, 30_000);
 
   it("reports each key's served tokens and queue wait by its id, never the key", async () => {
