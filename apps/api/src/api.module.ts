@@ -16,6 +16,8 @@ import { CompletionAdmission } from './completions/completion-admission';
 import { CompletionEventBus } from './completions/completion-event-bus';
 import { CompletionQueues } from './completions/completion-queues';
 import { AffinityPlacement } from './completions/affinity-placement';
+import { FairShare } from './completions/fair-share';
+import { FairShareCounters } from './completions/fair-share-counters';
 import { CompletionRunner } from './completions/completion-runner';
 import { ServiceTiers } from './completions/service-tiers';
 import { WaitingLimit } from './completions/waiting-limit';
@@ -54,6 +56,8 @@ export class ApiModule {
         WaitingLimit,
         ApiKeyRateLimits,
         CompletionAdmission,
+        FairShare,
+        FairShareCounters,
         AffinityPlacement,
         CompletionRunner,
         ServiceTiers,

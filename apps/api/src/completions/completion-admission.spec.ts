@@ -3,6 +3,7 @@ import { OpenAiError } from '../errors/openai-error';
 import type { ModelRegistry } from '../models/model-registry';
 import type { ApiKeyRateLimits, TokenReservation } from '../rate-limits/api-key-rate-limits';
 import { CompletionAdmission } from './completion-admission';
+import type { FairShare, FairShareTicket } from './fair-share';
 import type { CompletionQueue, CompletionQueues } from './completion-queues';
 
 const job: CompletionJobInput = {
@@ -41,7 +42,9 @@ function setup(options: { rateLimit?: 'ok' | OpenAiError; served?: boolean; unbi
   const live = { ...worker, capabilities: { ...worker.capabilities, unbiasableTokens: options.unbiasableTokens ?? [] } };
   const models = { serves: () => options.served ?? true, liveWorkers: () => [live] } as unknown as ModelRegistry;
   const queues = { forModel: () => queue } as unknown as CompletionQueues;
-  return { calls, queue, admission: new CompletionAdmission(models, queues, rateLimits) };
+  const ticket: FairShareTicket = { jobOptions: {}, onEvent: () => undefined, release: () => calls.push('fair-share release') };
+  const fairShare = { admit: () => Promise.resolve(ticket) } as unknown as FairShare;
+  return { calls, queue, admission: new CompletionAdmission(models, queues, rateLimits, fairShare) };
 }
 
 const rateLimited = new OpenAiError(429, 'requests', 'Rate limit reached', null, 'rate_limit_exceeded');
@@ -53,7 +56,7 @@ describe('CompletionAdmission', () => {
     expect(admitted.queue).toBe(queue);
     expect(calls).toEqual(['rate-limit']);
     admitted.abandon();
-    expect(calls).toEqual(['rate-limit', 'refund']);
+    expect(calls).toEqual(['rate-limit', 'refund', 'fair-share release']);
   });
 
   it('answers 404 for a model nobody serves, before any Redis work', async () => {

@@ -17,7 +17,7 @@ import type { WaitingLimit } from './waiting-limit';
 function setUp(added: Promise<boolean> = Promise.resolve(true)) {
   const queue = { remove: jest.fn(() => Promise.resolve(1)), getJobState: jest.fn(() => Promise.resolve('unknown')) };
   const waitingLimit = { add: jest.fn(() => added) };
-  const admission = { queue, tokens: { settle: jest.fn(), refund: jest.fn() }, abandon: jest.fn() };
+  const admission = { queue, tokens: { settle: jest.fn(), refund: jest.fn() }, fairShare: { jobOptions: {}, onEvent: jest.fn(), release: jest.fn() }, abandon: jest.fn() };
   const commands = { spublish: jest.fn(() => Promise.resolve(0)) };
   const events = { listen: () => () => undefined, replyTo: () => ({ channel: 'completion-replies:api-1', stopWhenUnheard: true }) };
   const env = { MAX_QUEUE_WAIT_MS: 30_000, MAX_WAITING_JOBS: 7, AFFINITY: false } as ApiEnv;

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { BeforeApplicationShutdown } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
-import { cancellationsChannel, COMPLETION_JOB_VERSION, CompletionJobName, tierJobOptions } from '@app/contracts';
+import { cancellationsChannel, COMPLETION_JOB_VERSION, CompletionJobName } from '@app/contracts';
 import type { CompletionJobData, CompletionJobInput, ReplyTo } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import { OpenAiError } from '../errors/openai-error';
@@ -86,6 +86,7 @@ export class CompletionRunner implements BeforeApplicationShutdown {
       unsubscribe = this.events.listen(job.completionId, {
         onEvent: (event) => {
           placed.onEvent(event);
+          admission.fairShare.onEvent(event);
           watch.onEvent(event);
         },
         onMalformed: () => watch.fail(streamBrokenError()),
@@ -106,7 +107,7 @@ export class CompletionRunner implements BeforeApplicationShutdown {
     try {
       try {
         const data: CompletionJobData = { v: COMPLETION_JOB_VERSION, ...job, replyTo: { ...this.events.replyTo(), ...detached } };
-        const options = { jobId: job.completionId, ...tierJobOptions(job.serviceTier ?? 'default') };
+        const options = { jobId: job.completionId, ...admission.fairShare.jobOptions };
         enqueued = await placed.add(CompletionJobName.ChatCompletion, data, options, this.env.MAX_WAITING_JOBS);
       } catch (error) {
         admission.abandon();
@@ -131,6 +132,8 @@ export class CompletionRunner implements BeforeApplicationShutdown {
       // Failed before any output: it generated nothing for its key's token budget (a detached job
       // goes on; one cut short keeps its estimate, its real usage unknown here).
       if (!ended && enqueued === true && !detached && !watch.outputReceived) admission.tokens.settle(NO_USAGE);
+      // Its key gets back the fair-share charge of a job that never started (a detached one still may).
+      if (!detached) admission.fairShare.release();
     }
   }
 
