@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { completionQueuePrefix } from '@app/contracts';
 import type { ServiceTier } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
-import { COMMANDS_REDIS } from './api-redis.providers';
+import { COMMANDS_REDIS } from '../redis/api-redis.module';
 
 /** Weighted tokens per priority level: a tier's band spans 699,050 levels, about 22 million tokens. */
 export const FAIR_SHARE_QUANTUM = 32;
