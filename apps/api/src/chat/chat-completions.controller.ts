@@ -1,5 +1,6 @@
 import { Body, Controller, HttpCode, Post, Req, Res, UseGuards } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
+import { withTier } from '@app/contracts';
 import type { CompletionJobInput } from '@app/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiKeyGuard, callerOf } from '../auth/api-key.guard';
@@ -40,20 +41,20 @@ export class ChatCompletionsController {
     // Before any await: a client that leaves during admission is seen too.
     const clientGone = clientGoneSignal(reply);
     const owner = callerOf(http);
-    const job = { ...toCompletionJob(request, newCompletionId(acceptedAt), acceptedAt, this.env.MAX_QUEUE_WAIT_MS), serviceTier: this.tiers.granted(request.service_tier, owner) };
+    const job = withTier(toCompletionJob(request, newCompletionId(acceptedAt), acceptedAt, this.env.MAX_QUEUE_WAIT_MS), this.tiers.granted(request.service_tier, owner));
     const storing = request.store === true;
     const formatter = new ChatCompletionFormatter(
-      job.completionId,
+      job.id,
       job.model,
       Math.floor(acceptedAt / 1000),
       request.stream_options?.include_usage === true,
-      job.logprobs !== undefined,
-      job.serviceTier,
+      job.options.logprobs !== undefined,
+      job.schedule.tier,
     );
     // A stored stream is resumable: its frames are numbered for Last-Event-ID.
     const response = request.stream
       ? new StreamedChatCompletion(reply, formatter, storing ? { after: -1 } : undefined)
-      : new BufferedChatCompletion(reply, formatter, job.choices);
+      : new BufferedChatCompletion(reply, formatter, job.options.choices);
     // From here the runner owns the admission (it gives back what was held on every path).
     const admission = await this.admission.admit(job, owner);
     const stored = storing ? await this.beginStored(request, job, owner, admission) : undefined;

@@ -10,9 +10,9 @@ import { OpenAiError } from '../errors/openai-error';
 const ASSUMED_ANSWER_TOKENS = 512;
 
 /** A rough count before the worker's tokenizer has seen the prompt: about four characters a token. */
-function estimateTokens(job: CompletionJobInput): number {
-  const promptChars = job.messages.reduce((sum, message) => sum + message.content.length, 0);
-  return Math.ceil(promptChars / 4) + (job.sampling.maxTokens ?? ASSUMED_ANSWER_TOKENS) * (job.choices ?? 1);
+function estimateTokens({ options }: CompletionJobInput): number {
+  const promptChars = options.messages.reduce((sum, message) => sum + message.content.length, 0);
+  return Math.ceil(promptChars / 4) + (options.sampling.maxTokens ?? ASSUMED_ANSWER_TOKENS) * (options.choices ?? 1);
 }
 
 /** What an admitted request holds against its key's token budget until its usage is known. */
