@@ -12,3 +12,4 @@ export * from './worker-registry';
 export * from './service-tiers';
 export * from './value-guards';
 export * from './affinity';
+export * from './client-errors';
