@@ -79,7 +79,7 @@ describe('toCompletionJob', () => {
 
   it('reads a version-1 job with only what it had to have', () => {
     const plain = { completionId: 'c', model: 'm', replyTo: { stopWhenUnheard: false }, messages: [], sampling: options.sampling, responseFormat: { type: 'text' }, acceptedAt: 1, startDeadline: 2 };
-    expect(JSON.parse(JSON.stringify(toCompletionJob(plain)))).toEqual({
+    expect(toCompletionJob(plain)).toStrictEqual({
       v: 2,
       id: 'c',
       model: 'm',

@@ -93,6 +93,9 @@ const completionJobV1 = fields<Omit<CompletionJobV1, keyof GenerationOptions>>({
   contentRemoved: optional(anObject),
 });
 
+/** The object without its absent fields, as a job written as JSON holds it. */
+const present = <T extends object>(value: T): T => Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as T;
+
 /** A version-1 job, still queued when the API moved to version 2, in the shape this worker runs. */
 function fromVersion1(data: Record<string, unknown>): CompletionJobData {
   const problem = completionJobV1(data, 'job') ?? options(data, 'job');
@@ -103,9 +106,9 @@ function fromVersion1(data: Record<string, unknown>): CompletionJobData {
     v: COMPLETION_JOB_VERSION,
     id: job.completionId,
     model: job.model,
-    options: { messages, sampling, tools, choices, responseFormat, logprobs, thinking, promptCache },
+    options: present({ messages, sampling, tools, choices, responseFormat, logprobs, thinking, promptCache }),
     replyTo: job.replyTo,
-    schedule: { acceptedAt: job.acceptedAt, startDeadline: job.startDeadline, tier: job.serviceTier, affinityKey: job.affinityKey },
+    schedule: present({ acceptedAt: job.acceptedAt, startDeadline: job.startDeadline, tier: job.serviceTier, affinityKey: job.affinityKey }),
     ...(job.store ? { store: job.store } : {}),
     // The worker's retention record, which it reads (a job that has it ended already); not the command's.
     ...(job.contentRemoved ? { contentRemoved: job.contentRemoved } : {}),
