@@ -171,7 +171,11 @@ describe('Responses API with a reasoning model', () => {
       expect(await streamed.text).toBe('');
       const stored = await client.responses.retrieve((await streamed.response).id);
       expect(await streamed.reasoningText).toBe(thoughtOf(stored));
-      expect((await streamed.usage).outputTokenDetails.reasoningTokens).toBe(16);
+      // The count the SDK reads is the stored response's; how far tiny-think thinks varies with
+      // what its sequence had cached, so the figure is not fixed.
+      const reasoningTokens = stored.usage?.output_tokens_details.reasoning_tokens;
+      expect(reasoningTokens).toBeGreaterThan(0);
+      expect((await streamed.usage).outputTokenDetails.reasoningTokens).toBe(reasoningTokens);
     });
   });
 });

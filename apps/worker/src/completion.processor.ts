@@ -105,7 +105,7 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
   }
 
   private async process(job: Job<CompletionJobData, CompletionResult>, token: string | undefined, queueSignal: AbortSignal | undefined, own: boolean): Promise<CompletionResult> {
-    const { completionId } = job.data;
+    const { id: completionId } = job.data;
     // Events that cannot be published (Redis gone) or that nobody hears: stop generating at once.
     const events = new TokenEventPublisher(this.publisher, this.replies, job.data, job.attemptsStarted, () =>
       this.cancellations.cancel(completionId),

@@ -13,3 +13,4 @@ export * from './service-tiers';
 export * from './value-guards';
 export * from './affinity';
 export * from './stored-completion';
+export * from './client-errors';

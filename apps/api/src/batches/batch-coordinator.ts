@@ -269,7 +269,7 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
       open.map(({ index, job }) => ({
         name: CompletionJobName.BatchLine,
         data: { v: COMPLETION_JOB_VERSION, ...job, replyTo, store: { key: keys.answers, field: String(index), ttlMs: this.retentionMs, failuresKey: keys.failures } },
-        opts: { jobId: job.completionId, priority: BATCH_PRIORITY },
+        opts: { jobId: job.id, priority: BATCH_PRIORITY },
       })),
     );
   }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
+import { withTier } from '@app/contracts';
 import type { CompletionJobInput } from '@app/contracts';
 import type { FastifyReply } from 'fastify';
 import { CompletionAdmission, redisUnavailable } from '../completions/completion-admission';
@@ -45,7 +46,7 @@ export class ChatCompletionService {
 
   /** The job a request becomes: the door's mapping, with the service tier this caller is granted. */
   jobFor(request: ChatCompletionRequestDto, owner: string, id: string, acceptedAt: number): CompletionJobInput {
-    return { ...toCompletionJob(request, id, acceptedAt, this.env.MAX_QUEUE_WAIT_MS), serviceTier: this.tiers.granted(request.service_tier, owner) };
+    return withTier(toCompletionJob(request, id, acceptedAt, this.env.MAX_QUEUE_WAIT_MS), this.tiers.granted(request.service_tier, owner));
   }
 
   /** request → admission → (store) → queue → output parts into `response`, then its end. */

@@ -31,14 +31,14 @@ export class ChatCompletionsController {
 /** The client's side: one JSON body, or an SSE stream (numbered for Last-Event-ID when stored, so it can be resumed). */
 function responseFor(request: ChatCompletionRequestDto, job: CompletionJobInput, acceptedAt: number, reply: FastifyReply): ChatCompletionResponse {
   const formatter = new ChatCompletionFormatter(
-    job.completionId,
+    job.id,
     job.model,
     Math.floor(acceptedAt / 1000),
     request.stream_options?.include_usage === true,
-    job.logprobs !== undefined,
-    job.serviceTier,
+    job.options.logprobs !== undefined,
+    job.schedule.tier,
   );
   return request.stream
     ? new StreamedChatCompletion(reply, formatter, request.store === true ? { after: -1 } : undefined)
-    : new BufferedChatCompletion(reply, formatter, job.choices);
+    : new BufferedChatCompletion(reply, formatter, job.options.choices);
 }

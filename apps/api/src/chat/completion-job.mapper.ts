@@ -161,29 +161,29 @@ export function toCompletionJob(
   const promptCache = promptCachePolicy(request);
   const messages = toChatMessages(request.messages);
   return {
-    completionId,
+    id: completionId,
     model: request.model,
-    messages,
-    sampling: {
-      temperature: request.temperature ?? 1,
-      topP: request.top_p ?? 1,
-      maxTokens: maxTokens(request),
-      stop: stopList(request.stop),
-      frequencyPenalty: request.frequency_penalty ?? 0,
-      presencePenalty: request.presence_penalty ?? 0,
-      // llama.cpp takes a 32-bit seed; OpenAI's are any integer. Without one, answers must still vary.
-      seed: request.seed === undefined ? randomInt(2 ** 32) : request.seed >>> 0,
-      ...(request.logit_bias ? { logitBias: Object.entries(request.logit_bias).map(([token, bias]) => ({ token: Number(token), bias })) } : {}),
+    options: {
+      messages,
+      sampling: {
+        temperature: request.temperature ?? 1,
+        topP: request.top_p ?? 1,
+        maxTokens: maxTokens(request),
+        stop: stopList(request.stop),
+        frequencyPenalty: request.frequency_penalty ?? 0,
+        presencePenalty: request.presence_penalty ?? 0,
+        // llama.cpp takes a 32-bit seed; OpenAI's are any integer. Without one, answers must still vary.
+        seed: request.seed === undefined ? randomInt(2 ** 32) : request.seed >>> 0,
+        ...(request.logit_bias ? { logitBias: Object.entries(request.logit_bias).map(([token, bias]) => ({ token: Number(token), bias })) } : {}),
+      },
+      ...(tools ? { tools } : {}),
+      ...(request.n !== undefined && request.n > 1 ? { choices: request.n } : {}),
+      responseFormat: format,
+      ...(logprobs ? { logprobs } : {}),
+      // llama.cpp's server: `none` and `minimal` answer without thinking; the other efforts think as the template does.
+      ...(request.reasoning_effort === 'none' || request.reasoning_effort === 'minimal' ? { thinking: false } : {}),
+      ...(promptCache ? { promptCache } : {}),
     },
-    ...(tools ? { tools } : {}),
-    ...(request.n !== undefined && request.n > 1 ? { choices: request.n } : {}),
-    responseFormat: format,
-    ...(logprobs ? { logprobs } : {}),
-    // llama.cpp's server: `none` and `minimal` answer without thinking; the other efforts think as the template does.
-    ...(request.reasoning_effort === 'none' || request.reasoning_effort === 'minimal' ? { thinking: false } : {}),
-    ...(promptCache ? { promptCache } : {}),
-    affinityKey: affinityKeyOf(request.prompt_cache_key, messages, tools?.definitions),
-    acceptedAt,
-    startDeadline: acceptedAt + maxQueueWaitMs,
+    schedule: { acceptedAt, startDeadline: acceptedAt + maxQueueWaitMs, affinityKey: affinityKeyOf(request.prompt_cache_key, messages, tools?.definitions) },
   };
 }

@@ -56,8 +56,8 @@ export class AffinityPlacement implements OnApplicationShutdown {
     const record = this.recorder(job);
     const sharedOnly = (outcome: PlacementOutcome) => ({ placed: new PlacedJob(this.waitingLimit, shared, undefined, this.env.AFFINITY_WAIT_MS, record), outcome });
     // A flex job waits below default ones on the shared queue: on a worker's queue it would pass them.
-    if (!this.env.AFFINITY || detached || job.affinityKey === undefined || job.serviceTier === 'flex') return sharedOnly('off');
-    const workerId = await this.redis.get(affinityMapKey(job.model, job.affinityKey)).catch(() => null);
+    if (!this.env.AFFINITY || detached || job.schedule.affinityKey === undefined || job.schedule.tier === 'flex') return sharedOnly('off');
+    const workerId = await this.redis.get(affinityMapKey(job.model, job.schedule.affinityKey)).catch(() => null);
     const worker = workerId === null ? undefined : this.models.liveWorkers(job.model).find((live) => live.workerId === workerId);
     if (!worker) return sharedOnly('miss');
     const queue = this.forWorker(job.model, worker.workerId);
@@ -76,7 +76,7 @@ export class AffinityPlacement implements OnApplicationShutdown {
 
   /** Notes which worker started a job of the key (any queue's), unless affinity is off. */
   private recorder(job: CompletionJobInput): (event: TokenEvent) => void {
-    const { affinityKey, model } = job;
+    const { schedule: { affinityKey }, model } = job;
     if (!this.env.AFFINITY || affinityKey === undefined) return () => undefined;
     return (event) => {
       if (event.type !== 'started') return;

@@ -7,13 +7,14 @@ import type { FairShare, FairShareTicket } from './fair-share';
 import type { CompletionQueue, CompletionQueues } from './completion-queues';
 
 const job: CompletionJobInput = {
-  completionId: 'chatcmpl-1',
+  id: 'chatcmpl-1',
   model: 'tiny-chat',
-  messages: [{ role: 'user', content: 'Hi' }],
-  sampling: { temperature: 1, topP: 1, stop: [], frequencyPenalty: 0, presencePenalty: 0, seed: 1 },
-  responseFormat: { type: 'text' },
-  acceptedAt: 0,
-  startDeadline: 1000,
+  options: {
+    messages: [{ role: 'user', content: 'Hi' }],
+    sampling: { temperature: 1, topP: 1, stop: [], frequencyPenalty: 0, presencePenalty: 0, seed: 1 },
+    responseFormat: { type: 'text' },
+  },
+  schedule: { acceptedAt: 0, startDeadline: 1000 },
 };
 
 const worker: WorkerAnnouncement = {
@@ -74,7 +75,7 @@ describe('CompletionAdmission', () => {
 
   it('refuses a logit_bias on a token the engine cannot bias, and one outside its vocabulary, before any Redis work', async () => {
     const { admission, calls } = setup({ unbiasableTokens: [2] });
-    const biased = (token: number): CompletionJobInput => ({ ...job, sampling: { ...job.sampling, logitBias: [{ token: 1, bias: 5 }, { token, bias: -100 }] } });
+    const biased = (token: number): CompletionJobInput => ({ ...job, options: { ...job.options, sampling: { ...job.options.sampling, logitBias: [{ token: 1, bias: 5 }, { token, bias: -100 }] } } });
     const refused = await admission.admit(biased(2), 'key').catch((error: unknown) => error);
     expect(refused).toMatchObject({ status: 400, param: 'logit_bias', code: 'unsupported_parameter' });
     expect((refused as OpenAiError).message).toContain('end-of-generation token 2');

@@ -76,12 +76,12 @@ export class CompletionAdmission implements BeforeApplicationShutdown {
   private checkCapabilities(job: CompletionJobInput): void {
     const workers = this.models.liveWorkers(job.model);
     if (workers.length === 0) return; // none live yet (scaling from zero): the worker refuses it if it must
-    for (const need of requiredCapabilities(job)) {
+    for (const need of requiredCapabilities(job.options)) {
       const lacking = workers.find((worker) => !worker.capabilities[need.capability]);
       if (lacking) throw unsupportedBy(lacking.engine, need);
     }
     this.checkLogitBias(job, workers);
-    const choices = job.choices ?? 1;
+    const choices = job.options.choices ?? 1;
     const fewest = workers.find((worker) => worker.capabilities.maxChoices < choices);
     if (fewest) throw OpenAiError.invalidRequest(`The engine serving this model (${fewest.engine}) generates at most ${fewest.capabilities.maxChoices} choices.`, 'n', 'invalid_value');
   }
@@ -89,7 +89,7 @@ export class CompletionAdmission implements BeforeApplicationShutdown {
   /** Every token id must exist in the vocabulary of every engine that may take the job, and be one it can bias. */
   private checkLogitBias(job: CompletionJobInput, workers: WorkerAnnouncement[]): void {
     for (const worker of workers) {
-      const refusal = logitBiasRefusal(job.sampling.logitBias, worker.capabilities);
+      const refusal = logitBiasRefusal(job.options.sampling.logitBias, worker.capabilities);
       if (!refusal) continue;
       if ('highest' in refusal) {
         const size = worker.capabilities.logitBiasTokens;

@@ -79,11 +79,11 @@ export class CompletionRunner implements BeforeApplicationShutdown {
     const watch = new CompletionWatch({
       sink,
       startWaitMs: this.env.MAX_QUEUE_WAIT_MS,
-      withdraw: () => placed.withdraw(job.completionId),
+      withdraw: () => placed.withdraw(job.id),
     });
     let unsubscribe: () => void;
     try {
-      unsubscribe = this.events.listen(job.completionId, {
+      unsubscribe = this.events.listen(job.id, {
         onEvent: (event) => {
           placed.onEvent(event);
           admission.fairShare.onEvent(event);
@@ -107,7 +107,7 @@ export class CompletionRunner implements BeforeApplicationShutdown {
     try {
       try {
         const data: CompletionJobData = { v: COMPLETION_JOB_VERSION, ...job, replyTo: { ...this.events.replyTo(), ...detached } };
-        const options = { jobId: job.completionId, ...admission.fairShare.jobOptions };
+        const options = { jobId: job.id, ...admission.fairShare.jobOptions };
         enqueued = await placed.add(CompletionJobName.ChatCompletion, data, options, this.env.MAX_WAITING_JOBS);
       } catch (error) {
         admission.abandon();
@@ -139,8 +139,8 @@ export class CompletionRunner implements BeforeApplicationShutdown {
 
   /** Best effort, in the background: drop the job if it waits, stop it if it runs. */
   private cancel(placed: PlacedJob, job: CompletionJobInput): void {
-    placed.cancel(job.completionId);
-    this.commands.spublish(cancellationsChannel(job.model), job.completionId).catch(() => undefined);
+    placed.cancel(job.id);
+    this.commands.spublish(cancellationsChannel(job.model), job.id).catch(() => undefined);
   }
 
   /**

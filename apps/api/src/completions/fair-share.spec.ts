@@ -1,5 +1,5 @@
 import type { ApiEnv } from '@app/config';
-import { fairShareBandStart, FLEX_PRIORITY } from '@app/contracts';
+import { fairShareBandStart, FLEX_PRIORITY, withTier } from '@app/contracts';
 import type { CompletionJobInput, TokenEvent } from '@app/contracts';
 import { apiKeyId } from '../auth/api-key.guard';
 import type { ApiMetrics } from '../observability/api-metrics';
@@ -9,12 +9,10 @@ import type { FairShareCounters } from './fair-share-counters';
 
 const KEY = 'sk-weighted-key-0123';
 const job = {
-  completionId: 'chatcmpl-1',
+  id: 'chatcmpl-1',
   model: 'm',
-  serviceTier: 'default',
-  acceptedAt: Date.now(),
-  messages: [{ role: 'user', content: 'x'.repeat(40) }],
-  sampling: { maxTokens: 20 },
+  options: { messages: [{ role: 'user', content: 'x'.repeat(40) }], sampling: { maxTokens: 20 } },
+  schedule: { tier: 'default', acceptedAt: Date.now(), startDeadline: Date.now() + 60_000 },
 } as unknown as CompletionJobInput;
 const queue = { toKey: (type: string) => `{llm:m}:completions-m:${type}` } as unknown as CompletionQueue;
 const started: TokenEvent = { type: 'started', completionId: 'chatcmpl-1', attempt: 1, seq: 0, workerId: 'w' };
@@ -64,7 +62,7 @@ describe('FairShare', () => {
   it('places by tier alone, with no Redis work, when off; still measures the key', async () => {
     const { calls, fairShare, metrics } = setUp({ FAIR_SHARE: false });
     expect((await fairShare.admit(job, queue, 'k')).jobOptions).toEqual({});
-    const flex = await fairShare.admit({ ...job, serviceTier: 'flex' }, queue, 'k');
+    const flex = await fairShare.admit(withTier(job, 'flex'), queue, 'k');
     expect(flex.jobOptions).toEqual({ priority: FLEX_PRIORITY });
     flex.onEvent(started);
     flex.onEvent(ended);

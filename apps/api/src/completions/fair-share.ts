@@ -50,7 +50,7 @@ export class FairShare {
 
   /** Charges the job's estimated cost to its key (a Redis round trip with FAIR_SHARE on) and places it. */
   async admit(job: CompletionJobInput, queue: CompletionQueue, keyId: string): Promise<FairShareTicket> {
-    const tier = job.serviceTier ?? 'default';
+    const tier = job.schedule.tier ?? 'default';
     const weight = this.weights.get(keyId) ?? 1;
     const costOf = (prompt: number, answer: number) => Math.ceil((prompt + ANSWER_TOKEN_COST * answer) / weight);
     const estimate = costOf(estimatePromptTokens(job), estimateAnswerTokens(job));
@@ -67,14 +67,14 @@ export class FairShare {
   }
 
   private ticket(job: CompletionJobInput, key: string, jobOptions: FairShareTicket['jobOptions'], counter?: CounterHooks): FairShareTicket {
-    const tier = job.serviceTier ?? 'default';
+    const tier = job.schedule.tier ?? 'default';
     let started = false;
     let released = false;
     return {
       jobOptions,
       onEvent: (event) => {
         if (event.type === 'started') {
-          if (!started) this.metrics.keyQueueWait.observe({ model: job.model, tier, key }, Math.max(0, Date.now() - job.acceptedAt) / 1000);
+          if (!started) this.metrics.keyQueueWait.observe({ model: job.model, tier, key }, Math.max(0, Date.now() - job.schedule.acceptedAt) / 1000);
           started = true;
           counter?.started();
         } else if (event.type === 'end') {

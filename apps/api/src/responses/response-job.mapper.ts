@@ -213,28 +213,29 @@ export function toResponseJob(
   if (logprobs && callsAllowed(tools)) throw invalid(`Log probabilities cannot be combined with tool calls here; set 'tool_choice' to 'none' or drop one.`, 'top_logprobs');
   const instructions = request.instructions ?? null;
   const job: CompletionJobInput = {
-    completionId: responseId,
+    id: responseId,
     model: request.model,
-    messages: toChatMessages(instructions, items, firstInputIndex),
-    sampling: {
-      temperature: request.temperature ?? 1,
-      topP: request.top_p ?? 1,
-      maxTokens: request.max_output_tokens ?? undefined,
-      stop: [],
-      frequencyPenalty: 0,
-      presencePenalty: 0,
-      // The Responses API has no seed; answers must vary, and a retried job samples the same way.
-      seed: randomInt(2 ** 32),
+    options: {
+      messages: toChatMessages(instructions, items, firstInputIndex),
+      sampling: {
+        temperature: request.temperature ?? 1,
+        topP: request.top_p ?? 1,
+        maxTokens: request.max_output_tokens ?? undefined,
+        stop: [],
+        frequencyPenalty: 0,
+        presencePenalty: 0,
+        // The Responses API has no seed; answers must vary, and a retried job samples the same way.
+        seed: randomInt(2 ** 32),
+      },
+      ...(tools ? { tools } : {}),
+      responseFormat: format,
+      ...(logprobs ? { logprobs } : {}),
+      // As on the chat door (llama.cpp server's reading): `none` and `minimal` answer without thinking.
+      ...(request.reasoning?.effort === 'none' || request.reasoning?.effort === 'minimal' ? { thinking: false } : {}),
+      // Only the worker knows how many tokens the conversation is: it drops the oldest items there.
+      ...(request.truncation === 'auto' ? { truncation: 'auto' as const } : {}),
     },
-    ...(tools ? { tools } : {}),
-    responseFormat: format,
-    ...(logprobs ? { logprobs } : {}),
-    // As on the chat door (llama.cpp server's reading): `none` and `minimal` answer without thinking.
-    ...(request.reasoning?.effort === 'none' || request.reasoning?.effort === 'minimal' ? { thinking: false } : {}),
-    // Only the worker knows how many tokens the conversation is: it drops the oldest items there.
-    ...(request.truncation === 'auto' ? { truncation: 'auto' as const } : {}),
-    acceptedAt,
-    startDeadline: acceptedAt + maxQueueWaitMs,
+    schedule: { acceptedAt, startDeadline: acceptedAt + maxQueueWaitMs },
   };
   const settings: ResponseSettings = {
     instructions,
@@ -243,8 +244,8 @@ export function toResponseJob(
     parallelToolCalls: request.parallel_tool_calls ?? true,
     textFormat: echo,
     maxOutputTokens: request.max_output_tokens ?? null,
-    temperature: job.sampling.temperature,
-    topP: job.sampling.topP,
+    temperature: job.options.sampling.temperature,
+    topP: job.options.sampling.topP,
     topLogprobs: request.top_logprobs ?? 0,
     logprobs: logprobs !== undefined,
     // `generate_summary` is the older name of `summary`.

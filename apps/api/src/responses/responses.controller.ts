@@ -1,5 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
+import { withTier } from '@app/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiKeyGuard, callerOf } from '../auth/api-key.guard';
 import { CompletionAdmission, redisUnavailable } from '../completions/completion-admission';
@@ -58,8 +59,8 @@ export class ResponsesController {
     const input = await inputItems(request.input ?? undefined, (itemId) => this.stored.findItem(owner, itemId));
     const history = [...earlier, ...input];
     const { job: mapped, settings } = toResponseJob(request, history, earlier.length, id, acceptedAt, this.env.MAX_QUEUE_WAIT_MS);
-    const job = { ...mapped, serviceTier: this.tiers.granted(requestedTier(request.service_tier ?? undefined), owner) };
-    const identity: ResponseIdentity = { id, model: job.model, createdAtMs: acceptedAt, serviceTier: job.serviceTier, settings };
+    const job = withTier(mapped, this.tiers.granted(requestedTier(request.service_tier ?? undefined), owner));
+    const identity: ResponseIdentity = { id, model: job.model, createdAtMs: acceptedAt, serviceTier: job.schedule.tier ?? 'default', settings };
     const response = request.stream === true ? new StreamedResponse(reply, identity) : new BufferedResponse(reply, identity);
     const admission = await this.admission.admit(job, owner);
     let record: StoredResponseRecord | undefined;
