@@ -80,10 +80,20 @@ describe('Responses API: background, cancel and resumed streams', () => {
 
   it('cancels a running background response: its job is aborted on the worker, and it stays cancelled', async () => {
     const created = await client.responses.create({ ...LONG, background: true });
-    await waitFor('the response to run', async () => (await elsewhere.responses.retrieve(created.id)).status === 'in_progress');
+    // Followed from another instance until some text has come.
+    const following = await SseReader.open(`${secondApi}/responses/${created.id}?stream=true`, STACK_API_KEY);
+    const seen: SseFrame[] = [];
+    for (let frame = await following.next(); frame && frame.event !== 'response.output_text.delta'; frame = await following.next()) seen.push(frame);
     const cancelled = await elsewhere.responses.cancel(created.id);
     assertMatchesResponsesSchema('Response', cancelled);
     expect(cancelled).toMatchObject({ id: created.id, status: 'cancelled', background: true });
+    // The output so far is kept, as at OpenAI.
+    const [message] = cancelled.output as OpenAI.Responses.ResponseOutputMessage[];
+    expect(message).toMatchObject({ type: 'message', status: 'in_progress' });
+    expect((message.content[0] as OpenAI.Responses.ResponseOutputText).text.length).toBeGreaterThan(0);
+    // The stream that followed it ends (as failed: the schema has no cancelled event).
+    const rest = eventsOf(await following.rest());
+    expect(rest.at(-1)?.event).toBe('response.failed');
     const job = await waitFor('the job to fail as cancelled', async () => {
       const found = await stack.queue().getJob(created.id);
       return found?.finishedOn ? found : undefined;

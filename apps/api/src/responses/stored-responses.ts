@@ -86,18 +86,24 @@ export class StoredResponses {
    */
   async begin(record: StoredResponseRecord): Promise<ReleaseLease> {
     const index = indexKey(record.owner);
-    const release = record.identity.settings.background ? () => undefined : await holdLease(this.redis, storedResponseKeys(record.identity.id).lease, this.env.RESUME_GRACE_MS);
-    await Promise.all([
-      this.writeRecord(record),
-      this.writeItems(record.owner, record.history.slice(record.inputStart)),
-      this.redis.zadd(index, record.identity.createdAtMs, record.identity.id),
-      this.redis.zremrangebyscore(index, '-inf', Date.now() - this.ttlMs),
-      this.redis.pexpire(index, this.ttlMs),
-    ]).catch((error: unknown) => {
-      release();
+    // Sent first on this one connection: no reader finds the record without its lease.
+    const lease: Promise<ReleaseLease> = record.identity.settings.background
+      ? Promise.resolve(() => undefined)
+      : holdLease(this.redis, storedResponseKeys(record.identity.id).lease, this.env.RESUME_GRACE_MS);
+    try {
+      await Promise.all([
+        lease,
+        this.writeRecord(record),
+        this.writeItems(record.owner, record.history.slice(record.inputStart)),
+        this.redis.zadd(index, record.identity.createdAtMs, record.identity.id),
+        this.redis.zremrangebyscore(index, '-inf', Date.now() - this.ttlMs),
+        this.redis.pexpire(index, this.ttlMs),
+      ]);
+    } catch (error) {
+      lease.then((release) => release()).catch(() => undefined);
       throw error;
-    });
-    return release;
+    }
+    return lease;
   }
 
   /**
