@@ -109,6 +109,34 @@ describe('Responses API: background, cancel and resumed streams', () => {
     await expect(client.responses.cancel(plain.id)).rejects.toMatchObject({ status: 400 });
   });
 
+  it('cancels a queued background response: its job leaves the queue and its stream ends at once', async () => {
+    // The queue paused (as an operator can in Bull Board): the job waits.
+    const queue = stack.queue();
+    await queue.pause();
+    try {
+      const waiting = await SseReader.open(`${stack.baseUrl}/responses`, STACK_API_KEY, { body: { ...LONG, background: true, stream: true } });
+      expect(waiting.response.status).toBe(200);
+      const [job] = await waitFor('the job to wait', async () => {
+        const jobs = await queue.getJobs(['wait', 'prioritized']);
+        return jobs.length > 0 ? jobs : undefined;
+      });
+      const id = String(job.id);
+      expect((await elsewhere.responses.retrieve(id)).status).toBe('queued');
+      const cancelledAt = Date.now();
+      expect((await elsewhere.responses.cancel(id)).status).toBe('cancelled');
+      expect(await queue.getJob(id)).toBeUndefined();
+      const events = eventsOf(await waiting.rest());
+      // Ended by the creating instance's check for a cancel (every 0.5 s), not by the 30 s wait limit.
+      expect(Date.now() - cancelledAt).toBeLessThan(5000);
+      expect(events.map((event) => event.event)).toEqual(['response.created', 'response.in_progress', 'response.failed']);
+      expect(events[2].data.response).toMatchObject({ error: { message: 'The response was cancelled.' } });
+      for (const event of events) assertMatchesResponseEvent(event.data);
+      expect((await client.responses.retrieve(id)).status).toBe('cancelled');
+    } finally {
+      await queue.resume();
+    }
+  });
+
   it('replays the event stream after starting_after, and from the start, on another instance', async () => {
     const body = { model: STACK_MODEL, input: 'Once upon a time', max_output_tokens: 60, temperature: 0, background: true, stream: true };
     const original = eventsOf(await (await SseReader.open(`${stack.baseUrl}/responses`, STACK_API_KEY, { body })).rest());

@@ -1,12 +1,15 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
 import type { CompletionJobInput, OutputPart } from '@app/contracts';
+import type { RedisClient } from '@app/redis';
 import type { FastifyReply } from 'fastify';
+import { COMMANDS_REDIS } from '../completions/api-redis.providers';
 import type { Admission } from '../completions/completion-admission';
 import { CompletionRunner } from '../completions/completion-runner';
 import type { CompletionEnding, DetachedReply } from '../completions/completion-runner';
 import type { CompletionSink } from '../completions/completion-sink';
 import { toOpenAiError } from '../errors/http-error-mapping';
+import { OpenAiError } from '../errors/openai-error';
 import { responseObject } from './response-object';
 import { StreamedResponse } from './response-replies';
 import type { ResponseOutcome } from './response-replies';
@@ -14,8 +17,16 @@ import { OUTCOME_FIELD, ResponseSettlement, stateOfAnswer } from './response-set
 import { StoredResponses, storedResponseKeys } from './stored-responses';
 import type { StoredResponseRecord } from './stored-responses';
 
-/** Nothing stops a background job from this side but its cancel route. */
-const NEVER = new AbortController().signal;
+/** How often the instance following a background job checks whether it was cancelled (on any instance). */
+const CANCEL_CHECK_MS = 500;
+
+const cancelledError = (): OpenAiError => new OpenAiError(400, 'invalid_request_error', 'The response was cancelled.', null, 'cancelled');
+
+/** A run of a background job on this instance, and whether a cancel (on any instance) ended it. */
+interface BackgroundRun {
+  ending: Promise<CompletionEnding>;
+  cancelled: () => boolean;
+}
 
 /** A background response's output while nobody reads it here: kept to record its end. */
 class UnheardOutput implements CompletionSink {
@@ -57,6 +68,7 @@ export class BackgroundResponses {
     private readonly runner: CompletionRunner,
     private readonly stored: StoredResponses,
     private readonly settlement: ResponseSettlement,
+    @Inject(COMMANDS_REDIS) private readonly redis: RedisClient,
   ) {}
 
   /**
@@ -67,7 +79,7 @@ export class BackgroundResponses {
     let answerQueued!: () => void;
     const queued = new Promise<void>((resolve) => (answerQueued = resolve));
     const output = new UnheardOutput(() => answerQueued());
-    const run = this.run(job, admission, output);
+    const { ending: run } = this.run(job, admission, output);
     run.catch(() => undefined);
     await Promise.race([queued, run]).catch(async (error: unknown) => {
       // Never queued: the client gets the HTTP error, and nothing is left stored.
@@ -93,12 +105,15 @@ export class BackgroundResponses {
    */
   async stream(job: CompletionJobInput, admission: Admission, record: StoredResponseRecord, reply: FastifyReply): Promise<void> {
     const streamed = new StreamedResponse(reply, record.identity, { after: -1 });
+    // Its headers go out once the job is queued: an error before then is an HTTP error, any later one an event.
+    const sink: CompletionSink = { canRestart: false, write: (parts) => streamed.write(parts), restart: () => streamed.restart(), queued: () => streamed.open() };
+    const run = this.run(job, admission, sink);
     let ending: CompletionEnding;
     try {
-      ending = await this.run(job, admission, streamed);
+      ending = await run.ending;
     } catch (error) {
       try {
-        streamed.fail(error);
+        streamed.fail(run.cancelled() ? cancelledError() : error);
       } catch (unsent) {
         await this.stored.delete(record).catch(() => undefined);
         throw unsent;
@@ -113,13 +128,29 @@ export class BackgroundResponses {
     });
   }
 
-  private run(job: CompletionJobInput, admission: Admission, sink: CompletionSink): Promise<CompletionEnding> {
+  /**
+   * Nothing stops a background job from this side but its cancel route. A cancel stops a running
+   * job through its worker (whose error event ends this run); one still waiting is only taken
+   * off its queue, so this run checks the response's cancelled mark meanwhile, and stops following
+   * rather than wait out MAX_QUEUE_WAIT_MS (a stream of it would hang that long).
+   */
+  private run(job: CompletionJobInput, admission: Admission, sink: CompletionSink): BackgroundRun {
     const keys = storedResponseKeys(job.completionId);
     const store = { key: keys.answer, field: OUTCOME_FIELD, failuresKey: keys.failure, ttlMs: this.stored.keepMs };
     const detached: DetachedReply = {
       stopWhenUnheard: false,
       log: { key: keys.log, keepMs: this.env.RESUME_WINDOW_SECONDS * 1000, maxEvents: this.env.RESUME_MAX_EVENTS },
     };
-    return this.runner.run({ ...job, store }, admission, sink, NEVER, detached);
+    const stop = new AbortController();
+    const check = setInterval(() => {
+      this.redis
+        .exists(keys.cancelled)
+        .then((found) => found === 1 && stop.abort())
+        .catch(() => undefined);
+    }, CANCEL_CHECK_MS);
+    check.unref();
+    const ending = this.runner.run({ ...job, store }, admission, sink, stop.signal, detached);
+    void ending.finally(() => clearInterval(check)).catch(() => undefined);
+    return { ending, cancelled: () => stop.signal.aborted };
   }
 }

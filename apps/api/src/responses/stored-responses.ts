@@ -11,9 +11,9 @@ import type { ResponseIdentity, ResponseState } from './response-object';
  * Redis keys of the Responses API's stored objects. DO NOT CHANGE THE VALUES once shipped: stored
  * responses would be lost. One hash tag per response keeps its keys in one Cluster slot.
  */
-export const storedResponseKeys = (id: string): { record: string; answer: string; failure: string; log: string; lease: string } => {
+export const storedResponseKeys = (id: string): { record: string; answer: string; failure: string; log: string; lease: string; cancelled: string } => {
   const tag = `{response:${id}}`;
-  return { record: `${tag}:record`, answer: `${tag}:answer`, failure: `${tag}:failure`, log: `${tag}:events`, lease: `${tag}:lease` };
+  return { record: `${tag}:record`, answer: `${tag}:answer`, failure: `${tag}:failure`, log: `${tag}:events`, lease: `${tag}:lease`, cancelled: `${tag}:cancelled` };
 };
 
 /** Whether a response may still change: its job has not ended (or nobody has recorded that it did). */
@@ -154,7 +154,7 @@ export class StoredResponses {
     const keys = storedResponseKeys(id);
     await Promise.all([
       this.redis.zrem(indexKey(record.owner), id),
-      ...[keys.record, keys.answer, keys.failure, keys.log, keys.lease].map((key) => this.redis.unlink(key)),
+      ...[keys.record, keys.answer, keys.failure, keys.log, keys.lease, keys.cancelled].map((key) => this.redis.unlink(key)),
       ...this.ownItemIds(record).map((itemId) => this.redis.unlink(itemKey(itemId))),
     ]);
   }
