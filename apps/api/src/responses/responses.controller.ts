@@ -14,6 +14,8 @@ import { clientGoneSignal } from '../http/client-gone-signal';
 import { cursorPage, parseCursorQuery } from '../http/cursor-query';
 import type { CursorPage } from '../http/cursor-query';
 import { RequestTelemetry } from '../observability/request-telemetry';
+import type { ReleaseLease } from '../stored-completions/completion-lease';
+import { resumeCursor } from '../stored-completions/stored-completions.controller';
 import { CreateResponseDto } from './create-response.dto';
 import { newResponseId } from './response-ids';
 import { inputItems } from './response-items';
@@ -23,8 +25,6 @@ import { responseObject } from './response-object';
 import type { ResponseIdentity } from './response-object';
 import { BufferedResponse, StreamedResponse } from './response-replies';
 import type { ResponseOutcome, ResponseReply } from './response-replies';
-import { resumeCursor } from '../stored-completions/stored-completions.controller';
-import type { ReleaseLease } from '../stored-completions/completion-lease';
 import { BackgroundResponses } from './background-responses';
 import { ResponseCancellation } from './response-cancellation';
 import { ResponseReplay } from './response-replay';
@@ -44,7 +44,9 @@ const requestedTier = (tier: string | undefined): string | undefined => (tier ==
  * OpenAI's Responses API: the second front door onto the same queue. A request is mapped to the
  * job the chat door queues (response-job.mapper.ts), admitted and run by the same runner, and
  * its output parts are formatted as Response objects and stream events (response-output.ts).
- * Stored responses (`store`, OpenAI's default) live in Redis for every instance to read.
+ * Stored responses (`store`, OpenAI's default) live in Redis for every instance to read; a
+ * background one runs on whatever becomes of its request (background-responses.ts), and is
+ * polled, cancelled and streamed again from any instance.
  */
 @Controller('v1/responses')
 @UseGuards(ApiKeyGuard)
