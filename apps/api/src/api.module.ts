@@ -38,6 +38,10 @@ import { MetricsController } from './observability/metrics.controller';
 import { RequestTelemetry } from './observability/request-telemetry';
 import { ResponsesController } from './responses/responses.controller';
 import { StoredResponses } from './responses/stored-responses';
+import { BackgroundResponses } from './responses/background-responses';
+import { ResponseCancellation } from './responses/response-cancellation';
+import { ResponseReplay } from './responses/response-replay';
+import { ResponseSettlement } from './responses/response-settlement';
 
 @Module({})
 export class ApiModule {
@@ -81,6 +85,10 @@ export class ApiModule {
         ...batchWorkerProviders((apiEnv) => apiEnv.BATCH_COORDINATOR),
         // Responses API: stored responses and their items.
         StoredResponses,
+        ResponseSettlement,
+        BackgroundResponses,
+        ResponseReplay,
+        ResponseCancellation,
       ],
     };
   }

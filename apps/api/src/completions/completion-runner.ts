@@ -118,6 +118,7 @@ export class CompletionRunner implements BeforeApplicationShutdown {
         admission.abandon();
         throw queueFull(job.model);
       }
+      sink.queued?.();
       watch.awaitStart();
       const ending = await watch.ending;
       ended = true;

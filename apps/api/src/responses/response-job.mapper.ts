@@ -199,8 +199,8 @@ export function toResponseJob(
   if (request.conversation !== undefined && request.conversation !== null) {
     throw OpenAiError.invalidRequest(`Conversations are not available here; continue with 'previous_response_id'.`, 'conversation', 'unsupported_parameter');
   }
-  // Not half-applied: a background response would have to outlive its request, be polled and cancelled.
-  if (request.background === true) throw OpenAiError.invalidRequest(`Background responses are not available here yet; send 'background': false.`, 'background', 'unsupported_parameter');
+  // A background response is polled, cancelled and resumed through its stored record.
+  if (request.background === true && request.store === false) throw invalid(`Background responses must be stored; 'background': true requires 'store': true.`, 'background');
   const { definitions, echoes } = functionTools(request);
   const choice = toolChoice(request, new Set(definitions.map((tool) => tool.name)));
   if (definitions.length === 0 && (choice.type === 'required' || choice.type === 'function')) throw invalid(`'tool_choice' requires function tools in 'tools'.`, 'tool_choice');

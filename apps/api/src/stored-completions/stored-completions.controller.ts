@@ -24,7 +24,7 @@ export class UpdateStoredCompletionDto {
 const notFound = (id: string): OpenAiError => OpenAiError.notFound(`No chat completion found with id '${id}'.`, 'completion_id');
 
 /** A frame id from `Last-Event-ID` or `starting_after`: the client has every frame up to it. */
-function resumeCursor(lastEventId: unknown, startingAfter: unknown): number {
+export function resumeCursor(lastEventId: unknown, startingAfter: unknown): number {
   const given = typeof lastEventId === 'string' && lastEventId !== '' ? lastEventId : startingAfter;
   if (given === undefined) return -1;
   if (typeof given !== 'string' || !/^\d{1,9}$/.test(given)) {
