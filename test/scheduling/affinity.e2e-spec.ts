@@ -1,10 +1,13 @@
-import { completionQueueName, completionQueuePrefix, workerQueueName } from '@app/contracts';
+import { completionQueueName, completionQueuePrefix, workerQueueName, workerQueuesKey } from '@app/contracts';
 import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import OpenAI from 'openai';
 import { scrape, serverRoot, total } from '../operators/prometheus-text';
 import { STACK_API_KEY, STACK_MODEL, ServiceStack, waitFor } from '../support/service-stack';
 
 const AFFINITY_WAIT_MS = 1000;
+/** Long enough for each test to read what a gone worker ran, short enough to see its queue deleted. */
+const GONE_WORKER_QUEUE_KEEP_MS = 8000;
 
 /**
  * Prefix-cache affinity across workers, on real processes: a conversation's turns go to the
@@ -17,7 +20,13 @@ describe('prefix-cache affinity across workers', () => {
   const queues = new Map<string, Queue>();
 
   beforeAll(async () => {
-    stack = await ServiceStack.start({ name: 'affinity', workers: 3, parallelSequences: 2, apiEnv: { AFFINITY: 'true', AFFINITY_WAIT_MS: String(AFFINITY_WAIT_MS) } });
+    stack = await ServiceStack.start({
+      name: 'affinity',
+      workers: 3,
+      parallelSequences: 2,
+      apiEnv: { AFFINITY: 'true', AFFINITY_WAIT_MS: String(AFFINITY_WAIT_MS) },
+      workerEnv: { GONE_WORKER_QUEUE_KEEP_MS: String(GONE_WORKER_QUEUE_KEEP_MS) },
+    });
     client = new OpenAI({ baseURL: stack.baseUrl, apiKey: STACK_API_KEY, maxRetries: 0 });
     const open = (name: string) => queues.set(name, new Queue(name, { connection: { url: stack.redis.url }, prefix: completionQueuePrefix(STACK_MODEL) }));
     open(completionQueueName(STACK_MODEL));
@@ -86,6 +95,46 @@ describe('prefix-cache affinity across workers', () => {
     // Placed on the dead worker's queue (it is listed until its announcement expires) and moved.
     expect(tookMs).toBeLessThan(AFFINITY_WAIT_MS + 3000);
     expect((await placementsCounted('fallback')) - fallbacksBefore).toBe(1);
+  });
+
+  it('retries a turn on another worker when the worker running it from its own queue is SIGKILLed: the client gets one whole answer', async () => {
+    // Two workers live besides the one this test kills (the last test needs two).
+    await stack.addWorker();
+    const added = `affinity-worker-${stack.workers.length}`;
+    queues.set(workerQueueName(STACK_MODEL, added), new Queue(workerQueueName(STACK_MODEL, added), { connection: { url: stack.redis.url }, prefix: completionQueuePrefix(STACK_MODEL) }));
+    const key = 'conversation-killed-mid-answer';
+    const first = await turn([], 'Who pours the tea?', { prompt_cache_key: key });
+    const { worker } = await servedOnce(first.id);
+    const ownQueue = queues.get(workerQueueName(STACK_MODEL, worker!))!;
+    const long = turn([{ role: 'user', content: 'Who pours the tea?' }, { role: 'assistant', content: first.choices[0].message.content }], 'Tell me everything.', {
+      prompt_cache_key: key,
+      max_tokens: 3000,
+    });
+    const running = await waitFor('the next turn running on its worker, from its own queue', async () => (await ownQueue.getJobs(['active']))[0]);
+    await stack.workers.find((process) => process.name === `worker:${worker}`)!.stop('SIGKILL');
+    const killedAt = Date.now();
+    const answer = await long;
+    const tookMs = Date.now() - killedAt;
+    expect(answer.id).toBe(running.id);
+    expect(answer.choices[0].message.content!.length).toBeGreaterThan(0);
+    expect(answer.choices[0].finish_reason).toMatch(/^(stop|length)$/);
+    // Moved by a surviving worker once the dead one's lock expired and it left the list of workers:
+    // one job, on the shared queue, run to its end by another worker, its first attempt counted.
+    const moved = await servedOnce(answer.id);
+    expect(moved).toMatchObject({ queue: completionQueueName(STACK_MODEL) });
+    expect(moved.worker).not.toBe(worker);
+    expect((await queues.get(completionQueueName(STACK_MODEL))!.getJob(answer.id))!.data).toMatchObject({ attemptsBefore: 1 });
+    // Lock (5 s) and listing (6 s) run out together, a sweep follows within 2 s, then the answer is generated again.
+    expect(tookMs).toBeLessThan(20_000);
+    // The dead worker's queue, with nothing left to run, is deleted GONE_WORKER_QUEUE_KEEP_MS after it died.
+    expect(await ownQueue.getJobCountByTypes('wait', 'prioritized', 'active')).toBe(0);
+    const listing = new Redis(stack.redis.url);
+    try {
+      await waitFor('the dead worker to leave the list of own queues', async () => (await listing.zscore(workerQueuesKey(STACK_MODEL), worker!)) === null, GONE_WORKER_QUEUE_KEEP_MS + 5000);
+      expect(await listing.exists(`${completionQueuePrefix(STACK_MODEL)}:${workerQueueName(STACK_MODEL, worker!)}:meta`)).toBe(0);
+    } finally {
+      listing.disconnect();
+    }
   });
 
   it('answers the next turn on another worker at once while the worker holding the conversation drains, and lets its running job finish', async () => {

@@ -78,6 +78,7 @@ const completionJob = fields<CompletionJobData>({
   serviceTier: optional(oneOf('priority', 'default', 'flex')),
   thinking: optional(aBoolean),
   affinityKey: optional(aString),
+  attemptsBefore: optional(aCount),
   store: optional(store),
   acceptedAt: aNumber,
   startDeadline: aNumber,

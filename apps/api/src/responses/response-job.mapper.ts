@@ -3,6 +3,7 @@ import type { ChatMessage, CompletionJobInput, JsonValue, LogprobsOptions, Respo
 import { randomInt } from 'node:crypto';
 import { FUNCTION_NAME } from '../chat/tool-and-format.dto';
 import { checkedSchema, MAX_MESSAGE_CHARS } from '../chat/completion-job.mapper';
+import { clientAffinityKey } from '../completions/affinity-key';
 import { OpenAiError } from '../errors/openai-error';
 import type { CreateResponseDto } from './create-response.dto';
 import { itemText } from './response-items';
@@ -167,7 +168,9 @@ export interface ResponseJob {
 /**
  * A validated request, with its conversation items resolved (`previous_response_id` and
  * `item_reference`), becomes the same job the chat door queues, plus the settings its Response
- * objects echo.
+ * objects echo. Its affinity key is its `prompt_cache_key`, else the key of the response it
+ * continues (`continuedKey`); without either, placement hashes the conversation's start, which
+ * a continuation shares with the response before it while instructions and tools stay the same.
  */
 export function toResponseJob(
   request: CreateResponseDto,
@@ -176,6 +179,7 @@ export function toResponseJob(
   responseId: string,
   acceptedAt: number,
   maxQueueWaitMs: number,
+  continuedKey?: string,
 ): ResponseJob {
   if (request.prompt !== undefined && request.prompt !== null) throw OpenAiError.invalidRequest(`Reusable prompts ('prompt') are not available here; send 'instructions' and 'input'.`, 'prompt', 'unsupported_parameter');
   if (request.conversation !== undefined && request.conversation !== null) {
@@ -194,6 +198,7 @@ export function toResponseJob(
   const logprobs = logprobsOptions(request);
   if (logprobs && callsAllowed(tools)) throw invalid(`Log probabilities cannot be combined with tool calls here; set 'tool_choice' to 'none' or drop one.`, 'top_logprobs');
   const instructions = request.instructions ?? null;
+  const affinityKey = clientAffinityKey(request.prompt_cache_key) ?? continuedKey;
   const job: CompletionJobInput = {
     completionId: responseId,
     model: request.model,
@@ -211,6 +216,7 @@ export function toResponseJob(
     ...(tools ? { tools } : {}),
     responseFormat: format,
     ...(logprobs ? { logprobs } : {}),
+    ...(affinityKey ? { affinityKey } : {}),
     acceptedAt,
     startDeadline: acceptedAt + maxQueueWaitMs,
   };
