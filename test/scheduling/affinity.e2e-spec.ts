@@ -3,11 +3,13 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import OpenAI from 'openai';
 import { scrape, serverRoot, total } from '../operators/prometheus-text';
+import { basicAuth, boardJob, endedAs } from '../support/bull-board-api';
 import { STACK_API_KEY, STACK_MODEL, ServiceStack, waitFor } from '../support/service-stack';
 
 const AFFINITY_WAIT_MS = 1000;
 /** Long enough for each test to read what a gone worker ran, short enough to see its queue deleted. */
 const GONE_WORKER_QUEUE_KEEP_MS = 8000;
+const ADMIN_PASSWORD = 'affinity-board-password';
 
 /**
  * Prefix-cache affinity across workers, on real processes: a conversation's turns go to the
@@ -24,7 +26,7 @@ describe('prefix-cache affinity across workers', () => {
       name: 'affinity',
       workers: 3,
       parallelSequences: 2,
-      apiEnv: { AFFINITY: 'true', AFFINITY_WAIT_MS: String(AFFINITY_WAIT_MS) },
+      apiEnv: { AFFINITY: 'true', AFFINITY_WAIT_MS: String(AFFINITY_WAIT_MS), ADMIN_PASSWORD },
       workerEnv: { GONE_WORKER_QUEUE_KEEP_MS: String(GONE_WORKER_QUEUE_KEEP_MS) },
     });
     client = new OpenAI({ baseURL: stack.baseUrl, apiKey: STACK_API_KEY, maxRetries: 0 });
@@ -53,6 +55,14 @@ describe('prefix-cache affinity across workers', () => {
     return only;
   };
 
+  /** The names of the queues Bull Board lists, as an operator's browser loads them. */
+  const board = () => `${serverRoot(stack.baseUrl)}/admin/queues`;
+  const boardAuth = basicAuth('admin', ADMIN_PASSWORD);
+  const boardQueues = async () => {
+    const listed = (await (await fetch(`${board()}/api/queues`, { headers: { authorization: boardAuth } })).json()) as { queues: Array<{ name: string }> };
+    return listed.queues.map(({ name }) => name);
+  };
+
   const placementsCounted = async (outcome: string) =>
     total((await scrape(`${serverRoot(stack.baseUrl)}/metrics`)).samples, 'llm_api_affinity_placements_total', { model: STACK_MODEL, outcome });
 
@@ -64,11 +74,11 @@ describe('prefix-cache affinity across workers', () => {
   it("sends a conversation's turns to the worker that served it while that worker is free: each finds the turns before it cached", async () => {
     const hitsBefore = await placementsCounted('hit');
     const history: Message[] = [];
-    const served: Array<{ queue: string; worker?: string }> = [];
+    const served: Array<{ queue: string; worker?: string; id: string }> = [];
     let previousTurnTokens = 0;
     for (const question of ['Who pours the tea?', 'And who drinks it?', 'Why is the dormouse asleep?', 'What time is it?']) {
       const answer = await turn(history, question);
-      served.push(await servedOnce(answer.id));
+      served.push({ ...(await servedOnce(answer.id)), id: answer.id });
       if (previousTurnTokens > 0) expect(answer.usage!.prompt_tokens_details!.cached_tokens).toBeGreaterThanOrEqual(previousTurnTokens - 3);
       previousTurnTokens = answer.usage!.prompt_tokens + answer.usage!.completion_tokens;
       history.push({ role: 'user', content: question }, { role: 'assistant', content: answer.choices[0].message.content });
@@ -78,6 +88,13 @@ describe('prefix-cache affinity across workers', () => {
     // The first turn from the shared queue; the others placed on that worker's own queue.
     expect(served.map((placement) => placement.queue)).toEqual([completionQueueName(STACK_MODEL), ...Array<string>(3).fill(workerQueueName(STACK_MODEL, worker))]);
     expect((await placementsCounted('hit')) - hitsBefore).toBe(3);
+    // Operators see each live worker's own queue in Bull Board, and there the turns it ran.
+    const listed = await waitFor('Bull Board to list the workers\' own queues', async () => {
+      const names = await boardQueues();
+      return names.filter((name) => name.startsWith(workerQueueName(STACK_MODEL, ''))).length === 3 && names;
+    });
+    expect(listed).toContain(completionQueueName(STACK_MODEL));
+    expect(endedAs(await boardJob(board(), boardAuth, workerQueueName(STACK_MODEL, worker), served[1].id), 'completed')?.job.processedBy).toBe(worker);
   });
 
   it('answers the next turn on another worker within the bound when the worker holding the conversation was SIGKILLed, and runs it once', async () => {
@@ -126,6 +143,8 @@ describe('prefix-cache affinity across workers', () => {
     expect((await queues.get(completionQueueName(STACK_MODEL))!.getJob(answer.id))!.data).toMatchObject({ attemptsBefore: 1 });
     // Lock (5 s) and listing (6 s) run out together, a sweep follows within 2 s, then the answer is generated again.
     expect(tookMs).toBeLessThan(20_000);
+    // Bull Board drops the dead worker's queue (its jobs are on the shared queue now).
+    await waitFor('Bull Board to drop the dead worker\'s queue', async () => !(await boardQueues()).includes(workerQueueName(STACK_MODEL, worker!)));
     // The dead worker's queue, with nothing left to run, is deleted GONE_WORKER_QUEUE_KEEP_MS after it died.
     expect(await ownQueue.getJobCountByTypes('wait', 'prioritized', 'active')).toBe(0);
     const listing = new Redis(stack.redis.url);
@@ -145,6 +164,9 @@ describe('prefix-cache affinity across workers', () => {
     // A long answer of the same conversation keeps the worker busy while it drains.
     const long = turn([], 'Tell me everything.', { prompt_cache_key: key, max_tokens: 3000 });
     await waitFor('the long answer running on its worker', async () => (await queues.get(workerQueueName(STACK_MODEL, worker!))!.getActiveCount()) > 0);
+    // The API's queue gauge counts the job running from the worker's own queue (KEDA scales on it).
+    const running = total((await scrape(`${serverRoot(stack.baseUrl)}/metrics`)).samples, 'llm_api_queue_active_jobs', { model: STACK_MODEL });
+    expect(running).toBeGreaterThanOrEqual(1);
     const stopped = holder.stop('SIGTERM', 30_000);
     await new Promise((resolve) => setTimeout(resolve, 300));
     const startedAt = Date.now();
