@@ -17,8 +17,8 @@ export type PlacementOutcome = 'hit' | 'miss' | 'busy' | 'off';
 
 /**
  * Prefix-cache affinity across workers. A job whose affinity key a live worker served last goes to
- * that worker's own queue when fewer jobs wait there than it has sequences; any other job goes to
- * the model's shared queue. A job its chosen worker has not started within AFFINITY_WAIT_MS moves
+ * that worker's own queue when fewer jobs wait there than it has sequences and the shared queue is
+ * not full (MAX_WAITING_JOBS); any other job goes to the model's shared queue. A job its chosen worker has not started within AFFINITY_WAIT_MS moves
  * to the shared queue (see PlacedJob), so a dead, draining or busy worker never strands it. The
  * key → worker map is written when a job starts (its `started` event names the worker) and lives
  * AFFINITY_TTL_MS: a dead worker's entries are ignored at once (the live registry no longer lists
@@ -64,11 +64,12 @@ export class AffinityPlacement {
     const worker = workerId === null ? undefined : this.models.liveWorkers(job.model).find((live) => live.workerId === workerId);
     if (!worker) return sharedOnly('miss', affinityKey);
     const queue = this.queues.forWorker(job.model, worker.workerId);
-    const counts = await queue.getJobCounts('wait', 'prioritized').catch(() => undefined);
+    const [counts, sharedWaiting] = await Promise.all([queue.getJobCounts('wait', 'prioritized'), shared.getWaitingCount()]).catch(() => [undefined, Infinity] as const);
     const waiting = counts === undefined ? Infinity : (counts.wait ?? 0) + (counts.prioritized ?? 0);
     // Requests that arrive together read the same count: this instance's own placements count too.
     const placedHere = this.placedOn.get(worker.workerId) ?? 0;
-    if (Math.max(waiting, placedHere) >= worker.slots) return sharedOnly('busy', affinityKey);
+    // A full shared queue refuses the job (queue_full) rather than take it later, when it moves.
+    if (Math.max(waiting, placedHere) >= worker.slots || sharedWaiting >= this.env.MAX_WAITING_JOBS) return sharedOnly('busy', affinityKey);
     this.placedOn.set(worker.workerId, placedHere + 1);
     const settled = (moved: boolean) => {
       this.placedOn.set(worker.workerId, (this.placedOn.get(worker.workerId) ?? 1) - 1);

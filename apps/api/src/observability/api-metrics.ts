@@ -70,7 +70,7 @@ export class ApiMetrics {
 
   readonly affinityPlacements = new Counter({
     name: 'llm_api_affinity_placements_total',
-    help: "Where prefix-cache affinity placed interactive jobs, by model and outcome: hit (the own queue of the worker that served the key last), miss (no live worker holds the key), busy (its worker had as many jobs waiting as sequences), off (AFFINITY off, a stored or flex job), fallback (a hit its worker did not start within AFFINITY_WAIT_MS, moved to the shared queue; counted besides its hit).",
+    help: "Where prefix-cache affinity placed interactive jobs, by model and outcome: hit (the own queue of the worker that served the key last), miss (no live worker holds the key), busy (its worker had as many jobs waiting as sequences, or the shared queue was full), off (AFFINITY off, a stored or flex job), fallback (a hit its worker did not start within AFFINITY_WAIT_MS, moved to the shared queue; counted besides its hit).",
     labelNames: ['model', 'outcome'] as const,
     registers: [this.registry],
   });
