@@ -97,6 +97,14 @@ describe('prefix-cache affinity across workers', () => {
     expect(endedAs(await boardJob(board(), boardAuth, workerQueueName(STACK_MODEL, worker), served[1].id), 'completed')?.job.processedBy).toBe(worker);
   });
 
+  it("keeps a Responses conversation on its worker through previous_response_id, by the key its first turn gave", async () => {
+    const first = await client.responses.create({ model: STACK_MODEL, instructions: system, input: 'Who pours the tea?', prompt_cache_key: 'responses-chain', max_output_tokens: 16, temperature: 0 });
+    const { worker } = await servedOnce(first.id);
+    // No key and no instructions now: only the continued response's key leads back to its worker.
+    const next = await client.responses.create({ model: STACK_MODEL, previous_response_id: first.id, input: 'And then?', max_output_tokens: 16, temperature: 0 });
+    expect(await servedOnce(next.id)).toMatchObject({ queue: workerQueueName(STACK_MODEL, worker!), worker });
+  });
+
   it('answers the next turn on another worker within the bound when the worker holding the conversation was SIGKILLed, and runs it once', async () => {
     const key = 'conversation-killed';
     const first = await turn([], 'Who pours the tea?', { prompt_cache_key: key });
