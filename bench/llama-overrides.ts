@@ -2,7 +2,7 @@ import type { LlamaPlan } from './bench-options';
 
 /**
  * The llama phase's plan as given on the command line, for models other than the tiny one: a
- * model of a real shape (`npm run model -- --shape …`) or a GPU wants other levels, answer
+ * model of a real shape (`npx tsx tools/make-tiny-model.ts --shape …`) or a GPU wants other levels, answer
  * lengths and sequences than the tiny model on 2 cores.
  *
  *   --llama-levels=1:12,8:32   concurrency[:measured requests] per level (requests: 4 per stream, at least 12)

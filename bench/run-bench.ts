@@ -8,7 +8,7 @@
  *   npm run bench -- --only=llama --model-path /models/x.gguf --gpu cuda   # your model, your GPU
  *   npm run bench -- --only=llama --model-path models/llama-50m-f16.gguf --llama-levels=1,8 --max-tokens=64
  *
- * A model of a real shape comes from `npm run model -- --shape llama-50m` (or qwen-0.5b,
+ * A model of a real shape comes from `npx tsx tools/make-tiny-model.ts --shape llama-50m` (or qwen-0.5b,
  * qwen-1.5b; `--type q8_0`); its answers always run to max_tokens. `--llama-levels`,
  * `--max-tokens`, `--sequences`, `--threads` and `--repeats` set the llama phase's plan
  * (bench/llama-overrides.ts).

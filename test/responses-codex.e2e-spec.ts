@@ -1,4 +1,4 @@
-import type { CompletionJobData } from '@app/contracts';
+import type { RetainedJobData } from '../apps/worker/src/job-retention';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -86,12 +86,12 @@ describe('Codex CLI (codex exec) on /v1/responses', () => {
     const jobs = (await stack.queue().getJobs(['completed'])).sort((a, b) => a.timestamp - b.timestamp);
     expect(jobs.length).toBeGreaterThanOrEqual(1);
     // The worker keeps no contents (RETAIN_CONTENT=false): each message's role and length remain.
-    const data = jobs[0].data as CompletionJobData;
+    const data = jobs[0].data as RetainedJobData;
     const messages = data.contentRemoved?.messages ?? [];
     expect(messages[0].role).toBe('system');
     expect(messages[0].characters).toBeGreaterThan(10_000);
     expect(messages.at(-1)?.role).toBe('user');
-    const tools = data.tools?.definitions.map((tool) => tool.name) ?? [];
+    const tools = data.options.tools?.definitions.map((tool) => tool.name) ?? [];
     expect(tools.length).toBeGreaterThan(0);
     expect(tools).not.toContain('web_search');
   }, 120_000);

@@ -170,7 +170,7 @@ describe('Responses API (POST /v1/responses)', () => {
     assertMatchesResponsesSchema('ErrorResponse', body);
     expect(body).toMatchObject({ error: { param: 'previous_response_id', code: 'previous_response_not_found' } });
     await expect(client.responses.create({ model: 'no-such-model', input: 'Hi' })).rejects.toMatchObject({ status: 404, param: 'model' });
-    await expect(client.responses.create({ model: stack.model, input: 'Hi', background: true })).rejects.toMatchObject({ status: 400, param: 'background' });
+    await expect(client.responses.create({ model: stack.model, input: 'Hi', background: true, store: false })).rejects.toMatchObject({ status: 400, param: 'background' });
     await expect(client.responses.create({ model: stack.model, input: [{ type: 'input_image' } as never] })).rejects.toMatchObject({ status: 400, param: 'input[0].type' });
     await expect(client.responses.create({ model: stack.model, input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'https://x', detail: 'auto' }] }] })).rejects.toMatchObject({ status: 400, param: 'input[0].content[0].type' });
   });

@@ -45,7 +45,7 @@ export async function auditJobs(queue: Queue, records: RequestRecord[]): Promise
   const unfinished = await queue.getJobs(['active', 'wait', 'delayed', 'prioritized']);
   const completedBySeed = new Map<number, CompletionJob[]>();
   for (const job of completed) {
-    const seed = job.data.sampling.seed;
+    const seed = job.data.options.sampling.seed;
     completedBySeed.set(seed, [...(completedBySeed.get(seed) ?? []), job]);
   }
   const byId = new Map([...completed, ...failed].map((job) => [job.id, job]));
@@ -68,8 +68,8 @@ export async function auditJobs(queue: Queue, records: RequestRecord[]): Promise
       continue;
     }
     const result = job.returnvalue as CompletionResult | null;
-    if (job.data.sampling.seed !== request.seed) problem(`answer ${job.id} belongs to seed ${job.data.sampling.seed}`);
-    else if (job.data.completionId !== job.id) problem(`job ${job.id} holds completion ${job.data.completionId}`);
+    if (job.data.options.sampling.seed !== request.seed) problem(`answer ${job.id} belongs to seed ${job.data.options.sampling.seed}`);
+    else if (job.data.id !== job.id) problem(`job ${job.id} holds completion ${job.data.id}`);
     else if (!result || job.failedReason) problem(`its job ${job.id} did not complete: ${job.failedReason}`);
     else if (result.text !== answer?.content) problem(`answer differs from the text its job ${job.id} recorded`);
     else if (result.finishReason !== answer.finishReason) problem(`finish_reason ${answer.finishReason}, job recorded ${result.finishReason}`);

@@ -39,7 +39,7 @@ const KILL_MOMENT_WAIT_MS = 5000;
 async function untilMidAnswer(queue: Queue, worker: string, wanted: (seed: number) => boolean): Promise<boolean> {
   const running = async (): Promise<boolean> => {
     const active = (await queue.getJobs(['active'])) as Array<Job<CompletionJobData>>;
-    return active.some((job) => job.processedBy === worker && wanted(job.data.sampling.seed));
+    return active.some((job) => job.processedBy === worker && wanted(job.data.options.sampling.seed));
   };
   return waitFor('the worker to be mid-answer', running, KILL_MOMENT_WAIT_MS).catch(() => false);
 }

@@ -3,7 +3,7 @@ import type { ChatRequestBody } from '../../test/support/chat-requests';
 /** One request of the scale-out load: its body and what the checks need to know about it. */
 export interface ScaleRequest {
   index: number;
-  /** Unique per request: the marker that finds its job(s) in BullMQ (job.data.sampling.seed). */
+  /** Unique per request: the marker that finds its job(s) in BullMQ (job.data.options.sampling.seed). */
   seed: number;
   stream: boolean;
   includeUsage: boolean;

@@ -8,8 +8,9 @@ import { e2eStack } from '../support/stack-env';
 /**
  * A worker decodes every job before it runs it. A job written by an API of another version, or
  * by hand, that it cannot read fails unrun with the reason on the job, and whoever follows its
- * channel hears an error at once instead of waiting out the start deadline. A job written before
- * payloads had a version still runs.
+ * channel hears an error at once instead of waiting out the start deadline. A job of version 1
+ * (queued by an API before the command had options and a schedule), or written before payloads
+ * had a version, still runs.
  */
 describe('jobs a worker cannot read', () => {
   const stack = e2eStack();
@@ -20,16 +21,23 @@ describe('jobs a worker cannot read', () => {
   afterAll(() => queue.close());
 
   const jobData = (completionId: string): CompletionJobData => ({
-    v: 1,
-    completionId,
+    v: 2,
+    id: completionId,
     model: stack.model,
     replyTo: { channel: completionEventsChannel(completionId), stopWhenUnheard: false },
-    messages: [{ role: 'user', content: 'Where does the white rabbit live?' }],
-    sampling: { temperature: 1, topP: 1, maxTokens: 8, stop: [], frequencyPenalty: 0, presencePenalty: 0, seed: 5 },
-    responseFormat: { type: 'text' },
-    acceptedAt: Date.now(),
-    startDeadline: Date.now() + 30_000,
+    options: {
+      messages: [{ role: 'user', content: 'Where does the white rabbit live?' }],
+      sampling: { temperature: 1, topP: 1, maxTokens: 8, stop: [], frequencyPenalty: 0, presencePenalty: 0, seed: 5 },
+      responseFormat: { type: 'text' },
+    },
+    schedule: { acceptedAt: Date.now(), startDeadline: Date.now() + 30_000 },
   });
+
+  /** The same job as an API of version 1 wrote it: one flat object. */
+  const version1Data = (completionId: string): Record<string, unknown> => {
+    const { id, options, schedule, ...rest } = jobData(completionId);
+    return { ...rest, v: 1, completionId: id, ...options, ...schedule };
+  };
 
   /** Adds the payload as a job and waits for its end, with the events its channel carried. */
   async function run(completionId: string, data: Record<string, unknown>) {
@@ -51,9 +59,17 @@ describe('jobs a worker cannot read', () => {
     }
   }
 
+  it('answers a job of version 1, still queued from an API before the upgrade', async () => {
+    const completionId = `chatcmpl-v1-${Date.now()}`;
+    const { job, heard } = await run(completionId, version1Data(completionId));
+    expect(job.failedReason).toBeFalsy();
+    expect(job.returnvalue.usage.completion_tokens).toBeGreaterThan(0);
+    expect(heard.at(-1)?.type).toBe('end');
+  });
+
   it('answers a job written before versions (no v) as version 1', async () => {
     const completionId = `chatcmpl-unversioned-${Date.now()}`;
-    const unversioned: Partial<CompletionJobData> = jobData(completionId);
+    const unversioned = version1Data(completionId);
     delete unversioned.v;
     const { job, heard } = await run(completionId, unversioned);
     expect(job.failedReason).toBeFalsy();
@@ -62,20 +78,20 @@ describe('jobs a worker cannot read', () => {
   });
 
   it('fails a job of a later version unrun, saying why, and tells its channel', async () => {
-    const completionId = `chatcmpl-v2-${Date.now()}`;
-    const { job, heard } = await run(completionId, { ...jobData(completionId), v: 2 });
-    expect(job.failedReason).toBe('unreadable job: the job payload is version 2; this worker reads version 1');
+    const completionId = `chatcmpl-v3-${Date.now()}`;
+    const { job, heard } = await run(completionId, { ...jobData(completionId), v: 3 });
+    expect(job.failedReason).toBe('unreadable job: the job payload is version 3; this worker reads versions 1 and 2');
     expect(job.attemptsMade).toBe(1);
     expect(heard.map((event) => event.type)).toEqual(['started', 'error']);
-    expect(heard[1]).toMatchObject({ code: 'engine_error', message: expect.stringContaining('version 2') as unknown });
+    expect(heard[1]).toMatchObject({ code: 'engine_error', message: expect.stringContaining('version 3') as unknown });
   });
 
-  it('fails a job without its sampling options unrun, naming the field', async () => {
+  it('fails a job without its generation options unrun, naming the field', async () => {
     const completionId = `chatcmpl-malformed-${Date.now()}`;
     const malformed: Partial<CompletionJobData> = jobData(completionId);
-    delete malformed.sampling;
+    delete malformed.options;
     const { job, heard } = await run(completionId, malformed);
-    expect(job.failedReason).toBe('unreadable job: job.sampling is missing');
+    expect(job.failedReason).toBe('unreadable job: job.options is missing');
     // Unrun: no output, only the error.
     expect(heard.map((event) => event.type)).toEqual(['started', 'error']);
   });

@@ -15,7 +15,7 @@ describe('WaitingLimit', () => {
   let redis: RedisClient;
   let queue: Queue<CompletionJobData, CompletionResult>;
   let limit: WaitingLimit;
-  const data = (jobId: string) => ({ completionId: jobId }) as CompletionJobData;
+  const data = (jobId: string) => ({ id: jobId }) as CompletionJobData;
   const add = (jobId: string, most: number) => limit.add(queue, CompletionJobName.ChatCompletion, data(jobId), { jobId }, most);
   /** Commands of one connection run in order: once this answers, the background settles have run too. */
   const settled = () => redis.ping();

@@ -74,7 +74,7 @@ describe('npm start: the first run', () => {
     const shown = await waitFor('the job to be finished in Bull Board', async () => {
       return endedAs(await boardJob(read('Bull Board'), basicAuth(user, password), completionQueueName(MODEL), completion.id), 'completed');
     });
-    expect(shown.job.data.messages).toEqual([{ role: 'user', content: prompt }]);
+    expect(shown.job.data.options.messages).toEqual([{ role: 'user', content: prompt }]);
     expect(shown.job.data.contentRemoved).toBeUndefined();
     expect(shown.job.returnValue?.text).toBe(completion.choices[0].message.content);
   });

@@ -1,9 +1,10 @@
 import { completionEventsChannel, CompletionJobName, completionQueueName, completionQueuePrefix } from '@app/contracts';
-import type { CompletionJobData, CompletionResult } from '@app/contracts';
+import type { ChatMessage, CompletionJobData, CompletionResult } from '@app/contracts';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import OpenAI from 'openai';
 import { ENDED_BEFORE, withoutContent } from '../../apps/worker/src/job-retention';
+import type { RetainedJobData } from '../../apps/worker/src/job-retention';
 import { basicAuth, boardJob, endedAs } from '../support/bull-board-api';
 import { waitFor } from '../support/service-stack';
 import { e2eStack } from '../support/stack-env';
@@ -20,21 +21,18 @@ describe('finished jobs without contents (RETAIN_CONTENT=false)', () => {
   const board = `${serverRoot(stack.apiUrls[0])}/admin/queues`;
   const admin = basicAuth(stack.admin.user, stack.admin.password);
   const queueName = completionQueueName(stack.model);
-  const queue = new Queue<CompletionJobData, CompletionResult>(queueName, { connection: { url: stack.redisUrl }, prefix: completionQueuePrefix(stack.model) });
+  const queue = new Queue<RetainedJobData, CompletionResult>(queueName, { connection: { url: stack.redisUrl }, prefix: completionQueuePrefix(stack.model) });
   afterAll(() => queue.close());
   const sampling = { temperature: 1, topP: 1, maxTokens: 16, stop: [], frequencyPenalty: 0, presencePenalty: 0, seed: 11 };
 
   /** A job as the API enqueues it, its events on a channel of its own, to start within 30 s of `acceptedAt`. */
-  const jobData = (completionId: string, messages: CompletionJobData['messages'], acceptedAt: number): CompletionJobData => ({
-    v: 1,
-    completionId,
+  const jobData = (completionId: string, messages: ChatMessage[], acceptedAt: number): CompletionJobData => ({
+    v: 2,
+    id: completionId,
     model: stack.model,
     replyTo: { channel: completionEventsChannel(completionId), stopWhenUnheard: false },
-    messages,
-    sampling,
-    responseFormat: { type: 'text' },
-    acceptedAt,
-    startDeadline: acceptedAt + 30_000,
+    options: { messages, sampling, responseFormat: { type: 'text' } },
+    schedule: { acceptedAt, startDeadline: acceptedAt + 30_000 },
   });
 
   /** The job once its end is recorded in the queue. */
@@ -63,12 +61,12 @@ describe('finished jobs without contents (RETAIN_CONTENT=false)', () => {
       return endedAs(await boardJob(board, admin, queueName, completion.id), 'completed');
     });
     expect(shown.job.data).toMatchObject({
-      completionId: completion.id,
+      id: completion.id,
       model: stack.model,
-      messages: [],
+      options: { messages: [] },
       contentRemoved: { messages: [{ role: 'system', characters: 29 }, { role: 'user', characters: prompt.length }], characters: 29 + prompt.length },
     });
-    expect(shown.job.data.acceptedAt).toBeGreaterThan(0);
+    expect(shown.job.data.schedule.acceptedAt).toBeGreaterThan(0);
     expect(shown.job.returnValue).toEqual({
       text: '',
       finishReason: completion.choices[0].finish_reason,
@@ -110,9 +108,9 @@ describe('finished jobs without contents (RETAIN_CONTENT=false)', () => {
       return endedAs(await boardJob(board, admin, queueName, completion.id), 'completed');
     });
     const { data } = shown.job;
-    expect(data.tools).toEqual({ definitions: [{ name: 'follow_rabbit', parameters: {} }], choice: { type: 'none' }, parallel: true });
-    expect(data.responseFormat).toEqual({ type: 'json_schema', name: 'mock_turtle_song', schema: {} });
-    expect(data.sampling.stop).toEqual([]);
+    expect(data.options.tools).toEqual({ definitions: [{ name: 'follow_rabbit', parameters: {} }], choice: { type: 'none' }, parallel: true });
+    expect(data.options.responseFormat).toEqual({ type: 'json_schema', name: 'mock_turtle_song', schema: {} });
+    expect(data.options.sampling.stop).toEqual([]);
     expect(data.contentRemoved).toMatchObject({
       tools: [{ name: 'follow_rabbit', descriptionCharacters: 'Follows the waistcoat-pocket watch'.length, parametersCharacters: expect.any(Number) as number }],
       responseFormat: { schemaCharacters: expect.any(Number) as number },
@@ -128,7 +126,7 @@ describe('finished jobs without contents (RETAIN_CONTENT=false)', () => {
     // A job that waited past its deadline: its client was answered 503 long ago, and the worker
     // that takes it now fails it unrun. Enqueued as the API enqueues, so nobody removes it after.
     const completionId = `chatcmpl-retention-${Date.now()}`;
-    const messages: CompletionJobData['messages'] = [
+    const messages: ChatMessage[] = [
       { role: 'system', content: 'Speak only of the mock turtle and his sorrow.' },
       { role: 'user', content: 'Recite every verse the lobster quadrille ever had.' },
     ];
@@ -136,13 +134,13 @@ describe('finished jobs without contents (RETAIN_CONTENT=false)', () => {
 
     const job = await ended(completionId);
     expect(job.failedReason).toMatch(/waited too long/);
-    expect(job.data.messages).toEqual([]);
+    expect(job.data.options.messages).toEqual([]);
     expect(job.data.contentRemoved).toEqual({
       messages: messages.map(({ role, content }) => ({ role, characters: content.length })),
       characters: messages[0].content.length + messages[1].content.length,
       stop: [],
     });
-    expect(job.data.sampling).toEqual(sampling);
+    expect(job.data.options.sampling).toEqual(sampling);
     expect(job.returnvalue).toBeFalsy();
     const shown = await boardJob(board, admin, queueName, completionId);
     expect(shown?.status).toBe('failed');

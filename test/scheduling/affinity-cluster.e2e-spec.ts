@@ -117,6 +117,6 @@ describe('prefix-cache affinity on Redis Cluster', () => {
     expect(others).toEqual([]);
     expect(moved.queue).toBe(completionQueueName(MODEL));
     expect(moved.worker).not.toBe(worker);
-    expect((await queues.get(completionQueueName(MODEL))!.getJob(answer.id))!.data).toMatchObject({ attemptsBefore: 1 });
+    expect((await queues.get(completionQueueName(MODEL))!.getJob(answer.id))!.data).toMatchObject({ schedule: { attemptsBefore: 1 } });
   });
 });

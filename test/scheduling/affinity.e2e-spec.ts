@@ -148,7 +148,7 @@ describe('prefix-cache affinity across workers', () => {
     const moved = await servedOnce(answer.id);
     expect(moved).toMatchObject({ queue: completionQueueName(STACK_MODEL) });
     expect(moved.worker).not.toBe(worker);
-    expect((await queues.get(completionQueueName(STACK_MODEL))!.getJob(answer.id))!.data).toMatchObject({ attemptsBefore: 1 });
+    expect((await queues.get(completionQueueName(STACK_MODEL))!.getJob(answer.id))!.data).toMatchObject({ schedule: { attemptsBefore: 1 } });
     // Lock (5 s) and listing (6 s) run out together, a sweep follows within 2 s, then the answer is generated again.
     expect(tookMs).toBeLessThan(20_000);
     // Bull Board drops the dead worker's queue (its jobs are on the shared queue now).

@@ -1,11 +1,13 @@
-import type { CompletionJobData, CompletionResult } from '@app/contracts';
+import type { CompletionResult } from '@app/contracts';
+import type { RetainedJobData } from '../../apps/worker/src/job-retention';
 
 /** A job as Bull Board's own JSON API hands it to the board's page. */
 export interface BoardJob {
   status: string;
   job: {
     id: string;
-    data: CompletionJobData;
+    /** The job's command, and the retention's record once its contents are removed. */
+    data: RetainedJobData;
     returnValue?: CompletionResult | null;
     failedReason?: string;
     finishedOn?: number;

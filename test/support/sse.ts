@@ -28,6 +28,8 @@ export async function postForEvents(url: string, apiKey: string, body: unknown):
 /** One server-sent event as the client sees it: its `id:` (when it has one) and its data. */
 export interface SseFrame {
   id?: string;
+  /** The `event:` line (every frame of a Responses stream has one). */
+  event?: string;
   data: string;
 }
 
@@ -89,6 +91,7 @@ function parseFrame(frame: string): SseFrame {
   const parsed: SseFrame = { data: '' };
   for (const line of frame.split('\n')) {
     if (line.startsWith('id: ')) parsed.id = line.slice('id: '.length);
+    else if (line.startsWith('event: ')) parsed.event = line.slice('event: '.length);
     else if (line.startsWith('data: ')) parsed.data = line.slice('data: '.length);
     else throw new Error(`unexpected SSE line: ${JSON.stringify(line)}`);
   }

@@ -1,7 +1,19 @@
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { ManagedProcess } from './managed-process';
 
-export const REPO_ROOT = resolve(__dirname, '..', '..');
+/**
+ * The nearest folder above this code that holds a package.json: the repository here, and the
+ * kit's `app/` when the benchmark runs bundled into gpu-kit (where this code sits one level lower).
+ */
+function projectRoot(from: string): string {
+  for (let dir = from; dir !== dirname(dir); dir = dirname(dir)) {
+    if (existsSync(resolve(dir, 'package.json'))) return dir;
+  }
+  throw new Error(`no package.json above ${from}`);
+}
+
+export const REPO_ROOT = projectRoot(__dirname);
 export const API_ENTRY = resolve(REPO_ROOT, 'dist/apps/api/apps/api/src/main.js');
 export const WORKER_ENTRY = resolve(REPO_ROOT, 'dist/apps/worker/apps/worker/src/main.js');
 

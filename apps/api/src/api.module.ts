@@ -9,11 +9,15 @@ import { BatchQueue } from './batches/batch-queue';
 import { batchWorkerProviders } from './batches/batch-worker';
 import { BatchesController } from './batches/batches.controller';
 import { ChatCompletionsController } from './chat/chat-completions.controller';
-import { ApiRedisCloser, apiRedisProviders } from './completions/api-redis.providers';
+import { ChatCompletionService } from './chat/chat-completion.service';
+import { ChatCompletionStore } from './chat/chat-completion-store';
+import { ApiRedisModule } from './redis/api-redis.module';
 import { CompletionAdmission } from './completions/completion-admission';
 import { CompletionEventBus } from './completions/completion-event-bus';
 import { CompletionQueues } from './completions/completion-queues';
 import { AffinityPlacement } from './completions/affinity-placement';
+import { FairShare } from './completions/fair-share';
+import { FairShareCounters } from './completions/fair-share-counters';
 import { CompletionRunner } from './completions/completion-runner';
 import { ServiceTiers } from './completions/service-tiers';
 import { WaitingLimit } from './completions/waiting-limit';
@@ -34,6 +38,10 @@ import { MetricsController } from './observability/metrics.controller';
 import { RequestTelemetry } from './observability/request-telemetry';
 import { ResponsesController } from './responses/responses.controller';
 import { StoredResponses } from './responses/stored-responses';
+import { BackgroundResponses } from './responses/background-responses';
+import { ResponseCancellation } from './responses/response-cancellation';
+import { ResponseReplay } from './responses/response-replay';
+import { ResponseSettlement } from './responses/response-settlement';
 
 @Module({})
 export class ApiModule {
@@ -41,12 +49,10 @@ export class ApiModule {
   static register(env: ApiEnv): DynamicModule {
     return {
       module: ApiModule,
-      imports: [TerminusModule.forRoot()],
+      imports: [TerminusModule.forRoot(), ApiRedisModule.register(env)],
       controllers: [ChatCompletionsController, StoredCompletionsController, ModelsController, HealthController, MetricsController, FilesController, BatchesController, ResponsesController],
       providers: [
         { provide: ApiEnv, useValue: env },
-        ...apiRedisProviders,
-        ApiRedisCloser,
         ApiKeyGuard,
         CompletionQueues,
         CompletionEventBus,
@@ -54,11 +60,16 @@ export class ApiModule {
         WaitingLimit,
         ApiKeyRateLimits,
         CompletionAdmission,
+        FairShare,
+        FairShareCounters,
         AffinityPlacement,
         CompletionRunner,
         ServiceTiers,
         StoredCompletions,
         CompletionResumption,
+        // The chat door's use case; it stores `store: true` requests through StoredCompletions.
+        ChatCompletionService,
+        { provide: ChatCompletionStore, useExisting: StoredCompletions },
         // Operators' view: metrics, request log, Bull Board.
         ApiMetrics,
         RequestTelemetry,
@@ -74,6 +85,10 @@ export class ApiModule {
         ...batchWorkerProviders((apiEnv) => apiEnv.BATCH_COORDINATOR),
         // Responses API: stored responses and their items.
         StoredResponses,
+        ResponseSettlement,
+        BackgroundResponses,
+        ResponseReplay,
+        ResponseCancellation,
       ],
     };
   }

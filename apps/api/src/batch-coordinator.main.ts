@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { ApiEnv, exitIfShutdownOutlasts, loadEnv, logLevelsUpTo } from '@app/config';
 import { BatchCoordinatorModule } from './batches/batch-coordinator.module';
-import { API_INSTANCE_ID } from './completions/api-redis.providers';
+import { API_INSTANCE_ID } from './redis/api-redis.module';
 
 /** Past the drain, a step waiting on Redis or storage is stuck (as in the API's own shutdown). */
 const SHUTDOWN_MARGIN_MS = 5000;
@@ -17,7 +17,7 @@ async function bootstrap(): Promise<void> {
   const stopSignals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
   app.enableShutdownHooks(stopSignals);
   exitIfShutdownOutlasts(env.SHUTDOWN_DRAIN_MS + SHUTDOWN_MARGIN_MS, stopSignals);
-  console.log(`batch coordinator running: ${API_INSTANCE_ID}`);
+  console.log(`batch coordinator running: ${app.get<string>(API_INSTANCE_ID)}`);
 }
 
 bootstrap().catch((error: unknown) => {

@@ -25,12 +25,12 @@ describe('request pipes', () => {
       ],
     };
     const [first, second] = await Promise.all([jobOf(nulls), jobOf(nulls)]);
-    expect(first.sampling).toMatchObject({ stop: [], temperature: 1, maxTokens: 5 });
+    expect(first.options.sampling).toMatchObject({ stop: [], temperature: 1, maxTokens: 5 });
     // A random seed for each request, as when none is sent: not `null >>> 0`, which is 0 for all.
-    expect(first.sampling.seed).not.toBe(second.sampling.seed);
-    expect(first.logprobs).toBeUndefined();
-    expect(first.tools?.choice).toEqual({ type: 'auto' });
-    expect(first.messages).toEqual([
+    expect(first.options.sampling.seed).not.toBe(second.options.sampling.seed);
+    expect(first.options.logprobs).toBeUndefined();
+    expect(first.options.tools?.choice).toEqual({ type: 'auto' });
+    expect(first.options.messages).toEqual([
       { role: 'user', content: 'Weather?' },
       { role: 'assistant', content: 'Let me see.' },
       { role: 'user', content: 'In Paris?' },
@@ -40,6 +40,6 @@ describe('request pipes', () => {
   it('leaves null inside a schema, where it is a value', async () => {
     const schema = { type: 'object', properties: { nothing: { const: null } }, required: ['nothing'] };
     const built = await jobOf({ messages: [{ role: 'user', content: 'x' }], response_format: { type: 'json_schema', json_schema: { name: 'n', schema } } });
-    expect(built.responseFormat).toMatchObject({ type: 'json_schema', schema: { properties: { nothing: { const: null } } } });
+    expect(built.options.responseFormat).toMatchObject({ type: 'json_schema', schema: { properties: { nothing: { const: null } } } });
   });
 });

@@ -1,3 +1,4 @@
+import { clientErrorOf } from '@app/contracts';
 import { CompletionExpiredError, describeError, describeFailure, reviveError } from './completion-errors';
 import { ContextLengthExceededError, EngineUnavailableError, GenerationAbortedError, UnsupportedOptionError, UpstreamRejectedError } from './engine/inference-engine';
 
@@ -21,6 +22,17 @@ describe("the worker's table of errors", () => {
     expect(revived).toMatchObject({ name: error.name, message: error.message });
     expect(describeFailure(error, running)).toEqual(expect.objectContaining(failure));
     expect(describeFailure(revived, running)).toEqual(describeFailure(error, running));
+  });
+
+  it.each<[Error, number]>([
+    [new ContextLengthExceededError('too long'), 400],
+    [new UnsupportedOptionError('llama.cpp', 'logprobs'), 400],
+    [new UpstreamRejectedError('bad temperature', rejection), 422],
+    [new EngineUnavailableError('connect ECONNREFUSED'), 503],
+    [new CompletionExpiredError(), 503],
+    [new Error('anything else'), 500],
+  ])('gives %s, once revived, the status the one table in contracts gives its code', (error, status) => {
+    expect(clientErrorOf(describeFailure(crossed(error), running)).status).toBe(status);
   });
 
   it('tells a generation stopped by its time limit from one cancelled', () => {

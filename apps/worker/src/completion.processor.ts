@@ -105,9 +105,9 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
   }
 
   private async process(job: Job<CompletionJobData, CompletionResult>, token: string | undefined, queueSignal: AbortSignal | undefined, own: boolean): Promise<CompletionResult> {
-    const { completionId } = job.data;
+    const { id: completionId } = job.data;
     // A job moved from a dead worker's own queue counts the attempts it started there.
-    const attempt = job.attemptsStarted + (job.data.attemptsBefore ?? 0);
+    const attempt = job.attemptsStarted + (job.data.schedule.attemptsBefore ?? 0);
     // Events that cannot be published (Redis gone) or that nobody hears: stop generating at once.
     const events = new TokenEventPublisher(this.publisher, this.replies, job.data, attempt, () =>
       this.cancellations.cancel(completionId),

@@ -105,9 +105,10 @@ export class DeadWorkerQueues implements OnApplicationBootstrap, OnModuleDestroy
     if (job.id === undefined) return;
     // 0: a worker holds its lock (it runs there still), or it has gone (finished, cancelled, moved).
     if ((await queue.remove(job.id)) !== 1) return;
-    const before = typeof job.data.attemptsBefore === 'number' ? job.data.attemptsBefore : 0;
-    const attemptsBefore = before + job.attemptsStarted;
-    const data: CompletionJobData = { ...job.data, ...(attemptsBefore > 0 ? { attemptsBefore } : {}) };
+    // Its payload as stored (a worker decodes it when it runs): only the schedule gains the count.
+    const schedule = job.data.schedule as Partial<CompletionJobData['schedule']> | undefined;
+    const attemptsBefore = (typeof schedule?.attemptsBefore === 'number' ? schedule.attemptsBefore : 0) + job.attemptsStarted;
+    const data = (attemptsBefore > 0 && schedule ? { ...job.data, schedule: { ...schedule, attemptsBefore } } : job.data) as CompletionJobData;
     const { priority, removeOnComplete, removeOnFail } = job.opts;
     try {
       await this.shared.add(job.name, data, { jobId: job.id, attempts: 1, ...(priority ? { priority } : {}), removeOnComplete, removeOnFail });

@@ -1,5 +1,5 @@
 import { describeLogitBiasRefusal, logitBiasRefusal, requiredCapabilities } from '@app/contracts';
-import type { CompletionErrorCode, CompletionJobData, CompletionResult } from '@app/contracts';
+import type { CompletionErrorCode, CompletionJobData, CompletionResult, GenerationOptions } from '@app/contracts';
 import { CompletionExpiredError, describeFailure } from './completion-errors';
 import { EngineUnavailableError, UnsupportedOptionError } from './engine/inference-engine';
 import type { GenerationOutcome, InferenceEngine } from './engine/inference-engine';
@@ -47,10 +47,10 @@ export interface CompletionRun {
  * Admission refuses what the live engines cannot honour; a job that meets its engine only here
  * (queued while no worker was live, or a batch line) is checked against the same capabilities.
  */
-function refuseWhatEngineCannotHonour(job: CompletionJobData, engine: InferenceEngine): void {
-  const lacking = requiredCapabilities(job).find(({ capability }) => !engine.capabilities[capability]);
+function refuseWhatEngineCannotHonour(options: GenerationOptions, engine: InferenceEngine): void {
+  const lacking = requiredCapabilities(options).find(({ capability }) => !engine.capabilities[capability]);
   if (lacking) throw new UnsupportedOptionError(engine.name, lacking.param);
-  const refusal = logitBiasRefusal(job.sampling.logitBias, engine.capabilities);
+  const refusal = logitBiasRefusal(options.sampling.logitBias, engine.capabilities);
   if (refusal) throw new UnsupportedOptionError(engine.name, 'logit_bias', describeLogitBiasRefusal(refusal));
 }
 
@@ -88,22 +88,18 @@ export async function generateCompletion(
   const outcomes: GenerationOutcome[] = [];
   try {
     // A retry is awaited past the first deadline: the API restarts its wait when a worker dies.
-    if (attempt === 1 && Date.now() > job.startDeadline) throw new CompletionExpiredError();
-    refuseWhatEngineCannotHonour(job, engine);
-    const choices = job.choices ?? 1;
+    if (attempt === 1 && Date.now() > job.schedule.startDeadline) throw new CompletionExpiredError();
+    const { options } = job;
+    refuseWhatEngineCannotHonour(options, engine);
+    const choices = options.choices ?? 1;
     for (let choice = 0; choice < choices; choice++) {
       outcomes.push(
         await engine.generate({
-          messages: job.messages,
+          ...options,
           // Each choice samples with its own seed, so they differ, and a retry repeats them all.
-          sampling: { ...job.sampling, seed: (job.sampling.seed + choice) >>> 0 },
-          tools: job.tools,
-          responseFormat: job.responseFormat,
-          logprobs: job.logprobs,
-          ...(job.thinking === undefined ? {} : { thinking: job.thinking }),
+          sampling: { ...options.sampling, seed: (options.sampling.seed + choice) >>> 0 },
           signal,
           output: choice === 0 ? events : { write: (part) => events.write({ ...part, choice }) },
-          promptCache: job.promptCache,
           anotherChoiceFollows: choice < choices - 1,
         }),
       );

@@ -1,27 +1,28 @@
 import type { CompletionJobData, CompletionResult, GrammarSchema } from '@app/contracts';
 import { UnrecoverableError } from 'bullmq';
 import { ENDED_BEFORE, JobRetention, resultWithoutContent, withoutContent } from './job-retention';
-import type { RetainedJob } from './job-retention';
+import type { RetainedJob, RetainedJobData } from './job-retention';
 
 const data: CompletionJobData = {
-  v: 1,
-  completionId: 'chatcmpl-retention',
+  v: 2,
+  id: 'chatcmpl-retention',
   model: 'tiny-chat',
   replyTo: { channel: 'completion-events:chatcmpl-retention', stopWhenUnheard: true },
-  responseFormat: { type: 'text' },
-  messages: [
-    { role: 'system', content: 'Be brief.' },
-    { role: 'user', content: 'What did Alice see?' },
-  ],
-  sampling: { temperature: 0, topP: 1, maxTokens: 8, stop: [], frequencyPenalty: 0, presencePenalty: 0, seed: 7 },
-  acceptedAt: 1_000,
-  startDeadline: 31_000,
+  options: {
+    responseFormat: { type: 'text' },
+    messages: [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'What did Alice see?' },
+    ],
+    sampling: { temperature: 0, topP: 1, maxTokens: 8, stop: [], frequencyPenalty: 0, presencePenalty: 0, seed: 7 },
+  },
+  schedule: { acceptedAt: 1_000, startDeadline: 31_000 },
 };
 const result: CompletionResult = { text: 'a white rabbit', finishReason: 'length', usage: { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12 } };
 
 /** A job as BullMQ hands it over: its data, rewritten in place by updateData. */
-function job(): RetainedJob & { writes: CompletionJobData[] } {
-  const writes: CompletionJobData[] = [];
+function job(): RetainedJob & { writes: RetainedJobData[] } {
+  const writes: RetainedJobData[] = [];
   return {
     data,
     writes,
@@ -38,7 +39,7 @@ describe('job retention', () => {
     const kept = withoutContent(data);
     expect(kept).toEqual({
       ...data,
-      messages: [],
+      options: { ...data.options, messages: [] },
       contentRemoved: { messages: [{ role: 'system', characters: 9 }, { role: 'user', characters: 19 }], characters: 28, stop: [] },
     });
     expect(JSON.stringify(kept)).not.toMatch(/Alice|brief/);
@@ -50,24 +51,29 @@ describe('job retention', () => {
     const schema: GrammarSchema = { type: 'object', properties: { teaTime: { type: 'string' } } };
     const offered: CompletionJobData = {
       ...data,
-      sampling: { ...data.sampling, stop: ['Off with', 'her head'] },
-      tools: {
-        definitions: [
-          { name: 'follow_rabbit', description: 'Follows the White Rabbit down', parameters },
-          { name: 'shrink', parameters: { type: 'object', properties: {} } },
-        ],
-        choice: { type: 'function', name: 'follow_rabbit' },
-        parallel: false,
+      options: {
+        ...data.options,
+        sampling: { ...data.options.sampling, stop: ['Off with', 'her head'] },
+        tools: {
+          definitions: [
+            { name: 'follow_rabbit', description: 'Follows the White Rabbit down', parameters },
+            { name: 'shrink', parameters: { type: 'object', properties: {} } },
+          ],
+          choice: { type: 'function', name: 'follow_rabbit' },
+          parallel: false,
+        },
+        responseFormat: { type: 'json_schema', name: 'mad_tea_party', schema },
       },
-      responseFormat: { type: 'json_schema', name: 'mad_tea_party', schema },
     };
     const kept = withoutContent(offered);
     expect(kept).toEqual({
       ...offered,
-      messages: [],
-      sampling: { ...data.sampling, stop: [] },
-      tools: { definitions: [{ name: 'follow_rabbit', parameters: {} }, { name: 'shrink', parameters: {} }], choice: { type: 'function', name: 'follow_rabbit' }, parallel: false },
-      responseFormat: { type: 'json_schema', name: 'mad_tea_party', schema: {} },
+      options: {
+        messages: [],
+        sampling: { ...data.options.sampling, stop: [] },
+        tools: { definitions: [{ name: 'follow_rabbit', parameters: {} }, { name: 'shrink', parameters: {} }], choice: { type: 'function', name: 'follow_rabbit' }, parallel: false },
+        responseFormat: { type: 'json_schema', name: 'mad_tea_party', schema: {} },
+      },
       contentRemoved: {
         messages: [{ role: 'system', characters: 9 }, { role: 'user', characters: 19 }],
         characters: 28,
@@ -82,7 +88,7 @@ describe('job retention', () => {
     expect(JSON.stringify(kept)).not.toMatch(/White Rabbit|burrow|rabbit hole|teaTime|Off with|her head/);
     expect(withoutContent(kept)).toBe(kept);
     // The job as the worker ran it is left as it was: a retry would still need it.
-    expect(offered.sampling.stop).toEqual(['Off with', 'her head']);
+    expect(offered.options.sampling.stop).toEqual(['Off with', 'her head']);
   });
 
   it('keeps finish reason and usage of the answer, not its text', () => {

@@ -1,17 +1,40 @@
 import { Logger } from '@nestjs/common';
-import type { CompletionJobData, CompletionResult, ResponseFormat, ToolDefinition } from '@app/contracts';
+import { toCompletionJob } from '@app/contracts';
+import type { ChatRole, CompletionJobData, CompletionResult, GenerationOptions, ResponseFormat, ToolDefinition } from '@app/contracts';
 import { UnrecoverableError } from 'bullmq';
 import type { Worker } from 'bullmq';
 
+/**
+ * What the retention records on a job whose contents it removed: what the job held, without the
+ * text. It is the retention's own record, kept beside the command in the job's data (where
+ * operators see it in Bull Board) but no part of the command: no API writes it and only the
+ * retention reads it, to know that a job which comes back with it has ended already.
+ */
+export interface ContentRemoved {
+  /** Each message's role and length in characters, in order. */
+  messages: Array<{ role: ChatRole; characters: number }>;
+  characters: number;
+  /**
+   * Each offered tool, in order: its name (kept in `options.tools` too), and the characters of its
+   * description and of its parameters' schema as JSON, which `options.tools` no longer holds.
+   */
+  tools?: Array<{ name: string; descriptionCharacters: number; parametersCharacters: number }>;
+  /** The characters of a `json_schema` response format's schema as JSON (its name stays in `options.responseFormat`). */
+  responseFormat?: { schemaCharacters: number };
+  /** Each stop string's length, in order (`options.sampling.stop` is then empty). */
+  stop?: number[];
+}
+
+/** A job's data as the retention leaves it: the command without its words, and the record of what went. */
+export type RetainedJobData = CompletionJobData & { contentRemoved?: ContentRemoved };
+
 /** What the retention needs of a BullMQ job: its data, and a way to rewrite it. */
 export interface RetainedJob {
-  data: CompletionJobData;
-  updateData(data: CompletionJobData): Promise<void>;
+  data: RetainedJobData;
+  updateData(data: RetainedJobData): Promise<void>;
 }
 
 type Process<J extends RetainedJob> = (job: J, token?: string, signal?: AbortSignal) => Promise<CompletionResult>;
-
-type ContentRemoved = NonNullable<CompletionJobData['contentRemoved']>;
 
 /** What a tool keeps: its name, and an empty schema in place of its parameters'. */
 function toolWithoutContent({ name }: ToolDefinition): ToolDefinition {
@@ -23,19 +46,12 @@ function formatWithoutContent(format: ResponseFormat): ResponseFormat {
   return format.type === 'json_schema' ? { type: 'json_schema', name: format.name, schema: {} } : format;
 }
 
-/**
- * The job's data without the words: each message's role and length stay, its text goes; tools
- * keep their names, the response format its name, the stop strings their count and lengths.
- * Ids, model, timings and the numbers of the sampling settings stay as they were.
- */
-export function withoutContent(data: CompletionJobData): CompletionJobData {
-  if (data.contentRemoved) return data;
-  const messages = data.messages.map(({ role, content }) => ({ role, characters: content.length }));
-  const characters = messages.reduce((sum, message) => sum + message.characters, 0);
-  const { tools, responseFormat, sampling } = data;
-  const contentRemoved: ContentRemoved = {
+/** What the options held, in sizes: the retention's record of the contents it removes. */
+function contentRemovedFrom({ messages: held, tools, responseFormat, sampling }: GenerationOptions): ContentRemoved {
+  const messages = held.map(({ role, content }) => ({ role, characters: content.length }));
+  return {
     messages,
-    characters,
+    characters: messages.reduce((sum, message) => sum + message.characters, 0),
     ...(tools
       ? {
           tools: tools.definitions.map(({ name, description, parameters }) => ({
@@ -45,16 +61,30 @@ export function withoutContent(data: CompletionJobData): CompletionJobData {
           })),
         }
       : {}),
-    ...(responseFormat.type === 'json_schema' ? { responseFormat: { schemaCharacters: JSON.stringify(responseFormat.schema).length } } : {}),
+    ...(responseFormat?.type === 'json_schema' ? { responseFormat: { schemaCharacters: JSON.stringify(responseFormat.schema).length } } : {}),
     stop: sampling.stop.map((stop) => stop.length),
   };
+}
+
+/**
+ * The job's data without the words: each message's role and length stay, its text goes; tools
+ * keep their names, the response format its name, the stop strings their count and lengths.
+ * Ids, model, schedule and the numbers of the sampling settings stay as they were.
+ */
+export function withoutContent(data: RetainedJobData): RetainedJobData {
+  if (data.contentRemoved) return data;
+  const { options } = data;
+  const { tools, responseFormat, sampling } = options;
   return {
     ...data,
-    messages: [],
-    sampling: { ...sampling, stop: [] },
-    ...(tools ? { tools: { ...tools, definitions: tools.definitions.map(toolWithoutContent) } } : {}),
-    responseFormat: formatWithoutContent(responseFormat),
-    contentRemoved,
+    options: {
+      ...options,
+      messages: [],
+      sampling: { ...sampling, stop: [] },
+      ...(tools ? { tools: { ...tools, definitions: tools.definitions.map(toolWithoutContent) } } : {}),
+      ...(responseFormat ? { responseFormat: formatWithoutContent(responseFormat) } : {}),
+    },
+    contentRemoved: contentRemovedFrom(options),
   };
 }
 
@@ -123,19 +153,23 @@ export class JobRetention {
    * running them (stalled more often than allowed, their workers having died), and any whose
    * last retry failed. `finishedOn` is set only on a failure that is not retried.
    */
-  watch(worker: Worker<CompletionJobData, CompletionResult>): void {
+  watch(worker: Worker<RetainedJobData, CompletionResult>): void {
     if (this.retainContent) return;
     worker.on('failed', (job) => {
       if (job?.finishedOn && !job.data.contentRemoved) void this.removeContent(job);
     });
   }
 
-  /** A job whose data cannot be rewritten (Redis gone) still ends as it would have: logged, not failed. */
+  /**
+   * A job whose data cannot be rewritten (Redis gone) still ends as it would have: logged, not
+   * failed. One that `watch` sees fail unrun may hold a payload as an older API wrote it: it is
+   * read as the worker reads jobs first (and left alone when it cannot be).
+   */
   private async removeContent(job: RetainedJob): Promise<void> {
     try {
-      await job.updateData(withoutContent(job.data));
+      await job.updateData(withoutContent(toCompletionJob(job.data)));
     } catch (error) {
-      this.logger.warn(`could not remove the contents of job ${job.data.completionId}: ${error instanceof Error ? error.message : String(error)}`);
+      this.logger.warn(`could not remove the contents of job ${job.data.id}: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
 }

@@ -25,7 +25,7 @@ describe('TokenEventPublisher', () => {
   it('numbers events in order, names the completion, and batches output that comes close together', async () => {
     jest.useFakeTimers({ doNotFake: ['setImmediate'] });
     const { redis, sent } = recorder();
-    const publisher = new TokenEventPublisher(redis, new ReplyBatcher(redis), { completionId: 'chatcmpl-1', replyTo }, 2);
+    const publisher = new TokenEventPublisher(redis, new ReplyBatcher(redis), { id: 'chatcmpl-1', replyTo }, 2);
     publisher.started('w1');
     publisher.write({ type: 'text', choice: 0, text: 'Once' }); // the first goes out at once
     publisher.write({ type: 'text', choice: 0, text: ' upon' });
@@ -52,7 +52,7 @@ describe('TokenEventPublisher', () => {
   it('stops an interactive generation whose output reaches nobody, and says so at the end', async () => {
     const { redis } = recorder(0);
     const stopped = jest.fn();
-    const publisher = new TokenEventPublisher(redis, new ReplyBatcher(redis), { completionId: 'chatcmpl-1', replyTo }, 1, stopped);
+    const publisher = new TokenEventPublisher(redis, new ReplyBatcher(redis), { id: 'chatcmpl-1', replyTo }, 1, stopped);
     publisher.write({ type: 'text', choice: 0, text: 'x' });
     await expect(publisher.finish({ type: 'end', finishReason: 'stop', usage })).rejects.toThrow(/no subscriber/);
     expect(stopped).toHaveBeenCalledTimes(1);
@@ -60,7 +60,7 @@ describe('TokenEventPublisher', () => {
 
   it('sends one final event: an error found after the end went out fails the job, not the stream again', async () => {
     const { redis, sent } = recorder(0);
-    const publisher = new TokenEventPublisher(redis, new ReplyBatcher(redis), { completionId: 'chatcmpl-1', replyTo }, 1);
+    const publisher = new TokenEventPublisher(redis, new ReplyBatcher(redis), { id: 'chatcmpl-1', replyTo }, 1);
     publisher.write({ type: 'text', choice: 0, text: 'x' });
     await expect(publisher.finish({ type: 'end', finishReason: 'stop', usage })).rejects.toThrow(/no subscriber/);
     await expect(publisher.finish({ type: 'error', code: 'engine_error', message: 'x' })).rejects.toThrow(/no subscriber/);
@@ -70,7 +70,7 @@ describe('TokenEventPublisher', () => {
   it('keeps a batch reply going when nobody listens (stopWhenUnheard false)', async () => {
     const { redis } = recorder(0);
     const stopped = jest.fn();
-    const publisher = new TokenEventPublisher(redis, new ReplyBatcher(redis), { completionId: 'chatcmpl-1', replyTo: { ...replyTo, stopWhenUnheard: false } }, 1, stopped);
+    const publisher = new TokenEventPublisher(redis, new ReplyBatcher(redis), { id: 'chatcmpl-1', replyTo: { ...replyTo, stopWhenUnheard: false } }, 1, stopped);
     publisher.write({ type: 'text', choice: 0, text: 'x' });
     await publisher.finish({ type: 'end', finishReason: 'stop', usage });
     expect(stopped).not.toHaveBeenCalled();
@@ -91,7 +91,7 @@ describe('TokenEventPublisher', () => {
       set: (key: string, value: string, ...args: Array<string | number>) => Promise.resolve(commands.push(['set', key, value, ...args.map(String)]) && 'OK'),
     } as unknown as RedisClient;
     const log = { key: '{completion:c}:events', keepMs: 600_000, maxEvents: 1000 };
-    const publisher = new TokenEventPublisher(redis, new ReplyBatcher(redis), { completionId: 'c', replyTo: { ...replyTo, stopWhenUnheard: false, log }, store: { key: '{completion:c}:answer', ttlMs: 5000 } }, 1);
+    const publisher = new TokenEventPublisher(redis, new ReplyBatcher(redis), { id: 'c', replyTo: { ...replyTo, stopWhenUnheard: false, log }, store: { key: '{completion:c}:answer', ttlMs: 5000 } }, 1);
     publisher.started('w1');
     publisher.write({ type: 'text', choice: 0, text: 'Hel' });
     publisher.write({ type: 'text', choice: 0, text: 'lo' });
@@ -126,7 +126,7 @@ describe('TokenEventPublisher', () => {
     const expiriesOver = async (keepMs: number, gapsMs: number[]): Promise<number> => {
       expiries.length = 0;
       const log = { key: 'log', keepMs, maxEvents: 100 };
-      const publisher = new TokenEventPublisher(redis, new ReplyBatcher(redis), { completionId: 'c', replyTo: { ...replyTo, stopWhenUnheard: false, log } }, 1);
+      const publisher = new TokenEventPublisher(redis, new ReplyBatcher(redis), { id: 'c', replyTo: { ...replyTo, stopWhenUnheard: false, log } }, 1);
       for (const gap of gapsMs) {
         await jest.advanceTimersByTimeAsync(gap);
         publisher.write({ type: 'text', choice: 0, text: 'x' });
@@ -152,7 +152,7 @@ describe('TokenEventPublisher', () => {
     } as unknown as RedisClient;
     const stopped = jest.fn();
     const log = { key: 'log', keepMs: 1000, maxEvents: 100 };
-    const publisher = new TokenEventPublisher(redis, new ReplyBatcher(redis), { completionId: 'c', replyTo: { ...replyTo, stopWhenUnheard: false, log, leaseKey: 'lease' } }, 1, stopped);
+    const publisher = new TokenEventPublisher(redis, new ReplyBatcher(redis), { id: 'c', replyTo: { ...replyTo, stopWhenUnheard: false, log, leaseKey: 'lease' } }, 1, stopped);
     publisher.started('w1');
     await jest.advanceTimersByTimeAsync(2000);
     expect(stopped).not.toHaveBeenCalled(); // nobody subscribed, but the lease lives

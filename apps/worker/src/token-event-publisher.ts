@@ -39,7 +39,7 @@ export class TokenEventPublisher implements OutputSink {
     private readonly redis: RedisClient,
     /** Publishes to the reply channel, together with the other completions' events of this turn. */
     private readonly replies: ReplyBatcher,
-    private readonly job: Pick<CompletionJobData, 'completionId' | 'replyTo' | 'store'>,
+    private readonly job: Pick<CompletionJobData, 'id' | 'replyTo' | 'store'>,
     private readonly attempt: number,
     /** Called once when an event cannot be published, or (interactive replies) reaches nobody. */
     private readonly onUndeliverable: () => void = () => undefined,
@@ -133,7 +133,7 @@ export class TokenEventPublisher implements OutputSink {
    */
   private async sendAndWait(body: TokenEventBody): Promise<void> {
     const { replyTo } = this.job;
-    const event: TokenEvent = { ...body, completionId: this.job.completionId, attempt: this.attempt, seq: this.seq++ };
+    const event: TokenEvent = { ...body, completionId: this.job.id, attempt: this.attempt, seq: this.seq++ };
     this.lastSentAt = performance.now();
     const encoded = encodeTokenEvent(event);
     const final = body.type === 'end' || body.type === 'error';

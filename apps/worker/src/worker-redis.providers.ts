@@ -1,8 +1,6 @@
-import type { OnApplicationShutdown, Provider } from '@nestjs/common';
-import { Inject, Injectable } from '@nestjs/common';
-import { WorkerEnv } from '@app/config';
-import { closeRedis, connectRedis, createRedisConnection, redisTarget } from '@app/redis';
-import type { RedisClient } from '@app/redis';
+import type { Provider } from '@nestjs/common';
+import type { WorkerEnv } from '@app/config';
+import { redisConnectionProviders, redisTarget } from '@app/redis';
 
 /** Publishes token events; fails fast while Redis is away. */
 export const PUBLISHER_REDIS = Symbol('PUBLISHER_REDIS');
@@ -11,35 +9,14 @@ export const BLOCKING_REDIS = Symbol('BLOCKING_REDIS');
 /** Receives the API's cancellations for this worker's model. */
 export const CANCELLATIONS_REDIS = Symbol('CANCELLATIONS_REDIS');
 
-export const workerRedisProviders: Provider[] = [
-  {
-    provide: PUBLISHER_REDIS,
-    inject: [WorkerEnv],
-    useFactory: (env: WorkerEnv) => connectRedis(createRedisConnection(redisTarget(env), 'commands', `worker-publisher:${env.WORKER_ID}`)),
-  },
-  {
-    provide: BLOCKING_REDIS,
-    inject: [WorkerEnv],
-    useFactory: (env: WorkerEnv) => connectRedis(createRedisConnection(redisTarget(env), 'blocking', `worker-queue:${env.WORKER_ID}`)),
-  },
-  {
-    provide: CANCELLATIONS_REDIS,
-    inject: [WorkerEnv],
-    useFactory: (env: WorkerEnv) =>
-      connectRedis(createRedisConnection(redisTarget(env), 'subscriber', `worker-cancellations:${env.WORKER_ID}`)),
-  },
-];
-
-/** Closes the worker's Redis connections last, after the queue worker has drained. */
-@Injectable()
-export class WorkerRedisCloser implements OnApplicationShutdown {
-  constructor(
-    @Inject(PUBLISHER_REDIS) private readonly publisher: RedisClient,
-    @Inject(BLOCKING_REDIS) private readonly blocking: RedisClient,
-    @Inject(CANCELLATIONS_REDIS) private readonly cancellations: RedisClient,
-  ) {}
-
-  async onApplicationShutdown(): Promise<void> {
-    await Promise.all([closeRedis(this.publisher), closeRedis(this.blocking), closeRedis(this.cancellations)]);
-  }
+/**
+ * The worker's connections, named after it, and their closer. The closer depends on them all, and
+ * the queue worker on more, so it quits them after the queue worker has drained.
+ */
+export function workerRedisProviders(env: WorkerEnv): Provider[] {
+  return redisConnectionProviders(redisTarget(env), [
+    { provide: PUBLISHER_REDIS, role: 'commands', name: `worker-publisher:${env.WORKER_ID}` },
+    { provide: BLOCKING_REDIS, role: 'blocking', name: `worker-queue:${env.WORKER_ID}` },
+    { provide: CANCELLATIONS_REDIS, role: 'subscriber', name: `worker-cancellations:${env.WORKER_ID}` },
+  ]);
 }

@@ -9,7 +9,7 @@ import { WorkerAnnouncer } from './worker-announcer';
 import { INFERENCE_ENGINE } from './engine/inference-engine';
 import type { InferenceEngine } from './engine/inference-engine';
 import { loadEngine } from './engine/engine-registry';
-import { WorkerRedisCloser, workerRedisProviders } from './worker-redis.providers';
+import { workerRedisProviders } from './worker-redis.providers';
 import { ObservedEngine } from './observability/observed-engine';
 import { QueueWorkerMonitor } from './observability/queue-worker-monitor';
 import { WorkerHealth } from './observability/worker-health';
@@ -43,13 +43,12 @@ export class WorkerModule {
         },
         // The same instance by its class, for what reads its slot counts (the registry announcer).
         { provide: ObservedEngine, useExisting: INFERENCE_ENGINE },
-        ...workerRedisProviders,
+        ...workerRedisProviders(env),
         CompletionCancellations,
         WorkerAnnouncer,
         CompletionProcessor,
         DeadWorkerQueues,
         EngineCloser,
-        WorkerRedisCloser,
         // Operators' view: metrics, health and their HTTP port.
         WorkerMetrics,
         QueueWorkerMonitor,

@@ -203,6 +203,28 @@ export class ApiEnv extends RedisEnv {
   PRIORITY_TIER_KEYS: string[] = [];
 
   /**
+   * Fair share between API keys within each service tier: a virtual token counter per key (VTC) in
+   * Redis orders waiting requests, so a key with a backlog cannot hold back a lighter key for long.
+   * Off by default: with it on, interactive jobs wait in the queue's prioritized set instead of
+   * its wait list, so autoscalers that read the wait list (the KEDA triggers in deploy/) must read
+   * `llm_api_queue_prioritized_jobs` instead; set it alike on every API instance.
+   */
+  @EnvBoolean()
+  @IsBoolean()
+  FAIR_SHARE = false;
+
+  /**
+   * Comma-separated `key=weight` pairs (keys of API_KEYS): a key of weight 2 is served about twice
+   * the tokens of a key of weight 1 while both wait. Keys not listed weigh 1.
+   * @default — (every key weighs 1)
+   */
+  @SecretEnv()
+  @CommaList()
+  @IsString({ each: true })
+  @Matches(/^\S+=(\d{1,3}(\.\d{1,3})?)$/, { each: true, message: 'each entry must be key=weight, a weight from 0.001 to 999' })
+  FAIR_SHARE_WEIGHTS: string[] = [];
+
+  /**
    * Whether this instance coordinates batches: validates their files, follows their lines, writes
    * their results (any number of instances may; each batch is coordinated by one at a time). `false`
    * also drops the two Redis connections of the coordinator's BullMQ worker.

@@ -238,8 +238,8 @@ export class WorkerEnv extends RedisEnv {
   /**
    * Whether finished jobs (kept for operators, shown by Bull Board) keep message contents and the
    * answer. `false`: once a job ends, answered or failed, its data keeps ids, sampling settings,
-   * timings and each message's role and length (`messages: []`, `contentRemoved: {messages: [{role,
-   * characters}], characters, …}`); tools keep their names but lose descriptions and parameter
+   * timings and each message's role and length (`options.messages: []`, and the retention's record
+   * beside the command, `contentRemoved: {messages: [{role, characters}], characters, …}`); tools keep their names but lose descriptions and parameter
    * schemas, a `json_schema` response format keeps its name but not its schema, and stop strings are
    * dropped (their sizes are recorded in `contentRemoved`), and its return value keeps finish reason
    * and usage (`text: ""`, `contentRemoved: {characters}`); failure reasons stay. The answer's text

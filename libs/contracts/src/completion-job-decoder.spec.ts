@@ -1,27 +1,45 @@
 import { toCompletionJob, toReplyAddress, UnreadableJobError } from './completion-job-decoder';
 import type { CompletionJobData } from './completion-job';
 
+const replyTo = { channel: 'completion-replies:api-1', stopWhenUnheard: true, log: { key: 'log', keepMs: 60_000, maxEvents: 1000 }, leaseKey: 'lease' };
+
 const job: CompletionJobData = {
+  v: 2,
+  id: 'chatcmpl-1',
+  model: 'tiny-chat',
+  options: {
+    messages: [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'Hi' },
+      { role: 'assistant', content: '', toolCalls: [{ id: 'call_1', name: 'look', arguments: '{}' }] },
+      { role: 'tool', content: 'found', toolCallId: 'call_1' },
+    ],
+    sampling: { temperature: 0.7, topP: 1, maxTokens: 16, stop: ['\n'], frequencyPenalty: 0, presencePenalty: 0, seed: 42, logitBias: [{ token: 7, bias: -100 }] },
+    tools: { definitions: [{ name: 'look', parameters: { type: 'object', properties: {} } }], choice: { type: 'function', name: 'look' }, parallel: false },
+    choices: 2,
+    responseFormat: { type: 'json_schema', name: 'answer', schema: { type: 'object' } },
+    logprobs: { top: 3 },
+    thinking: false,
+    promptCache: { implicit: false, breakpoint: { message: 1, offset: 2 } },
+  },
+  replyTo,
+  schedule: { acceptedAt: 1_700_000_000_000, startDeadline: 1_700_000_030_000, tier: 'flex', affinityKey: 'prefix-1' },
+  store: { key: 'answer', ttlMs: 1000 },
+};
+
+/** The same job as an API of version 1 wrote it: one flat object. */
+const { options, schedule } = job;
+const version1 = {
   v: 1,
   completionId: 'chatcmpl-1',
   model: 'tiny-chat',
-  replyTo: { channel: 'completion-replies:api-1', stopWhenUnheard: true, log: { key: 'log', keepMs: 60_000, maxEvents: 1000 }, leaseKey: 'lease' },
-  messages: [
-    { role: 'system', content: 'Be brief.' },
-    { role: 'user', content: 'Hi' },
-    { role: 'assistant', content: '', toolCalls: [{ id: 'call_1', name: 'look', arguments: '{}' }] },
-    { role: 'tool', content: 'found', toolCallId: 'call_1' },
-  ],
-  sampling: { temperature: 0.7, topP: 1, maxTokens: 16, stop: ['\n'], frequencyPenalty: 0, presencePenalty: 0, seed: 42, logitBias: [{ token: 7, bias: -100 }] },
-  tools: { definitions: [{ name: 'look', parameters: { type: 'object', properties: {} } }], choice: { type: 'function', name: 'look' }, parallel: false },
-  choices: 2,
-  responseFormat: { type: 'json_schema', name: 'answer', schema: { type: 'object' } },
-  logprobs: { top: 3 },
-  promptCache: { implicit: false, breakpoint: { message: 1, offset: 2 } },
-  serviceTier: 'flex',
-  store: { key: 'answer', ttlMs: 1000 },
-  acceptedAt: 1_700_000_000_000,
-  startDeadline: 1_700_000_030_000,
+  replyTo,
+  ...options,
+  serviceTier: schedule.tier,
+  affinityKey: schedule.affinityKey,
+  store: job.store,
+  acceptedAt: schedule.acceptedAt,
+  startDeadline: schedule.startDeadline,
 };
 
 const reasonFor = (data: unknown): string => {
@@ -34,23 +52,46 @@ const reasonFor = (data: unknown): string => {
   throw new Error('the job was read');
 };
 
-const without = (field: keyof CompletionJobData): Record<string, unknown> => {
-  const copy: Record<string, unknown> = { ...job };
+const without = (value: object, field: string): Record<string, unknown> => {
+  const copy = { ...value } as Record<string, unknown>;
   delete copy[field];
   return copy;
 };
+
+const withOptions = (change: Record<string, unknown>): Record<string, unknown> => ({ ...job, options: { ...options, ...change } });
 
 describe('toCompletionJob', () => {
   it('reads back a job as the API writes it', () => {
     expect(toCompletionJob(JSON.parse(JSON.stringify(job)))).toEqual(job);
   });
 
-  it('reads a job written before versions (no v) as version 1', () => {
-    expect(toCompletionJob(without('v'))).toEqual(job);
-  });
-
   it('keeps fields this version does not name', () => {
     expect(toCompletionJob({ ...job, addedLater: { x: 1 } })).toMatchObject({ addedLater: { x: 1 } });
+  });
+
+  it('reads a version-1 job, still queued from before, into the command it runs', () => {
+    expect(toCompletionJob(JSON.parse(JSON.stringify(version1)))).toEqual(job);
+  });
+
+  it('reads a job written before versions (no v) as version 1', () => {
+    expect(toCompletionJob(without(version1, 'v'))).toEqual(job);
+  });
+
+  it('reads a version-1 job with only what it had to have', () => {
+    const plain = { completionId: 'c', model: 'm', replyTo: { stopWhenUnheard: false }, messages: [], sampling: options.sampling, responseFormat: { type: 'text' }, acceptedAt: 1, startDeadline: 2 };
+    expect(toCompletionJob(plain)).toStrictEqual({
+      v: 2,
+      id: 'c',
+      model: 'm',
+      options: { messages: [], sampling: options.sampling, responseFormat: { type: 'text' } },
+      replyTo: { stopWhenUnheard: false },
+      schedule: { acceptedAt: 1, startDeadline: 2 },
+    });
+  });
+
+  it("keeps a version-1 job's retention record beside the command, where the retention reads it", () => {
+    const removed = { messages: [{ role: 'user', characters: 2 }], characters: 2 };
+    expect(toCompletionJob({ ...version1, messages: [], contentRemoved: removed })).toMatchObject({ contentRemoved: removed });
   });
 
   it.each([
@@ -62,40 +103,54 @@ describe('toCompletionJob', () => {
   });
 
   it('refuses a version it does not read, saying which', () => {
-    expect(reasonFor({ ...job, v: 2 })).toBe('the job payload is version 2; this worker reads version 1');
-    expect(reasonFor({ ...job, v: 'two' })).toBe('the job payload is an unknown version ("two"); this worker reads version 1');
+    expect(reasonFor({ ...job, v: 3 })).toBe('the job payload is version 3; this worker reads versions 1 and 2');
+    expect(reasonFor({ ...job, v: 'two' })).toBe('the job payload is an unknown version ("two"); this worker reads versions 1 and 2');
   });
 
-  it('refuses a job without its options, naming the field', () => {
-    expect(reasonFor(without('sampling'))).toBe('job.sampling is missing');
-    expect(reasonFor(without('messages'))).toBe('job.messages is missing');
-    expect(reasonFor(without('responseFormat'))).toBe('job.responseFormat is missing');
-    expect(reasonFor(without('replyTo'))).toBe('job.replyTo is missing');
+  it('refuses a job without its options, or a part of them, naming the field', () => {
+    expect(reasonFor(without(job, 'options'))).toBe('job.options is missing');
+    expect(reasonFor(withOptions({ sampling: undefined }))).toBe('job.options.sampling is missing');
+    expect(reasonFor(withOptions({ messages: undefined }))).toBe('job.options.messages is missing');
+    expect(reasonFor(without(job, 'schedule'))).toBe('job.schedule is missing');
+    expect(reasonFor(without(job, 'replyTo'))).toBe('job.replyTo is missing');
+    expect(reasonFor(without(job, 'id'))).toBe('job.id is missing');
+  });
+
+  it('refuses a version-1 job without its options, naming the field as version 1 named it', () => {
+    expect(reasonFor(without(version1, 'sampling'))).toBe('job.sampling is missing');
+    expect(reasonFor(without(version1, 'completionId'))).toBe('job.completionId is missing');
+    expect(reasonFor({ ...version1, serviceTier: 'gold' })).toBe('job.serviceTier is "gold", not one of "priority", "default", "flex"');
   });
 
   it.each<[string, Record<string, unknown>, string]>([
-    ['a message of no known role', { messages: [{ role: 'narrator', content: 'x' }] }, 'job.messages[0].role is "narrator", not one of "system", "user", "assistant", "tool"'],
-    ['a message without content', { messages: [{ role: 'user' }] }, 'job.messages[0].content is missing'],
-    ['a tool message without its call id', { messages: [{ role: 'tool', content: 'x' }] }, 'job.messages[0].toolCallId is missing'],
-    ['a temperature that is text', { sampling: { ...job.sampling, temperature: 'hot' } }, 'job.sampling.temperature is a string, not a number'],
-    ['a fractional token limit', { sampling: { ...job.sampling, maxTokens: 1.5 } }, 'job.sampling.maxTokens is a number, not a non-negative integer'],
-    ['stop sequences that are not a list', { sampling: { ...job.sampling, stop: 'END' } }, 'job.sampling.stop is a string, not an array'],
-    ['a tool choice of no known type', { tools: { ...job.tools, choice: { type: 'any' } } }, 'job.tools.choice.type is "any", not one of "none", "auto", "required", "function"'],
-    ['a schema format without its schema', { responseFormat: { type: 'json_schema', name: 'x' } }, 'job.responseFormat.schema is missing'],
-    ['an unknown service tier', { serviceTier: 'gold' }, 'job.serviceTier is "gold", not one of "priority", "default", "flex"'],
-    ['a reply that does not say whether it stops unheard', { replyTo: { channel: 'c' } }, 'job.replyTo.stopWhenUnheard is missing'],
-    ['a start deadline that is text', { startDeadline: 'soon' }, 'job.startDeadline is a string, not a number'],
-  ])('refuses %s, naming the field', (_case, change, reason) => {
-    expect(reasonFor({ ...job, ...change })).toBe(reason);
+    ['a message of no known role', withOptions({ messages: [{ role: 'narrator', content: 'x' }] }), 'job.options.messages[0].role is "narrator", not one of "system", "user", "assistant", "tool"'],
+    ['a message without content', withOptions({ messages: [{ role: 'user' }] }), 'job.options.messages[0].content is missing'],
+    ['a tool message without its call id', withOptions({ messages: [{ role: 'tool', content: 'x' }] }), 'job.options.messages[0].toolCallId is missing'],
+    ['a temperature that is text', withOptions({ sampling: { ...options.sampling, temperature: 'hot' } }), 'job.options.sampling.temperature is a string, not a number'],
+    ['a fractional token limit', withOptions({ sampling: { ...options.sampling, maxTokens: 1.5 } }), 'job.options.sampling.maxTokens is a number, not a non-negative integer'],
+    ['stop sequences that are not a list', withOptions({ sampling: { ...options.sampling, stop: 'END' } }), 'job.options.sampling.stop is a string, not an array'],
+    ['a tool choice of no known type', withOptions({ tools: { ...options.tools, choice: { type: 'any' } } }), 'job.options.tools.choice.type is "any", not one of "none", "auto", "required", "function"'],
+    ['a schema format without its schema', withOptions({ responseFormat: { type: 'json_schema', name: 'x' } }), 'job.options.responseFormat.schema is missing'],
+    ['options that are a list', { ...job, options: [options] }, 'job.options is an array, not an object'],
+    ['an unknown service tier', { ...job, schedule: { ...schedule, tier: 'gold' } }, 'job.schedule.tier is "gold", not one of "priority", "default", "flex"'],
+    ['a reply that does not say whether it stops unheard', { ...job, replyTo: { channel: 'c' } }, 'job.replyTo.stopWhenUnheard is missing'],
+    ['a start deadline that is text', { ...job, schedule: { ...schedule, startDeadline: 'soon' } }, 'job.schedule.startDeadline is a string, not a number'],
+  ])('refuses %s, naming the field', (_case, data, reason) => {
+    expect(reasonFor(data)).toBe(reason);
   });
 });
 
 describe('toReplyAddress', () => {
   it('reads where to reply from a job that cannot be read otherwise', () => {
-    expect(toReplyAddress({ ...without('sampling'), v: 9 })).toMatchObject({ completionId: 'chatcmpl-1', replyTo: job.replyTo, store: job.store });
+    expect(toReplyAddress({ ...without(job, 'options'), v: 9 })).toMatchObject({ id: 'chatcmpl-1', replyTo, store: job.store });
+  });
+
+  it('reads it from a version-1 job too', () => {
+    expect(toReplyAddress(without(version1, 'sampling'))).toEqual({ id: 'chatcmpl-1', replyTo, store: job.store });
   });
 
   it('gives nothing when the reply address itself cannot be read', () => {
+    expect(toReplyAddress({ id: 'chatcmpl-1' })).toBeUndefined();
     expect(toReplyAddress({ completionId: 'chatcmpl-1' })).toBeUndefined();
     expect(toReplyAddress('x')).toBeUndefined();
   });

@@ -1,7 +1,8 @@
 import type { ChatMessage, ToolCall } from './chat-message';
 import { COMPLETION_JOB_VERSION, isFinishReason } from './completion-job';
-import type { CompletionJobData, ReplyLog, ReplyTo, SamplingParams, StoreAnswer, StoredAnswer } from './completion-job';
-import type { LogprobsOptions, PromptCachePolicy, ToolDefinition, ToolOptions } from './generation-options';
+import type { CompletionJobData, JobSchedule, ReplyLog, ReplyTo, StoreAnswer, StoredAnswer } from './completion-job';
+import type { GenerationOptions, LogprobsOptions, PromptCachePolicy, SamplingParams, ToolDefinition, ToolOptions } from './generation-options';
+import type { ServiceTier } from './service-tiers';
 import { aBoolean, aCount, aNumber, aString, anInteger, anObject, arrayOf, byTag, fields, oneOf, optional, satisfies, UnreadableRecordError } from './record-checks';
 import { isOutputPart } from './output-parts';
 import { isUsage } from './token-events';
@@ -9,10 +10,7 @@ import type { Check } from './record-checks';
 import { isJsonObject } from './value-guards';
 
 type Message<R extends ChatMessage['role']> = Extract<ChatMessage, { role: R }>;
-type ContentRemoved = NonNullable<CompletionJobData['contentRemoved']>;
 
-const ROLES = ['system', 'user', 'assistant', 'tool'] as const;
-const role = oneOf(...ROLES);
 /** A field whose value the variant's tag has settled already. */
 const tagged: Check = () => undefined;
 
@@ -54,36 +52,69 @@ const replyTo = fields<ReplyTo>({
 
 const store = fields<StoreAnswer>({ key: aString, field: optional(aString), ttlMs: aNumber, failuresKey: optional(aString) });
 
-const contentRemoved = fields<ContentRemoved>({
-  messages: arrayOf(fields<ContentRemoved['messages'][number]>({ role, characters: aCount })),
-  characters: aCount,
-  tools: optional(arrayOf(fields<NonNullable<ContentRemoved['tools']>[number]>({ name: aString, descriptionCharacters: aCount, parametersCharacters: aCount }))),
-  responseFormat: optional(fields<{ schemaCharacters: number }>({ schemaCharacters: aCount })),
-  stop: optional(arrayOf(aCount)),
-});
+const tier = oneOf('priority', 'default', 'flex');
 
-/** Every field of the job, checked; `v` is read before (versions decide how the rest reads). */
-const completionJob = fields<CompletionJobData>({
-  v: tagged,
-  completionId: aString,
-  model: aString,
-  replyTo,
+const options = fields<GenerationOptions>({
   messages: arrayOf(chatMessage),
   sampling,
   tools: optional(tools),
   choices: optional(aCount),
-  responseFormat,
+  responseFormat: optional(responseFormat),
   logprobs: optional(fields<LogprobsOptions>({ top: aCount })),
-  promptCache: optional(fields<PromptCachePolicy>({ implicit: aBoolean, breakpoint: optional(fields<{ message: number; offset: number }>({ message: aCount, offset: aCount })) })),
-  serviceTier: optional(oneOf('priority', 'default', 'flex')),
   thinking: optional(aBoolean),
+  truncation: optional(oneOf('auto')),
+  promptCache: optional(fields<PromptCachePolicy>({ implicit: aBoolean, breakpoint: optional(fields<{ message: number; offset: number }>({ message: aCount, offset: aCount })) })),
+});
+
+const schedule = fields<JobSchedule>({ acceptedAt: aNumber, startDeadline: aNumber, tier: optional(tier), affinityKey: optional(aString), attemptsBefore: optional(aCount) });
+
+/** Every field of the job, checked; `v` is read before (versions decide how the rest reads). */
+const completionJob = fields<CompletionJobData>({ v: tagged, id: aString, model: aString, options, replyTo, schedule, store: optional(store) });
+
+/** A job as version 1 wrote it: one flat object, the completion's id in `completionId`. */
+interface CompletionJobV1 extends GenerationOptions, Omit<JobSchedule, 'tier' | 'attemptsBefore'> {
+  completionId: string;
+  model: string;
+  replyTo: ReplyTo;
+  serviceTier?: ServiceTier;
+  store?: StoreAnswer;
+  /** Set by a version-1 worker's retention once the job had ended: its contents are gone. */
+  contentRemoved?: Record<string, unknown>;
+}
+
+const completionJobV1 = fields<Omit<CompletionJobV1, keyof GenerationOptions>>({
+  completionId: aString,
+  model: aString,
+  replyTo,
+  serviceTier: optional(tier),
   affinityKey: optional(aString),
-  attemptsBefore: optional(aCount),
   store: optional(store),
   acceptedAt: aNumber,
   startDeadline: aNumber,
-  contentRemoved: optional(contentRemoved),
+  contentRemoved: optional(anObject),
 });
+
+/** The object without its absent fields, as a job written as JSON holds it. */
+const present = <T extends object>(value: T): T => Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as T;
+
+/** A version-1 job, still queued when the API moved to version 2, in the shape this worker runs. */
+function fromVersion1(data: Record<string, unknown>): CompletionJobData {
+  const problem = completionJobV1(data, 'job') ?? options(data, 'job');
+  if (problem !== undefined) throw new UnreadableJobError(problem);
+  const job = data as unknown as CompletionJobV1;
+  const { messages, sampling, tools, choices, responseFormat, logprobs, thinking, promptCache } = job;
+  return {
+    v: COMPLETION_JOB_VERSION,
+    id: job.completionId,
+    model: job.model,
+    options: present({ messages, sampling, tools, choices, responseFormat, logprobs, thinking, promptCache }),
+    replyTo: job.replyTo,
+    schedule: present({ acceptedAt: job.acceptedAt, startDeadline: job.startDeadline, tier: job.serviceTier, affinityKey: job.affinityKey }),
+    ...(job.store ? { store: job.store } : {}),
+    // The worker's retention record, which it reads (a job that has it ended already); not the command's.
+    ...(job.contentRemoved ? { contentRemoved: job.contentRemoved } : {}),
+  };
+}
 
 /** A stored answer as the worker writes it (a stored completion's, or a batch line's). */
 export const storedAnswerCheck = fields<StoredAnswer>({
@@ -93,13 +124,20 @@ export const storedAnswerCheck = fields<StoredAnswer>({
 });
 
 /** Where a job's events and outcome go. */
-export type ReplyAddress = Pick<CompletionJobData, 'completionId' | 'replyTo' | 'store'>;
+export type ReplyAddress = Pick<CompletionJobData, 'id' | 'replyTo' | 'store'>;
 
-const replyAddress = fields<ReplyAddress>({ completionId: aString, replyTo, store: optional(store) });
+const replyAddress = fields<ReplyAddress>({ id: aString, replyTo, store: optional(store) });
+const replyAddressV1 = fields<Pick<CompletionJobV1, 'completionId' | 'replyTo' | 'store'>>({ completionId: aString, replyTo, store: optional(store) });
 
-/** Where to tell that a job failed, read from a payload that may be unreadable otherwise; undefined when it cannot be read either. */
+/**
+ * Where to tell that a job failed, read from a payload that may be unreadable otherwise (of any
+ * version that names its id `id`, or of version 1); undefined when it cannot be read either.
+ */
 export function toReplyAddress(data: unknown): ReplyAddress | undefined {
-  return replyAddress(data, 'job') === undefined ? (data as ReplyAddress) : undefined;
+  if (replyAddress(data, 'job') === undefined) return data as ReplyAddress;
+  if (replyAddressV1(data, 'job') !== undefined) return undefined;
+  const { completionId, replyTo, store: answer } = data as CompletionJobV1;
+  return { id: completionId, replyTo, ...(answer ? { store: answer } : {}) };
 }
 
 /** Why a worker cannot run a job: the payload is not one it reads. */
@@ -113,18 +151,18 @@ export class UnreadableJobError extends UnreadableRecordError {
 /**
  * Checks a job's payload as a worker takes it, before anything runs it: the typed job, or an
  * UnreadableJobError that says why not (malformed, a field missing, a version this worker does
- * not read). A job written before versions (no `v`) reads as version 1. Fields this version does
- * not name are kept as they are.
+ * not read). Version 1 (and a job written before versions, without `v`) is read into this
+ * version's shape. Fields this version does not name are kept as they are.
  */
 export function toCompletionJob(data: unknown): CompletionJobData {
   if (!isJsonObject(data)) throw new UnreadableJobError('the job payload is not an object');
-  const version = data.v ?? COMPLETION_JOB_VERSION;
+  const version = data.v ?? 1;
+  if (version === 1) return fromVersion1(data);
   if (version !== COMPLETION_JOB_VERSION) {
     const written = typeof version === 'number' ? `version ${version}` : `an unknown version (${JSON.stringify(version)})`;
-    throw new UnreadableJobError(`the job payload is ${written}; this worker reads version ${COMPLETION_JOB_VERSION}`);
+    throw new UnreadableJobError(`the job payload is ${written}; this worker reads versions 1 and ${COMPLETION_JOB_VERSION}`);
   }
-  const job = { ...data, v: version };
-  const problem = completionJob(job, 'job');
+  const problem = completionJob(data, 'job');
   if (problem !== undefined) throw new UnreadableJobError(problem);
-  return job as CompletionJobData;
+  return data as unknown as CompletionJobData;
 }

@@ -1,22 +1,7 @@
-import type { ChatMessage, ChatRole, ToolCall } from './chat-message';
-import type { LogprobsOptions, PromptCachePolicy, ResponseFormat, ToolOptions } from './generation-options';
+import type { ToolCall } from './chat-message';
+import type { GenerationOptions } from './generation-options';
 import type { OutputPart } from './output-parts';
 import type { ServiceTier } from './service-tiers';
-
-/** Sampling settings as the engine applies them, already defaulted and validated by the API. */
-export interface SamplingParams {
-  temperature: number;
-  topP: number;
-  /** Upper bound on generated tokens; absent means "until the context is full". */
-  maxTokens?: number;
-  stop: string[];
-  frequencyPenalty: number;
-  presencePenalty: number;
-  /** Always set: the client's seed, or one drawn by the API, so a retried job samples the same way. */
-  seed: number;
-  /** Added to these tokens' logits before sampling (OpenAI's `logit_bias`; -100 bans a token). */
-  logitBias?: Array<{ token: number; bias: number }>;
-}
 
 /**
  * Where a job's events go and what it means when nobody hears them. The worker publishes to
@@ -77,33 +62,22 @@ export interface StoredAnswer {
 }
 
 /**
- * The version of the job payload the API writes. A worker runs the versions it reads and fails
- * any other unrun (toCompletionJob); a job without `v` was written before versions, as version 1.
+ * The version of the job payload the API writes. A worker runs the versions it reads (this one,
+ * and version 1, which it reads into this shape) and fails any other unrun (toCompletionJob).
  */
-export const COMPLETION_JOB_VERSION = 1;
+export const COMPLETION_JOB_VERSION = 2;
 
-/** The payload of one chat completion job; the job id is the completion id. */
-export interface CompletionJobData {
-  v: typeof COMPLETION_JOB_VERSION;
-  completionId: string;
-  model: string;
-  replyTo: ReplyTo;
-  messages: ChatMessage[];
-  sampling: SamplingParams;
-  /** Functions the model may call; absent when the request offers none. */
-  tools?: ToolOptions;
-  /** Choices to generate (OpenAI's `n`); absent means one. */
-  choices?: number;
-  responseFormat: ResponseFormat;
-  /** Log probabilities of the generated tokens; absent when not asked for. */
-  logprobs?: LogprobsOptions;
+/** When and where a job runs: what admission and placement decided, read by the queue's side only. */
+export interface JobSchedule {
+  /** Unix milliseconds when the API accepted the request. */
+  acceptedAt: number;
   /**
-   * false: a reasoning model answers without thinking (`reasoning_effort` `none` or `minimal`, as
-   * llama.cpp's server reads them); absent: it thinks as its chat template does by default.
+   * Unix milliseconds after which nobody waits for this job to start: the API has answered
+   * "no capacity" by then, so a worker that picks it up later drops it unrun.
    */
-  thinking?: boolean;
-  /** What of the prompt to keep for later requests; absent means the whole conversation and its answer. */
-  promptCache?: PromptCachePolicy;
+  startDeadline: number;
+  /** How the job was placed in its queue (OpenAI's `service_tier`, as granted to its key); absent on a batch line. */
+  tier?: ServiceTier;
   /**
    * What places the job where its prompt's start is cached: jobs with one key go back to the worker
    * that served the key last. A front door sets it from the client's `prompt_cache_key` (the
@@ -117,35 +91,22 @@ export interface CompletionJobData {
    * attempt's events from the dead one's. Absent: none.
    */
   attemptsBefore?: number;
-  /** How the job was placed in its queue (OpenAI's `service_tier`, as granted to its key); absent on a batch line. */
-  serviceTier?: ServiceTier;
-  /** Set when the client asked to store the answer (`store: true`). */
+}
+
+/**
+ * One completion to run, as a front door hands it to the queue: what to generate (`options`,
+ * taken by every engine as it is), where the events go, when and where it runs, and where its
+ * answer is kept. The job id is `id`, the completion's id.
+ */
+export interface CompletionJobData {
+  v: typeof COMPLETION_JOB_VERSION;
+  id: string;
+  model: string;
+  options: GenerationOptions;
+  replyTo: ReplyTo;
+  schedule: JobSchedule;
+  /** Set when the client asked to store the answer (`store: true`), and on a batch line. */
   store?: StoreAnswer;
-  /** Unix milliseconds when the API accepted the request. */
-  acceptedAt: number;
-  /**
-   * Unix milliseconds after which nobody waits for this job to start: the API has answered
-   * "no capacity" by then, so a worker that picks it up later drops it unrun.
-   */
-  startDeadline: number;
-  /**
-   * Set once the job has ended on a worker that keeps no contents (RETAIN_CONTENT=false):
-   * `messages` is then empty, and this says what it held, without the text.
-   */
-  contentRemoved?: {
-    /** Each message's role and length in characters, in order. */
-    messages: Array<{ role: ChatRole; characters: number }>;
-    characters: number;
-    /**
-     * Each offered tool, in order: its name (kept in `tools` too), and the characters of its
-     * description and of its parameters' schema as JSON, which `tools` no longer holds.
-     */
-    tools?: Array<{ name: string; descriptionCharacters: number; parametersCharacters: number }>;
-    /** The characters of a `json_schema` response format's schema as JSON (its name stays in `responseFormat`). */
-    responseFormat?: { schemaCharacters: number };
-    /** Each stop string's length, in order (`sampling.stop` is then empty). */
-    stop?: number[];
-  };
 }
 
 /** A job as the API builds it from a request, before the reply path is chosen and its version stamped. */
@@ -190,3 +151,6 @@ export interface CompletionResult {
   /** Set (and `text` empty) when the worker keeps no contents (RETAIN_CONTENT=false). */
   contentRemoved?: { characters: number };
 }
+
+/** The job with the service tier it was granted at admission (a front door maps the request before the tier is known). */
+export const withTier = <J extends CompletionJobInput>(job: J, tier: ServiceTier): J => ({ ...job, schedule: { ...job.schedule, tier } });

@@ -1,5 +1,5 @@
-import type { CompletionJobInput, SamplingParams } from './completion-job';
 import { callsAllowed } from './generation-options';
+import type { GenerationOptions, SamplingParams } from './generation-options';
 
 /** Most choices (`n`) one request may ask for: the worker generates them one after another. */
 export const MAX_CHOICES = 8;
@@ -37,10 +37,10 @@ export interface RequiredCapability {
 }
 
 /** What a job needs of the engine that runs it, each named by the request field that asks for it. */
-export function requiredCapabilities(job: Pick<CompletionJobInput, 'tools' | 'responseFormat' | 'logprobs'>): RequiredCapability[] {
+export function requiredCapabilities(job: Pick<GenerationOptions, 'tools' | 'responseFormat' | 'logprobs'>): RequiredCapability[] {
   const needs: RequiredCapability[] = [];
   if (callsAllowed(job.tools)) needs.push({ capability: 'tools', param: 'tools' });
-  if (job.responseFormat.type !== 'text') needs.push({ capability: 'grammar', param: 'response_format' });
+  if (job.responseFormat !== undefined && job.responseFormat.type !== 'text') needs.push({ capability: 'grammar', param: 'response_format' });
   if (job.logprobs) needs.push({ capability: 'logprobs', param: 'logprobs' });
   return needs;
 }

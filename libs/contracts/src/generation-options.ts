@@ -1,3 +1,5 @@
+import type { ChatMessage } from './chat-message';
+
 /** Any JSON value; schemas travel in the job as plain JSON. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
@@ -58,4 +60,51 @@ export interface PromptCachePolicy {
   implicit: boolean;
   /** The latest breakpoint: after the first `offset` characters of message `message`'s content. */
   breakpoint?: { message: number; offset: number };
+}
+
+/** Sampling settings as the engine applies them, already defaulted and validated by the API. */
+export interface SamplingParams {
+  temperature: number;
+  topP: number;
+  /** Upper bound on generated tokens; absent means "until the context is full". */
+  maxTokens?: number;
+  stop: string[];
+  frequencyPenalty: number;
+  presencePenalty: number;
+  /** Always set: the client's seed, or one drawn by the API, so a retried job samples the same way. */
+  seed: number;
+  /** Added to these tokens' logits before sampling (OpenAI's `logit_bias`; -100 bans a token). */
+  logitBias?: Array<{ token: number; bias: number }>;
+}
+
+/**
+ * Everything that decides what a completion generates, in one object that every engine takes as
+ * it is: a front door maps its protocol to it, the job carries it, and the worker hands it on.
+ * Where it runs and where the answer goes are not here (the job's `schedule`, `replyTo`, `store`).
+ */
+export interface GenerationOptions {
+  messages: ChatMessage[];
+  /** Sampling, stop sequences, the token limit, the seed and logit bias. */
+  sampling: SamplingParams;
+  /** Functions the model may call, and whether it must; absent when the request offers none. */
+  tools?: ToolOptions;
+  /** Choices to generate (OpenAI's `n`); absent means one. */
+  choices?: number;
+  /** JSON enforced by a grammar; free text when absent (the front doors always set it). */
+  responseFormat?: ResponseFormat;
+  /** Log probabilities of the generated tokens; absent when not asked for. */
+  logprobs?: LogprobsOptions;
+  /**
+   * false: a reasoning model answers without thinking (`reasoning_effort` `none` or `minimal`, as
+   * llama.cpp's server reads them); absent: it thinks as its chat template does by default.
+   */
+  thinking?: boolean;
+  /**
+   * `auto`: a conversation too long for the model's context loses its oldest messages (after its
+   * leading system messages) until prompt and answer fit (the Responses API's `truncation`);
+   * absent: it is refused (`context_length_exceeded`).
+   */
+  truncation?: 'auto';
+  /** What of the prompt to keep for later requests; absent means the whole conversation and its answer. */
+  promptCache?: PromptCachePolicy;
 }

@@ -12,3 +12,5 @@ export * from './worker-registry';
 export * from './service-tiers';
 export * from './value-guards';
 export * from './affinity';
+export * from './stored-completion';
+export * from './client-errors';

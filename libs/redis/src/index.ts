@@ -2,3 +2,4 @@ export * from './redis-connections';
 export * from './redis-target';
 export * from './transactions';
 export * from './redis-health';
+export * from './redis-connection-providers';

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import type { DynamicModule } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
-import { ApiRedisCloser, apiRedisProviders } from '../completions/api-redis.providers';
+import { ApiRedisModule } from '../redis/api-redis.module';
 import { CompletionQueues } from '../completions/completion-queues';
 import { FileRecords } from '../files/file-records';
 import { fileStorageProviders } from '../files/file-storage.providers';
@@ -22,10 +22,9 @@ export class BatchCoordinatorModule {
   static register(env: ApiEnv): DynamicModule {
     return {
       module: BatchCoordinatorModule,
+      imports: [ApiRedisModule.register(env)],
       providers: [
         { provide: ApiEnv, useValue: env },
-        ...apiRedisProviders,
-        ApiRedisCloser,
         CompletionQueues,
         ModelRegistry,
         ...fileStorageProviders,

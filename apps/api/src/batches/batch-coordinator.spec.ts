@@ -79,6 +79,7 @@ function setUp() {
     {} as ModelRegistry,
     {} as BatchQueue,
     {} as RedisClient,
+    'api-instance-under-test',
     // Steps are taken by hand here: no queue worker is started.
     () => {
       throw new Error('no queue worker in this test');

@@ -7,7 +7,7 @@ import type { RedisClient } from '@app/redis';
 import { DelayedError } from 'bullmq';
 import type { Job } from 'bullmq';
 import { Readable } from 'node:stream';
-import { API_INSTANCE_ID, COMMANDS_REDIS } from '../completions/api-redis.providers';
+import { API_INSTANCE_ID, COMMANDS_REDIS } from '../redis/api-redis.module';
 import { CompletionQueues, isInProgress } from '../completions/completion-queues';
 import { toOpenAiError } from '../errors/http-error-mapping';
 import { OpenAiError } from '../errors/openai-error';
@@ -76,6 +76,7 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
     private readonly models: ModelRegistry,
     private readonly batchQueue: BatchQueue,
     @Inject(COMMANDS_REDIS) private readonly commands: RedisClient,
+    @Inject(API_INSTANCE_ID) private readonly instanceId: string,
     /** Builds the BullMQ Worker (on a blocking connection of its own) that hands this coordinator its steps. */
     @Inject(START_BATCH_WORKER) private readonly startWorker: StartBatchWorker,
     /** BATCH_COORDINATOR in an API instance; always in the coordinator's own process. */
@@ -109,7 +110,7 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
    */
   private async redrive(): Promise<void> {
     // A look that outlasts the period (many batches, a slow Redis) is not doubled by the next one.
-    if (this.redriving || !(await this.records.claimRedriveTurn(API_INSTANCE_ID, REDRIVE_EVERY_MS * 0.9))) return;
+    if (this.redriving || !(await this.records.claimRedriveTurn(this.instanceId, REDRIVE_EVERY_MS * 0.9))) return;
     this.redriving = true;
     try {
       const ids = await this.records.unfinished(this.retentionMs);
@@ -268,7 +269,7 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
       open.map(({ index, job }) => ({
         name: CompletionJobName.BatchLine,
         data: { v: COMPLETION_JOB_VERSION, ...job, replyTo, store: { key: keys.answers, field: String(index), ttlMs: this.retentionMs, failuresKey: keys.failures } },
-        opts: { jobId: job.completionId, priority: BATCH_PRIORITY },
+        opts: { jobId: job.id, priority: BATCH_PRIORITY },
       })),
     );
   }

@@ -52,5 +52,6 @@ export async function lineJob(body: Record<string, unknown>, completionId: strin
   const request = await validateBody(body, ChatCompletionRequestDto);
   if (request.stream === true) throw OpenAiError.invalidRequest('A batch answers whole bodies: stream is not supported in a batch line.', 'stream', 'unsupported_parameter');
   if (request.store === true) throw OpenAiError.invalidRequest('store is not supported in a batch line; its answers are in the output file.', 'store', 'unsupported_parameter');
-  return { ...toCompletionJob(request, completionId, acceptedAt, 0), startDeadline };
+  const job = toCompletionJob(request, completionId, acceptedAt, 0);
+  return { ...job, schedule: { ...job.schedule, startDeadline } };
 }

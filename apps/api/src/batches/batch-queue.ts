@@ -3,7 +3,7 @@ import type { OnApplicationShutdown } from '@nestjs/common';
 import { BATCH_QUEUE_NAME, BATCH_QUEUE_PREFIX, BatchJobName } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import { Queue } from 'bullmq';
-import { COMMANDS_REDIS } from '../completions/api-redis.providers';
+import { COMMANDS_REDIS } from '../redis/api-redis.module';
 
 export interface BatchJobData {
   batchId: string;

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { aCount, anObject, anyOf, aNumber, arrayOf, aString, fields, isCompletionFailure, nullable, oneOf, optional, parseChecked, recordOf, satisfies, storedAnswerCheck } from '@app/contracts';
 import type { CompletionFailure, StoredAnswer } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
-import { COMMANDS_REDIS } from '../completions/api-redis.providers';
+import { COMMANDS_REDIS } from '../redis/api-redis.module';
 import type { OpenAiErrorBody } from '../errors/openai-error';
 import { REDRIVE_TURN_KEY, UNFINISHED_BATCHES_KEY, batchKeys, batchesIndexKey, isFinished } from './batch-object';
 import type { BatchError, BatchRecord, BatchStatus, BatchStop } from './batch-object';

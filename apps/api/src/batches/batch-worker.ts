@@ -4,7 +4,7 @@ import { BATCH_QUEUE_NAME, BATCH_QUEUE_PREFIX } from '@app/contracts';
 import { closeRedis, createRedisConnection, QUEUE_WORKER_RETRY_DELAY_MS, redisTarget } from '@app/redis';
 import { Worker } from 'bullmq';
 import type { Processor } from 'bullmq';
-import { API_INSTANCE_ID } from '../completions/api-redis.providers';
+import { API_INSTANCE_ID } from '../redis/api-redis.module';
 import type { BatchJobData } from './batch-queue';
 
 /** A coordinating instance that dies hands its batches to another within about this long. */
@@ -25,13 +25,13 @@ export interface RunningBatchWorker {
 export type StartBatchWorker = (step: Processor<BatchJobData>) => RunningBatchWorker;
 
 /** The worker on a blocking connection of its own, named after this process so operators see who coordinates a batch. */
-function startBatchWorker(env: ApiEnv, step: Processor<BatchJobData>): RunningBatchWorker {
-  const blocking = createRedisConnection(redisTarget(env), 'blocking', `api-batches:${API_INSTANCE_ID}`);
+function startBatchWorker(env: ApiEnv, instanceId: string, step: Processor<BatchJobData>): RunningBatchWorker {
+  const blocking = createRedisConnection(redisTarget(env), 'blocking', `api-batches:${instanceId}`);
   const worker = new Worker<BatchJobData>(BATCH_QUEUE_NAME, step, {
     connection: blocking,
     prefix: BATCH_QUEUE_PREFIX,
     // Recorded on each batch's job as processedBy: which instance coordinates it.
-    name: API_INSTANCE_ID,
+    name: instanceId,
     concurrency: 8,
     lockDuration: COORDINATOR_LOCK_MS,
     stalledInterval: COORDINATOR_LOCK_MS,
@@ -51,5 +51,9 @@ function startBatchWorker(env: ApiEnv, step: Processor<BatchJobData>): RunningBa
 /** @param coordinates whether this process takes batch steps. */
 export const batchWorkerProviders = (coordinates: (env: ApiEnv) => boolean): Provider[] => [
   { provide: COORDINATE_BATCHES, inject: [ApiEnv], useFactory: coordinates },
-  { provide: START_BATCH_WORKER, inject: [ApiEnv], useFactory: (env: ApiEnv): StartBatchWorker => (step) => startBatchWorker(env, step) },
+  {
+    provide: START_BATCH_WORKER,
+    inject: [ApiEnv, API_INSTANCE_ID],
+    useFactory: (env: ApiEnv, instanceId: string): StartBatchWorker => (step) => startBatchWorker(env, instanceId, step),
+  },
 ];

@@ -1,11 +1,20 @@
 import type { CompletionUsage, FinishReason, OutputPart, ServiceTier, TokenLogprob } from '@app/contracts';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionMessage, ChatCompletionMessageFunctionToolCall } from 'openai/resources/chat/completions';
 import type { CompletionEnding } from '../completions/completion-runner';
 
-interface ToolCallMessage {
-  id: string;
-  type: 'function';
-  function: { name: string; arguments: string };
+/** What a reasoning model thought, where clients of OpenAI-compatible servers read it (not in OpenAI's own types). */
+interface Reasoning {
+  reasoning_content?: string;
 }
+
+/** OpenAI's `chat.completion`, its messages with the reasoning they may carry. */
+export type ChatCompletionBody = Omit<ChatCompletion, 'choices'> & {
+  choices: Array<Omit<ChatCompletion.Choice, 'message'> & { message: ChatCompletionMessage & Reasoning }>;
+};
+
+type ChunkChoice = ChatCompletionChunk.Choice & { delta: ChatCompletionChunk.Choice.Delta & Reasoning };
+/** What every chunk of one completion shares: all of OpenAI's `chat.completion.chunk` but its choices and usage. */
+type ChunkHead = Omit<ChatCompletionChunk, 'choices' | 'usage'>;
 
 /**
  * Builds the OpenAI bodies of one completion: `chat.completion` for a whole answer and
@@ -29,8 +38,8 @@ export class ChatCompletionFormatter {
     /** The tier that served it, on the answer and on every chunk (OpenAI's `service_tier`). */
     readonly serviceTier: ServiceTier = 'default',
   ) {
-    const head = JSON.stringify({ id, object: 'chat.completion.chunk', created, model, service_tier: serviceTier });
-    this.chunkHead = head.slice(0, -1);
+    const head: ChunkHead = { id, object: 'chat.completion.chunk', created, model, service_tier: serviceTier };
+    this.chunkHead = JSON.stringify(head).slice(0, -1);
     this.contentHead = `${this.chunkHead},"choices":[{"index":0,"delta":{"content":`;
     this.contentTail = `},"logprobs":null,"finish_reason":null}]${includeUsage ? ',"usage":null' : ''}}`;
   }
@@ -39,11 +48,11 @@ export class ChatCompletionFormatter {
    * The whole answer, from its output parts in order (adjacent text already merged or not): one
    * choice per index, each ending with its own finish reason or, when none came, the answer's.
    */
-  completion(parts: OutputPart[], ending: CompletionEnding, choiceCount = 1): object {
+  completion(parts: OutputPart[], ending: CompletionEnding, choiceCount = 1): ChatCompletionBody {
     const choices = Array.from({ length: choiceCount }, () => ({
       content: '',
       reasoning: '',
-      toolCalls: [] as ToolCallMessage[],
+      toolCalls: [] as ChatCompletionMessageFunctionToolCall[],
       logprobs: [] as TokenLogprob[],
       finishReason: ending.finishReason,
     }));
@@ -81,8 +90,8 @@ export class ChatCompletionFormatter {
         index,
         message: {
           ...(toolCalls.length > 0
-            ? { role: 'assistant', content: content === '' ? null : content, refusal: null, tool_calls: toolCalls }
-            : { role: 'assistant', content, refusal: null }),
+            ? { role: 'assistant' as const, content: content === '' ? null : content, refusal: null, tool_calls: toolCalls }
+            : { role: 'assistant' as const, content, refusal: null }),
           // What a reasoning model thought, where clients of OpenAI-compatible servers read it.
           ...(reasoning === '' ? {} : { reasoning_content: reasoning }),
         },
@@ -107,7 +116,7 @@ export class ChatCompletionFormatter {
         return this.chunk({ reasoning_content: part.text }, null, part.choice);
       case 'tool_call': {
         // The first fragment of a call names it; the others carry only more of its arguments.
-        const opening = part.id === undefined ? {} : { id: part.id, type: 'function' };
+        const opening = part.id === undefined ? {} : { id: part.id, type: 'function' as const };
         const fn = part.name === undefined ? { arguments: part.arguments } : { name: part.name, arguments: part.arguments };
         return this.chunk({ tool_calls: [{ index: part.index, ...opening, function: fn }] }, null, part.choice);
       }
@@ -134,11 +143,12 @@ export class ChatCompletionFormatter {
   }
 
   usageChunk(usage: CompletionUsage): string {
-    return `${this.chunkHead},"choices":[],"usage":${JSON.stringify(usage)}}`;
+    const total: ChatCompletionChunk['usage'] = usage;
+    return `${this.chunkHead},"choices":[],"usage":${JSON.stringify(total)}}`;
   }
 
-  private chunk(delta: object, finishReason: FinishReason | null, index = 0, logprobs: object | null = null): string {
-    const choice = JSON.stringify({ index, delta, logprobs, finish_reason: finishReason });
-    return `${this.chunkHead},"choices":[${choice}]${this.includeUsage ? ',"usage":null' : ''}}`;
+  private chunk(delta: ChunkChoice['delta'], finishReason: FinishReason | null, index = 0, logprobs: ChunkChoice['logprobs'] = null): string {
+    const choice: ChunkChoice = { index, delta, logprobs, finish_reason: finishReason };
+    return `${this.chunkHead},"choices":[${JSON.stringify(choice)}]${this.includeUsage ? ',"usage":null' : ''}}`;
   }
 }

@@ -21,6 +21,8 @@ function fakeReply() {
       raw.statusCode = status;
       return raw;
     },
+    // The headers go with the first frame written; a stream opened early sends them at once.
+    flushHeaders: jest.fn(),
   }) as unknown as ServerResponse & { statusCode: number };
   const reply = {
     raw,

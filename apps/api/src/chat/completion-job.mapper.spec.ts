@@ -18,15 +18,15 @@ const call = { id: 'call_1', type: 'function', function: { name: 'get_weather', 
 describe('toCompletionJob', () => {
   it("fills in OpenAI's defaults and a seed", () => {
     const built = job({ messages: [{ role: 'developer', content: [{ type: 'text', text: 'Be brief.' }] }, { role: 'user', content: 'Hi' }] });
-    expect(built.messages).toEqual([
+    expect(built.options.messages).toEqual([
       { role: 'system', content: 'Be brief.' },
       { role: 'user', content: 'Hi' },
     ]);
-    expect(built.sampling).toMatchObject({ temperature: 1, topP: 1, stop: [], frequencyPenalty: 0, presencePenalty: 0 });
-    expect(Number.isInteger(built.sampling.seed)).toBe(true);
-    expect(built.responseFormat).toEqual({ type: 'text' });
-    expect(built.tools).toBeUndefined();
-    expect(built.startDeadline).toBe(31_000);
+    expect(built.options.sampling).toMatchObject({ temperature: 1, topP: 1, stop: [], frequencyPenalty: 0, presencePenalty: 0 });
+    expect(Number.isInteger(built.options.sampling.seed)).toBe(true);
+    expect(built.options.responseFormat).toEqual({ type: 'text' });
+    expect(built.options.tools).toBeUndefined();
+    expect(built.schedule.startDeadline).toBe(31_000);
   });
 
   it('carries a conversation with a call and its result, and the tools with their choice', () => {
@@ -40,9 +40,9 @@ describe('toCompletionJob', () => {
       tool_choice: { type: 'function', function: { name: 'get_weather' } },
       parallel_tool_calls: false,
     });
-    expect(built.messages[1]).toEqual({ role: 'assistant', content: '', toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }] });
-    expect(built.messages[2]).toEqual({ role: 'tool', content: '{"sunny":true}', toolCallId: 'call_1' });
-    expect(built.tools).toEqual({
+    expect(built.options.messages[1]).toEqual({ role: 'assistant', content: '', toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }] });
+    expect(built.options.messages[2]).toEqual({ role: 'tool', content: '{"sunny":true}', toolCallId: 'call_1' });
+    expect(built.options.tools).toEqual({
       definitions: [{ name: 'get_weather', description: undefined, parameters: { type: 'object', properties: { city: { type: 'string' } } } }],
       choice: { type: 'function', name: 'get_weather' },
       parallel: false,
@@ -51,15 +51,15 @@ describe('toCompletionJob', () => {
 
   it('maps reasoning: an assistant\'s reasoning_content or reasoning, and reasoning_effort none or minimal as thinking off', () => {
     const messages = (extra: object) => [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello', ...extra }, { role: 'user', content: 'Again' }];
-    expect(job({ messages: messages({ reasoning_content: 'greet' }) }).messages[1]).toEqual({ role: 'assistant', content: 'Hello', reasoning: 'greet' });
-    expect(job({ messages: messages({ reasoning: 'greet' }) }).messages[1]).toEqual({ role: 'assistant', content: 'Hello', reasoning: 'greet' });
-    expect(job({ messages: messages({}) }).messages[1]).toEqual({ role: 'assistant', content: 'Hello' });
+    expect(job({ messages: messages({ reasoning_content: 'greet' }) }).options.messages[1]).toEqual({ role: 'assistant', content: 'Hello', reasoning: 'greet' });
+    expect(job({ messages: messages({ reasoning: 'greet' }) }).options.messages[1]).toEqual({ role: 'assistant', content: 'Hello', reasoning: 'greet' });
+    expect(job({ messages: messages({}) }).options.messages[1]).toEqual({ role: 'assistant', content: 'Hello' });
     expect(refusal({ messages: [{ role: 'user', content: 'Hi', reasoning: 'no' }] })).toMatchObject({ param: 'messages[0].reasoning' });
     const plain = { messages: [{ role: 'user', content: 'Hi' }] };
-    expect(job({ ...plain, reasoning_effort: 'none' }).thinking).toBe(false);
-    expect(job({ ...plain, reasoning_effort: 'minimal' }).thinking).toBe(false);
-    expect(job({ ...plain, reasoning_effort: 'high' }).thinking).toBeUndefined();
-    expect(job(plain).thinking).toBeUndefined();
+    expect(job({ ...plain, reasoning_effort: 'none' }).options.thinking).toBe(false);
+    expect(job({ ...plain, reasoning_effort: 'minimal' }).options.thinking).toBe(false);
+    expect(job({ ...plain, reasoning_effort: 'high' }).options.thinking).toBeUndefined();
+    expect(job(plain).options.thinking).toBeUndefined();
   });
 
   it("maps prompt caching: the latest cache breakpoint, as an offset into its message's joined text, and the mode", () => {
@@ -69,17 +69,17 @@ describe('toCompletionJob', () => {
       { role: 'user', content: [{ type: 'text', text: 'Once ' }, { type: 'text', text: 'upon', prompt_cache_breakpoint: breakpoint }, { type: 'text', text: ' a time?' }] },
       { role: 'assistant', content: 'Yes.' },
     ];
-    expect(job({ messages }).promptCache).toEqual({ implicit: true, breakpoint: { message: 1, offset: 9 } });
-    expect(job({ messages, prompt_cache_options: { mode: 'explicit' } }).promptCache).toEqual({ implicit: false, breakpoint: { message: 1, offset: 9 } });
-    expect(job({ messages: [{ role: 'user', content: 'Hi' }], prompt_cache_options: { mode: 'explicit', ttl: '30m' } }).promptCache).toEqual({ implicit: false });
+    expect(job({ messages }).options.promptCache).toEqual({ implicit: true, breakpoint: { message: 1, offset: 9 } });
+    expect(job({ messages, prompt_cache_options: { mode: 'explicit' } }).options.promptCache).toEqual({ implicit: false, breakpoint: { message: 1, offset: 9 } });
+    expect(job({ messages: [{ role: 'user', content: 'Hi' }], prompt_cache_options: { mode: 'explicit', ttl: '30m' } }).options.promptCache).toEqual({ implicit: false });
     // The default keeps the shared start, as the worker does without a policy.
-    expect(job({ messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }], prompt_cache_options: { mode: 'implicit' } }).promptCache).toBeUndefined();
+    expect(job({ messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }], prompt_cache_options: { mode: 'implicit' } }).options.promptCache).toBeUndefined();
   });
 
   it('accepts a keyword no grammar enforces when the tool is not strict: a hint, as at OpenAI', () => {
     const parameters = { type: 'object', properties: { s: { type: 'array', uniqueItems: true }, p: { type: 'string', pattern: '^(?!x)y' } } };
     const built = job({ messages: [{ role: 'user', content: 'a' }], tools: [{ type: 'function', function: { name: 'f', parameters } }] });
-    expect(built.tools?.definitions[0].parameters).toEqual(parameters);
+    expect(built.options.tools?.definitions[0].parameters).toEqual(parameters);
   });
 
   it('maps response_format and logit_bias, and n above one', () => {
@@ -90,12 +90,12 @@ describe('toCompletionJob', () => {
       n: 3,
     });
     // The schema travels as sent; the worker builds its grammar with the same checker.
-    expect(built.responseFormat).toEqual({ type: 'json_schema', name: 'x', schema: { type: 'object', title: 'X', properties: { a: { type: 'integer' } } } });
-    expect(built.sampling.logitBias).toEqual([
+    expect(built.options.responseFormat).toEqual({ type: 'json_schema', name: 'x', schema: { type: 'object', title: 'X', properties: { a: { type: 'integer' } } } });
+    expect(built.options.sampling.logitBias).toEqual([
       { token: 7, bias: 3.5 },
       { token: 42, bias: -100 },
     ]);
-    expect(built.choices).toBe(3);
+    expect(built.options.choices).toBe(3);
   });
 
   it.each([

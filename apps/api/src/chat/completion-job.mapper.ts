@@ -162,30 +162,30 @@ export function toCompletionJob(
   const messages = toChatMessages(request.messages);
   const affinityKey = clientAffinityKey(request.prompt_cache_key);
   return {
-    completionId,
+    id: completionId,
     model: request.model,
-    messages,
-    sampling: {
-      temperature: request.temperature ?? 1,
-      topP: request.top_p ?? 1,
-      maxTokens: maxTokens(request),
-      stop: stopList(request.stop),
-      frequencyPenalty: request.frequency_penalty ?? 0,
-      presencePenalty: request.presence_penalty ?? 0,
-      // llama.cpp takes a 32-bit seed; OpenAI's are any integer. Without one, answers must still vary.
-      seed: request.seed === undefined ? randomInt(2 ** 32) : request.seed >>> 0,
-      ...(request.logit_bias ? { logitBias: Object.entries(request.logit_bias).map(([token, bias]) => ({ token: Number(token), bias })) } : {}),
+    options: {
+      messages,
+      sampling: {
+        temperature: request.temperature ?? 1,
+        topP: request.top_p ?? 1,
+        maxTokens: maxTokens(request),
+        stop: stopList(request.stop),
+        frequencyPenalty: request.frequency_penalty ?? 0,
+        presencePenalty: request.presence_penalty ?? 0,
+        // llama.cpp takes a 32-bit seed; OpenAI's are any integer. Without one, answers must still vary.
+        seed: request.seed === undefined ? randomInt(2 ** 32) : request.seed >>> 0,
+        ...(request.logit_bias ? { logitBias: Object.entries(request.logit_bias).map(([token, bias]) => ({ token: Number(token), bias })) } : {}),
+      },
+      ...(tools ? { tools } : {}),
+      ...(request.n !== undefined && request.n > 1 ? { choices: request.n } : {}),
+      responseFormat: format,
+      ...(logprobs ? { logprobs } : {}),
+      // llama.cpp's server: `none` and `minimal` answer without thinking; the other efforts think as the template does.
+      ...(request.reasoning_effort === 'none' || request.reasoning_effort === 'minimal' ? { thinking: false } : {}),
+      ...(promptCache ? { promptCache } : {}),
     },
-    ...(tools ? { tools } : {}),
-    ...(request.n !== undefined && request.n > 1 ? { choices: request.n } : {}),
-    responseFormat: format,
-    ...(logprobs ? { logprobs } : {}),
-    // llama.cpp's server: `none` and `minimal` answer without thinking; the other efforts think as the template does.
-    ...(request.reasoning_effort === 'none' || request.reasoning_effort === 'minimal' ? { thinking: false } : {}),
-    ...(promptCache ? { promptCache } : {}),
     // Without a client key, placement hashes the conversation's start itself, and only when affinity is on.
-    ...(affinityKey ? { affinityKey } : {}),
-    acceptedAt,
-    startDeadline: acceptedAt + maxQueueWaitMs,
+    schedule: { acceptedAt, startDeadline: acceptedAt + maxQueueWaitMs, ...(affinityKey ? { affinityKey } : {}) },
   };
 }

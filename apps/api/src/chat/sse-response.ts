@@ -34,6 +34,14 @@ export class SseResponse {
   /** Sends the headers now, before any frame (a resumed stream may have nothing new yet). */
   open(): void {
     if (this.headersSent || this.reply.raw.destroyed) return;
+    this.writeHeaders();
+    // Now, not with the first frame: a client may be waiting on them (a queued background response's stream).
+    this.reply.raw.flushHeaders();
+  }
+
+  /** Headers that go out with the first frame, in one write. */
+  private writeHeaders(): void {
+    if (this.headersSent || this.reply.raw.destroyed) return;
     this.headersSent = true;
     this.reply.hijack();
     this.reply.raw.writeHead(200, {
@@ -57,14 +65,14 @@ export class SseResponse {
   /** @param done whether `data: [DONE]` ends the stream (Chat Completions); a Responses stream ends with its last event. */
   end(done = true): void {
     if (this.reply.raw.destroyed) return;
-    this.open();
+    this.writeHeaders();
     this.reply.raw.end(done ? 'data: [DONE]\n\n' : undefined);
   }
 
   private frame(json: string, event?: string): void {
     const id = this.nextId++;
     if (this.reply.raw.destroyed || (this.ids && id <= this.ids.after)) return;
-    this.open();
+    this.writeHeaders();
     const data = event === undefined ? `data: ${json}\n\n` : `event: ${event}\ndata: ${json}\n\n`;
     this.reply.raw.write(this.ids ? `id: ${id}\n${data}` : data);
   }

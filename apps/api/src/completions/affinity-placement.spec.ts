@@ -25,7 +25,12 @@ function setUp({ affinity = true, waitingOnShared = 0 } = {}) {
   return { placement, redis, shared, queues, ownQueue };
 }
 
-const conversation = { completionId: 'chatcmpl-1', model: 'm', messages: [{ role: 'system', content: 'You are a storyteller.' }, { role: 'user', content: 'Who pours?' }] } as CompletionJobInput;
+const conversation = {
+  id: 'chatcmpl-1',
+  model: 'm',
+  options: { messages: [{ role: 'system', content: 'You are a storyteller.' }, { role: 'user', content: 'Who pours?' }] },
+  schedule: { acceptedAt: 0, startDeadline: 30_000 },
+} as unknown as CompletionJobInput;
 
 describe('AffinityPlacement', () => {
   it('hashes the conversation start only with affinity on, and looks the worker up by it', async () => {
@@ -37,13 +42,13 @@ describe('AffinityPlacement', () => {
     const { placed, outcome } = await on.placement.place(conversation, on.shared, false);
     expect(outcome).toBe('hit');
     expect(placed.onWorkerQueue).toBe(true);
-    expect(on.redis.get).toHaveBeenCalledWith(affinityMapKey('m', prefixAffinityKey(conversation.messages, undefined)));
+    expect(on.redis.get).toHaveBeenCalledWith(affinityMapKey('m', prefixAffinityKey(conversation.options.messages, undefined)));
   });
 
   it("takes the door's key when it set one (a client's prompt_cache_key)", async () => {
     const { placement, redis, shared } = setUp();
     const affinityKey = clientAffinityKey('conversation-7')!;
-    await placement.place({ ...conversation, affinityKey }, shared, false);
+    await placement.place({ ...conversation, schedule: { ...conversation.schedule, affinityKey } }, shared, false);
     expect(redis.get).toHaveBeenCalledWith(affinityMapKey('m', affinityKey));
   });
 

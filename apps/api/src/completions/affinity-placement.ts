@@ -6,7 +6,7 @@ import type { RedisClient } from '@app/redis';
 import { ModelRegistry } from '../models/model-registry';
 import { ApiMetrics } from '../observability/api-metrics';
 import { prefixAffinityKey } from './affinity-key';
-import { COMMANDS_REDIS } from './api-redis.providers';
+import { COMMANDS_REDIS } from '../redis/api-redis.module';
 import { CompletionQueues } from './completion-queues';
 import type { CompletionQueue } from './completion-queues';
 import { PlacedJob } from './placed-job';
@@ -56,10 +56,10 @@ export class AffinityPlacement {
     });
     if (!this.env.AFFINITY) return sharedOnly('off');
     // Hashed here, not at the door: with affinity off a request pays nothing for it.
-    const affinityKey = job.affinityKey ?? prefixAffinityKey(job.messages, job.tools?.definitions);
+    const affinityKey = job.schedule.affinityKey ?? prefixAffinityKey(job.options.messages, job.options.tools?.definitions);
     // A flex job waits below default ones on the shared queue: on a worker's queue it would pass
     // them. It and a detached one still note where they ran, for the conversation's next turn.
-    if (detached || job.serviceTier === 'flex') return sharedOnly('off', affinityKey);
+    if (detached || job.schedule.tier === 'flex') return sharedOnly('off', affinityKey);
     const workerId = await this.redis.get(affinityMapKey(job.model, affinityKey)).catch(() => null);
     const worker = workerId === null ? undefined : this.models.liveWorkers(job.model).find((live) => live.workerId === workerId);
     if (!worker) return sharedOnly('miss', affinityKey);

@@ -3,16 +3,18 @@ import { OpenAiError } from '../errors/openai-error';
 import type { ModelRegistry } from '../models/model-registry';
 import type { ApiKeyRateLimits, TokenReservation } from '../rate-limits/api-key-rate-limits';
 import { CompletionAdmission } from './completion-admission';
+import type { FairShare, FairShareTicket } from './fair-share';
 import type { CompletionQueue, CompletionQueues } from './completion-queues';
 
 const job: CompletionJobInput = {
-  completionId: 'chatcmpl-1',
+  id: 'chatcmpl-1',
   model: 'tiny-chat',
-  messages: [{ role: 'user', content: 'Hi' }],
-  sampling: { temperature: 1, topP: 1, stop: [], frequencyPenalty: 0, presencePenalty: 0, seed: 1 },
-  responseFormat: { type: 'text' },
-  acceptedAt: 0,
-  startDeadline: 1000,
+  options: {
+    messages: [{ role: 'user', content: 'Hi' }],
+    sampling: { temperature: 1, topP: 1, stop: [], frequencyPenalty: 0, presencePenalty: 0, seed: 1 },
+    responseFormat: { type: 'text' },
+  },
+  schedule: { acceptedAt: 0, startDeadline: 1000 },
 };
 
 const worker: WorkerAnnouncement = {
@@ -41,7 +43,9 @@ function setup(options: { rateLimit?: 'ok' | OpenAiError; served?: boolean; unbi
   const live = { ...worker, capabilities: { ...worker.capabilities, unbiasableTokens: options.unbiasableTokens ?? [] } };
   const models = { serves: () => options.served ?? true, liveWorkers: () => [live] } as unknown as ModelRegistry;
   const queues = { forModel: () => queue } as unknown as CompletionQueues;
-  return { calls, queue, admission: new CompletionAdmission(models, queues, rateLimits) };
+  const ticket: FairShareTicket = { jobOptions: {}, onEvent: () => undefined, release: () => calls.push('fair-share release') };
+  const fairShare = { admit: () => Promise.resolve(ticket) } as unknown as FairShare;
+  return { calls, queue, admission: new CompletionAdmission(models, queues, rateLimits, fairShare) };
 }
 
 const rateLimited = new OpenAiError(429, 'requests', 'Rate limit reached', null, 'rate_limit_exceeded');
@@ -53,7 +57,7 @@ describe('CompletionAdmission', () => {
     expect(admitted.queue).toBe(queue);
     expect(calls).toEqual(['rate-limit']);
     admitted.abandon();
-    expect(calls).toEqual(['rate-limit', 'refund']);
+    expect(calls).toEqual(['rate-limit', 'refund', 'fair-share release']);
   });
 
   it('answers 404 for a model nobody serves, before any Redis work', async () => {
@@ -71,7 +75,7 @@ describe('CompletionAdmission', () => {
 
   it('refuses a logit_bias on a token the engine cannot bias, and one outside its vocabulary, before any Redis work', async () => {
     const { admission, calls } = setup({ unbiasableTokens: [2] });
-    const biased = (token: number): CompletionJobInput => ({ ...job, sampling: { ...job.sampling, logitBias: [{ token: 1, bias: 5 }, { token, bias: -100 }] } });
+    const biased = (token: number): CompletionJobInput => ({ ...job, options: { ...job.options, sampling: { ...job.options.sampling, logitBias: [{ token: 1, bias: 5 }, { token, bias: -100 }] } } });
     const refused = await admission.admit(biased(2), 'key').catch((error: unknown) => error);
     expect(refused).toMatchObject({ status: 400, param: 'logit_bias', code: 'unsupported_parameter' });
     expect((refused as OpenAiError).message).toContain('end-of-generation token 2');

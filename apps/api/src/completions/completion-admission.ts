@@ -8,6 +8,8 @@ import { ApiKeyRateLimits } from '../rate-limits/api-key-rate-limits';
 import type { TokenReservation } from '../rate-limits/api-key-rate-limits';
 import { CompletionQueues } from './completion-queues';
 import type { CompletionQueue } from './completion-queues';
+import { FairShare } from './fair-share';
+import type { FairShareTicket } from './fair-share';
 
 export const redisUnavailable = (): OpenAiError =>
   OpenAiError.unavailable('The service cannot reach its queue right now. Please retry shortly.', 'service_unavailable', 2);
@@ -17,14 +19,17 @@ export const shuttingDown = (): OpenAiError => OpenAiError.unavailable('This ser
 export interface Admission {
   readonly queue: CompletionQueue;
   readonly tokens: TokenReservation;
-  /** The job will never be queued: give back the rate-limit reservation. */
+  /** Where it waits in its tier, and what its key's fair share was charged. */
+  readonly fairShare: FairShareTicket;
+  /** The job will never be queued: give back the rate-limit reservation and the fair-share charge. */
   abandon(): void;
 }
 
 /**
  * The one admission step before anything is queued, in this order: the model is served (404),
  * this instance is not shutting down (503), the serving engines can honour every option (400),
- * then the key's rate limits (429; a Redis round trip only when limits are on). The queue's
+ * then the key's rate limits (429; a Redis round trip only when limits are on), then its fair
+ * share (its place in its tier; a Redis round trip only with FAIR_SHARE on). The queue's
  * depth (503 queue_full) is checked as the job is added (WaitingLimit), in the same round trip.
  */
 @Injectable()
@@ -35,6 +40,7 @@ export class CompletionAdmission implements BeforeApplicationShutdown {
     private readonly models: ModelRegistry,
     private readonly queues: CompletionQueues,
     private readonly rateLimits: ApiKeyRateLimits,
+    private readonly fairShare: FairShare,
   ) {}
 
   async admit(job: CompletionJobInput, apiKeyId: string): Promise<Admission> {
@@ -43,7 +49,22 @@ export class CompletionAdmission implements BeforeApplicationShutdown {
     this.checkCapabilities(job);
     const queue = this.queues.forModel(job.model);
     const tokens = await this.rateLimits.admit(apiKeyId, job);
-    return { queue, tokens, abandon: () => tokens.refund() };
+    let fairShare: FairShareTicket;
+    try {
+      fairShare = await this.fairShare.admit(job, queue, apiKeyId);
+    } catch {
+      tokens.refund();
+      throw redisUnavailable();
+    }
+    return {
+      queue,
+      tokens,
+      fairShare,
+      abandon: () => {
+        tokens.refund();
+        fairShare.release();
+      },
+    };
   }
 
   /** SIGTERM: refuse new requests at once; the runner drains the open ones. */
@@ -55,12 +76,12 @@ export class CompletionAdmission implements BeforeApplicationShutdown {
   private checkCapabilities(job: CompletionJobInput): void {
     const workers = this.models.liveWorkers(job.model);
     if (workers.length === 0) return; // none live yet (scaling from zero): the worker refuses it if it must
-    for (const need of requiredCapabilities(job)) {
+    for (const need of requiredCapabilities(job.options)) {
       const lacking = workers.find((worker) => !worker.capabilities[need.capability]);
       if (lacking) throw unsupportedBy(lacking.engine, need);
     }
     this.checkLogitBias(job, workers);
-    const choices = job.choices ?? 1;
+    const choices = job.options.choices ?? 1;
     const fewest = workers.find((worker) => worker.capabilities.maxChoices < choices);
     if (fewest) throw OpenAiError.invalidRequest(`The engine serving this model (${fewest.engine}) generates at most ${fewest.capabilities.maxChoices} choices.`, 'n', 'invalid_value');
   }
@@ -68,7 +89,7 @@ export class CompletionAdmission implements BeforeApplicationShutdown {
   /** Every token id must exist in the vocabulary of every engine that may take the job, and be one it can bias. */
   private checkLogitBias(job: CompletionJobInput, workers: WorkerAnnouncement[]): void {
     for (const worker of workers) {
-      const refusal = logitBiasRefusal(job.sampling.logitBias, worker.capabilities);
+      const refusal = logitBiasRefusal(job.options.sampling.logitBias, worker.capabilities);
       if (!refusal) continue;
       if ('highest' in refusal) {
         const size = worker.capabilities.logitBiasTokens;

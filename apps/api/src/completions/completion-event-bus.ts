@@ -3,7 +3,7 @@ import type { OnApplicationBootstrap } from '@nestjs/common';
 import { apiRepliesChannel, eventBatchElements, toTokenEvent } from '@app/contracts';
 import type { ReplyTo, TokenEvent } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
-import { API_INSTANCE_ID, SUBSCRIBER_REDIS } from './api-redis.providers';
+import { API_INSTANCE_ID, SUBSCRIBER_REDIS } from '../redis/api-redis.module';
 
 export interface TokenEventListener {
   onEvent(event: TokenEvent): void;
@@ -28,10 +28,14 @@ export class CompletionEventBus implements OnApplicationBootstrap {
   private readonly logger = new Logger(CompletionEventBus.name);
   private readonly listeners = new Map<string, TokenEventListener>();
   private readonly observers: Array<(event: TokenEvent) => void> = [];
-  private readonly channel = apiRepliesChannel(API_INSTANCE_ID);
+  private readonly channel: string;
   private subscribed = false;
 
-  constructor(@Inject(SUBSCRIBER_REDIS) private readonly subscriber: RedisClient) {
+  constructor(
+    @Inject(SUBSCRIBER_REDIS) private readonly subscriber: RedisClient,
+    @Inject(API_INSTANCE_ID) instanceId: string,
+  ) {
+    this.channel = apiRepliesChannel(instanceId);
     subscriber.on('smessage', (channel: string, message: string) => {
       if (channel === this.channel) this.dispatch(message);
     });

@@ -5,7 +5,7 @@ import { completionQueueName, completionQueuePrefix, workerQueueName } from '@ap
 import type { CompletionJobData, CompletionResult } from '@app/contracts';
 import { Queue } from 'bullmq';
 import type { RedisClient } from '@app/redis';
-import { COMMANDS_REDIS } from './api-redis.providers';
+import { COMMANDS_REDIS } from '../redis/api-redis.module';
 
 export type CompletionQueue = Queue<CompletionJobData, CompletionResult>;
 

@@ -18,7 +18,7 @@ import type { WaitingLimit } from './waiting-limit';
 function setUp(added: Promise<boolean> = Promise.resolve(true)) {
   const queue = { remove: jest.fn(() => Promise.resolve(1)), getJobState: jest.fn(() => Promise.resolve('unknown')) };
   const waitingLimit = { add: jest.fn(() => added) };
-  const admission = { queue, tokens: { settle: jest.fn(), refund: jest.fn() }, abandon: jest.fn() };
+  const admission = { queue, tokens: { settle: jest.fn(), refund: jest.fn() }, fairShare: { jobOptions: {}, onEvent: jest.fn(), release: jest.fn() }, abandon: jest.fn() };
   const commands = { spublish: jest.fn(() => Promise.resolve(0)) };
   const events = { listen: () => () => undefined, replyTo: () => ({ channel: 'completion-replies:api-1', stopWhenUnheard: true }) };
   const env = { MAX_QUEUE_WAIT_MS: 30_000, MAX_WAITING_JOBS: 7, AFFINITY: false } as ApiEnv;
@@ -27,7 +27,7 @@ function setUp(added: Promise<boolean> = Promise.resolve(true)) {
   const placement = new AffinityPlacement(env, {} as ModelRegistry, waitingLimit as unknown as WaitingLimit, {} as CompletionQueues, commands as unknown as RedisClient, metrics);
   const runner = new CompletionRunner(env, events as unknown as CompletionEventBus, placement, commands as unknown as RedisClient);
   const sink: CompletionSink = { canRestart: false, write: () => undefined, restart: () => undefined };
-  const job = { completionId: 'chatcmpl-1', model: 'm' } as CompletionJobInput;
+  const job = { id: 'chatcmpl-1', model: 'm', schedule: { acceptedAt: 0, startDeadline: 0 } } as CompletionJobInput;
   const gone = AbortSignal.abort();
   return { runner, admission, queue, waitingLimit, commands, sink, job, gone };
 }
@@ -45,10 +45,10 @@ describe('CompletionRunner', () => {
     const detached = { stopWhenUnheard: false };
     await expect(runner.run(job, admission as unknown as Admission, sink, gone, detached)).rejects.toMatchObject({ code: 'client_closed' });
     expect(waitingLimit.add).toHaveBeenCalledTimes(1);
-    const [onQueue, name, data, options, limit] = waitingLimit.add.mock.calls[0] as unknown as [unknown, string, { v: number; completionId: string; replyTo: { stopWhenUnheard: boolean } }, { jobId: string }, number];
-    expect([onQueue, name, data.completionId, data.replyTo.stopWhenUnheard, options.jobId, limit]).toEqual([queue, 'chat-completion', 'chatcmpl-1', false, 'chatcmpl-1', 7]);
+    const [onQueue, name, data, options, limit] = waitingLimit.add.mock.calls[0] as unknown as [unknown, string, { v: number; id: string; replyTo: { stopWhenUnheard: boolean } }, { jobId: string }, number];
+    expect([onQueue, name, data.id, data.replyTo.stopWhenUnheard, options.jobId, limit]).toEqual([queue, 'chat-completion', 'chatcmpl-1', false, 'chatcmpl-1', 7]);
     // Stamped with the payload's version, which workers check before running it.
-    expect(data.v).toBe(1);
+    expect(data.v).toBe(2);
     expect(admission.abandon).not.toHaveBeenCalled();
     expect(queue.remove).not.toHaveBeenCalled();
     expect(commands.spublish).not.toHaveBeenCalled();

@@ -1,11 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { BeforeApplicationShutdown } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
-import { cancellationsChannel, COMPLETION_JOB_VERSION, CompletionJobName, tierJobOptions } from '@app/contracts';
+import { cancellationsChannel, COMPLETION_JOB_VERSION, CompletionJobName } from '@app/contracts';
 import type { CompletionJobData, CompletionJobInput, ReplyTo } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import { OpenAiError } from '../errors/openai-error';
-import { COMMANDS_REDIS } from './api-redis.providers';
+import { COMMANDS_REDIS } from '../redis/api-redis.module';
 import { redisUnavailable, shuttingDown } from './completion-admission';
 import type { Admission } from './completion-admission';
 import { AffinityPlacement } from './affinity-placement';
@@ -79,13 +79,14 @@ export class CompletionRunner implements BeforeApplicationShutdown {
     const watch = new CompletionWatch({
       sink,
       startWaitMs: this.env.MAX_QUEUE_WAIT_MS,
-      withdraw: () => placed.withdraw(job.completionId),
+      withdraw: () => placed.withdraw(job.id),
     });
     let unsubscribe: () => void;
     try {
-      unsubscribe = this.events.listen(job.completionId, {
+      unsubscribe = this.events.listen(job.id, {
         onEvent: (event) => {
           placed.onEvent(event);
+          admission.fairShare.onEvent(event);
           watch.onEvent(event);
         },
         onMalformed: () => watch.fail(streamBrokenError()),
@@ -106,7 +107,7 @@ export class CompletionRunner implements BeforeApplicationShutdown {
     try {
       try {
         const data: CompletionJobData = { v: COMPLETION_JOB_VERSION, ...job, replyTo: { ...this.events.replyTo(), ...detached } };
-        const options = { jobId: job.completionId, ...tierJobOptions(job.serviceTier ?? 'default') };
+        const options = { jobId: job.id, ...admission.fairShare.jobOptions };
         enqueued = await placed.add(CompletionJobName.ChatCompletion, data, options, this.env.MAX_WAITING_JOBS);
       } catch (error) {
         admission.abandon();
@@ -117,6 +118,7 @@ export class CompletionRunner implements BeforeApplicationShutdown {
         admission.abandon();
         throw queueFull(job.model);
       }
+      sink.queued?.();
       watch.awaitStart();
       const ending = await watch.ending;
       ended = true;
@@ -131,13 +133,15 @@ export class CompletionRunner implements BeforeApplicationShutdown {
       // Failed before any output: it generated nothing for its key's token budget (a detached job
       // goes on; one cut short keeps its estimate, its real usage unknown here).
       if (!ended && enqueued === true && !detached && !watch.outputReceived) admission.tokens.settle(NO_USAGE);
+      // Its key gets back the fair-share charge of a job that never started (a detached one still may).
+      if (!detached) admission.fairShare.release();
     }
   }
 
   /** Best effort, in the background: drop the job if it waits, stop it if it runs. */
   private cancel(placed: PlacedJob, job: CompletionJobInput): void {
-    placed.cancel(job.completionId);
-    this.commands.spublish(cancellationsChannel(job.model), job.completionId).catch(() => undefined);
+    placed.cancel(job.id);
+    this.commands.spublish(cancellationsChannel(job.model), job.id).catch(() => undefined);
   }
 
   /**

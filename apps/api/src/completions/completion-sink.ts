@@ -13,4 +13,6 @@ export interface CompletionSink {
   write(parts: OutputPart[]): void;
   /** A new attempt starts over: forget the output received so far. Called only when `canRestart`. */
   restart(): void;
+  /** Called once the job is in its queue (a background response answers its request then). */
+  queued?(): void;
 }

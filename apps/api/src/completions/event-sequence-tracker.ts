@@ -1,3 +1,4 @@
+import { clientErrorOf, NO_CAPACITY } from '@app/contracts';
 import type { CompletionFailure, CompletionUsage, FinishReason, OutputPart, TokenEvent } from '@app/contracts';
 import { OpenAiError } from '../errors/openai-error';
 
@@ -14,33 +15,14 @@ export type TrackedEvent =
 export const streamBrokenError = (): OpenAiError =>
   new OpenAiError(500, 'server_error', 'Events of this completion were lost in transit; the answer is incomplete. Please retry.', null, 'events_lost');
 
-export const noCapacityError = (): OpenAiError =>
-  OpenAiError.unavailable('No worker could start this completion in time. Please retry shortly.', 'no_capacity', 5);
+export const noCapacityError = (): OpenAiError => OpenAiError.fromClientError(NO_CAPACITY);
 
 export const workerLostError = (): OpenAiError =>
   new OpenAiError(500, 'server_error', 'The worker generating this completion stopped after part of the answer was sent. Please retry.', null, 'worker_lost');
 
-/** How a worker's failure reaches a client: OpenAI's error for its code. */
+/** How a worker's failure reaches a client: OpenAI's error for its code, from the one table in contracts. */
 export function workerError(event: CompletionFailure): OpenAiError {
-  switch (event.code) {
-    case 'context_length_exceeded':
-      return OpenAiError.invalidRequest(event.message, 'messages', 'context_length_exceeded');
-    case 'cancelled':
-      return OpenAiError.internal('The completion was cancelled.');
-    case 'generation_timeout':
-      return new OpenAiError(504, 'server_error', event.message, null, 'generation_timeout');
-    case 'expired':
-      return noCapacityError();
-    case 'engine_error':
-      return OpenAiError.internal(event.message);
-    case 'upstream_rejected':
-      // The upstream server's own refusal, as it gave it: the client sees what it would see there.
-      return new OpenAiError(event.upstream.status, event.upstream.type, event.message, event.upstream.param, event.upstream.code);
-    case 'upstream_unavailable':
-      return OpenAiError.unavailable(event.message, 'upstream_unavailable', 5);
-    case 'unsupported_option':
-      return OpenAiError.invalidRequest(event.message, event.param, 'unsupported_parameter');
-  }
+  return OpenAiError.fromClientError(clientErrorOf(event));
 }
 
 /**

@@ -3,7 +3,7 @@ import { BATCH_SCORE_FLOOR } from '@app/contracts';
 import type { CompletionJobData } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import type { JobsOptions } from 'bullmq';
-import { COMMANDS_REDIS } from './api-redis.providers';
+import { COMMANDS_REDIS } from '../redis/api-redis.module';
 import type { CompletionQueue } from './completion-queues';
 
 /** How long a held place counts at most (an API instance that died holding one leaks nothing for long). */

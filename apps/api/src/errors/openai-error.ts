@@ -1,3 +1,5 @@
+import type { ClientError } from '@app/contracts';
+
 /** OpenAI's error body: `{"error": {"message", "type", "param", "code"}}`. */
 export interface OpenAiErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };
@@ -57,6 +59,11 @@ export class OpenAiError extends Error {
 
   static unavailable(message: string, code: string, retryAfterSeconds: number): OpenAiError {
     return new OpenAiError(503, 'server_error', message, null, code, { 'retry-after': String(retryAfterSeconds) });
+  }
+
+  /** A failure as the contracts' error table words it (a worker's failure, by its code). */
+  static fromClientError({ status, type, message, param, code, retryAfterSeconds }: ClientError): OpenAiError {
+    return new OpenAiError(status, type, message, param, code, retryAfterSeconds === undefined ? {} : { 'retry-after': String(retryAfterSeconds) });
   }
 
   static internal(message = 'The server had an error while processing your request.'): OpenAiError {

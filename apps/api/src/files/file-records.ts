@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { aString, checked, fields, satisfies } from '@app/contracts';
 import { execResults } from '@app/redis';
 import type { RedisClient } from '@app/redis';
-import { COMMANDS_REDIS } from '../completions/api-redis.providers';
+import { COMMANDS_REDIS } from '../redis/api-redis.module';
 import { OpenAiError } from '../errors/openai-error';
 import { fileIdTime, isFilePurpose } from './file-object';
 import type { FilePurpose, FileRecord } from './file-object';

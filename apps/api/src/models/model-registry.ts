@@ -4,7 +4,7 @@ import { ApiEnv } from '@app/config';
 import { WORKER_REGISTRY_KEYS, parseWorkerAnnouncement } from '@app/contracts';
 import type { WorkerAnnouncement } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
-import { COMMANDS_REDIS } from '../completions/api-redis.providers';
+import { COMMANDS_REDIS } from '../redis/api-redis.module';
 
 /** How often the API re-reads the registry: requests check a local copy, not Redis. */
 const REFRESH_MS = 1000;

@@ -9,6 +9,8 @@ import { ModelRegistry } from '../models/model-registry';
 
 /** Seconds, from a few milliseconds (a health probe) to five minutes (a long answer from a large model). */
 const REQUEST_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+/** Seconds a job waits for a worker, up to the default MAX_QUEUE_WAIT_MS and beyond. */
+const QUEUE_WAIT_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60];
 /** Seconds until the first token: queue wait plus prefill. */
 const FIRST_TOKEN_SECONDS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
@@ -75,6 +77,21 @@ export class ApiMetrics {
     registers: [this.registry],
   });
 
+  readonly keyServedTokens = new Counter({
+    name: 'llm_api_key_served_tokens_total',
+    help: "Tokens served per API key (its id: the first 24 hex digits of the key's SHA-256; at most 100 keys per process, the rest as `other`), by model and kind (prompt, completion): what fair share counts.",
+    labelNames: ['model', 'key', 'kind'] as const,
+    registers: [this.registry],
+  });
+
+  readonly keyQueueWait = new Histogram({
+    name: 'llm_api_key_queue_wait_seconds',
+    help: 'Time from request received to its job started on a worker, per API key (id as in llm_api_key_served_tokens_total), by model and service tier.',
+    labelNames: ['model', 'tier', 'key'] as const,
+    buckets: QUEUE_WAIT_SECONDS,
+    registers: [this.registry],
+  });
+
   constructor(queues: CompletionQueues, registry: ModelRegistry, env: ApiEnv) {
     collectDefaultMetrics({ register: this.registry });
     if (isSupervisedApiProcess()) shareMetricsWithSupervisor(this.registry);
@@ -89,7 +106,7 @@ export class ApiMetrics {
       this.registry,
       served,
       'llm_api_queue_prioritized_jobs',
-      'Flex requests and batch lines waiting in the model queue below default ones (read from Redis on scrape).',
+      'Jobs waiting in the model queue\'s prioritized set: flex requests and batch lines, and with FAIR_SHARE every interactive request (read from Redis on scrape).',
       (queue) => queue.getPrioritizedCount(),
     );
     queueGauge(this.registry, served, 'llm_api_queue_active_jobs', `Jobs a worker is running from ${where} (read from Redis on scrape).`, (queue) => queue.getActiveCount());

@@ -5,7 +5,7 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { redisPing } from '@app/redis';
 import type { RedisClient } from '@app/redis';
-import { COMMANDS_REDIS, SUBSCRIBER_REDIS } from '../completions/api-redis.providers';
+import { COMMANDS_REDIS, SUBSCRIBER_REDIS } from '../redis/api-redis.module';
 
 const LIVE: HealthCheckResult = { status: 'ok', info: {}, error: {}, details: {} };
 

@@ -36,7 +36,7 @@ describe('RequestTelemetry', () => {
   it('counts a stream as open from its link to the end of its request', async () => {
     const { request, reply, raw } = exchange();
     onRequest(request, reply, () => undefined);
-    telemetry.trackCompletion(reply, { completionId: 'chatcmpl-1', model: 'tiny-chat' }, true);
+    telemetry.trackCompletion(reply, { id: 'chatcmpl-1', model: 'tiny-chat' }, true);
     expect(await openStreams()).toBe(1);
     raw.emit('close');
     expect(await openStreams()).toBe(0);
@@ -46,7 +46,7 @@ describe('RequestTelemetry', () => {
     const { request, reply, raw } = exchange();
     onRequest(request, reply, () => undefined);
     raw.emit('close');
-    telemetry.trackCompletion(reply, { completionId: 'chatcmpl-2', model: 'tiny-chat' }, true);
+    telemetry.trackCompletion(reply, { id: 'chatcmpl-2', model: 'tiny-chat' }, true);
     expect(await openStreams()).toBe(0);
     // Its events find nothing to record against: no request waits for them.
     observer({ completionId: 'chatcmpl-2', attempt: 1, seq: 0, type: 'started', workerId: 'w' });

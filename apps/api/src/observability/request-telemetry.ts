@@ -73,12 +73,12 @@ export class RequestTelemetry {
   }
 
   /** Links a request to the completion it runs; call once it is known to be for a served model. */
-  trackCompletion(reply: FastifyReply, job: Pick<CompletionJobData, 'completionId' | 'model'>, stream: boolean): void {
+  trackCompletion(reply: FastifyReply, job: Pick<CompletionJobData, 'id' | 'model'>, stream: boolean): void {
     const request = this.requests.get(reply.request);
     if (!request || request.completion) return;
-    const completion: CompletionRecord = { completionId: job.completionId, model: job.model, stream };
+    const completion: CompletionRecord = { completionId: job.id, model: job.model, stream };
     request.completion = completion;
-    this.open.set(job.completionId, { request, completion });
+    this.open.set(job.id, { request, completion });
     if (stream) this.metrics.activeStreams.inc({ model: job.model });
   }
 

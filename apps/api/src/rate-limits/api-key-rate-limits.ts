@@ -3,17 +3,11 @@ import { ApiEnv } from '@app/config';
 import type { CompletionJobInput, CompletionUsage } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { COMMANDS_REDIS } from '../completions/api-redis.providers';
+import { COMMANDS_REDIS } from '../redis/api-redis.module';
 import { OpenAiError } from '../errors/openai-error';
+import { estimateAnswerTokens, estimatePromptTokens } from './token-estimate';
 
-/** Tokens assumed for an answer whose request sets no max_tokens, until its real usage is known. */
-const ASSUMED_ANSWER_TOKENS = 512;
-
-/** A rough count before the worker's tokenizer has seen the prompt: about four characters a token. */
-function estimateTokens(job: CompletionJobInput): number {
-  const promptChars = job.messages.reduce((sum, message) => sum + message.content.length, 0);
-  return Math.ceil(promptChars / 4) + (job.sampling.maxTokens ?? ASSUMED_ANSWER_TOKENS) * (job.choices ?? 1);
-}
+const estimateTokens = (job: CompletionJobInput): number => estimatePromptTokens(job) + estimateAnswerTokens(job);
 
 /** What an admitted request holds against its key's token budget until its usage is known. */
 export interface TokenReservation {

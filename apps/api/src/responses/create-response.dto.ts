@@ -83,7 +83,12 @@ export class ResponseTextDto {
   verbosity?: string;
 }
 
-/** OpenAI's `reasoning`: accepted; the models served here do not reason apart from their answer. */
+/**
+ * OpenAI's `reasoning`. A reasoning model's thought comes out as a `reasoning` item; `effort`
+ * `none` or `minimal` turns its thinking off (the other efforts think as its template does), and
+ * `summary` (or the older `generate_summary`) gives the thought as the item's summary too. `context`
+ * and `mode` are accepted and change nothing here.
+ */
 export class ReasoningDto {
   @IsOptional()
   @IsIn(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'])
@@ -225,7 +230,11 @@ export class CreateResponseDto {
   @IsIn(['auto', 'default', 'flex', 'priority', 'scale', 'fast', 'ultrafast'])
   service_tier?: string;
 
-  /** `disabled` (a prompt over the context is a 400) is what happens here; `auto` is accepted and behaves the same. */
+  /**
+   * `disabled` (the default): a conversation over the model's context is a 400
+   * (`context_length_exceeded`). `auto`: the llama worker drops its oldest items (never the
+   * instructions, never the last item) until it fits; an upstream engine refuses it as disabled.
+   */
   @IsOptional()
   @IsIn(['auto', 'disabled'])
   truncation?: string;

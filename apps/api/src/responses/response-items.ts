@@ -17,7 +17,15 @@ export type ConversationItem =
   | { type: 'message'; id: string; role: 'assistant'; content: ItemContentPart[]; status: 'completed' | 'incomplete' | 'in_progress' }
   | { type: 'function_call'; id: string; call_id: string; name: string; arguments: string; status: 'completed' | 'incomplete' | 'in_progress' }
   | { type: 'function_call_output'; id: string; call_id: string; output: string; status: 'completed' }
-  | { type: 'reasoning'; id: string; summary: Array<{ type: 'summary_text'; text: string }>; encrypted_content?: string | null };
+  | {
+      type: 'reasoning';
+      id: string;
+      summary: Array<{ type: 'summary_text'; text: string }>;
+      /** The thought itself (a reasoning model's own words), where the item carries it. */
+      content?: Array<{ type: 'reasoning_text'; text: string }>;
+      encrypted_content?: string | null;
+      status?: 'completed' | 'incomplete' | 'in_progress';
+    };
 
 /** What an `item_reference` resolves to: an item stored earlier for the same API key, or nothing. */
 export type ItemLookup = (id: string) => Promise<ConversationItem | undefined>;
@@ -64,6 +72,21 @@ function contentParts(content: unknown, role: string, at: string): ItemContentPa
   });
 }
 
+/**
+ * A reasoning item's `summary` (`summary_text` parts) or `content` (`reasoning_text` parts; Codex
+ * may send them as `text`), as Codex and the Agents SDK send them back.
+ */
+function reasoningTexts<T extends 'summary_text' | 'reasoning_text'>(parts: unknown, type: T, at: string): Array<{ type: T; text: string }> {
+  if (parts === undefined || parts === null) return [];
+  if (!Array.isArray(parts)) throw OpenAiError.invalidRequest(`Invalid type for '${at}': expected an array, but got ${jsonKindOf(parts)} instead.`, at, 'invalid_type');
+  return parts.map((part, index) => {
+    const param = `${at}[${index}]`;
+    if (!isJsonObject(part)) throw OpenAiError.invalidRequest(`Invalid type for '${param}': expected an object, but got ${jsonKindOf(part)} instead.`, param, 'invalid_type');
+    if (part.type !== type && !(type === 'reasoning_text' && part.type === 'text')) throw invalid(`'${param}.type' must be '${type}'.`, `${param}.type`);
+    return { type, text: requiredString(part, 'text', param) };
+  });
+}
+
 /** One input item, checked and given an id; an `item_reference` is looked up among the key's stored items. */
 async function normaliseItem(raw: Record<string, unknown>, at: string, lookup: ItemLookup): Promise<ConversationItem> {
   const type = raw.type ?? (raw.role !== undefined ? 'message' : undefined);
@@ -93,8 +116,15 @@ async function normaliseItem(raw: Record<string, unknown>, at: string, lookup: I
       return { type: 'function_call_output', id: optionalId(raw, at) ?? newItemId('fco'), call_id: requiredString(raw, 'call_id', at), output: text, status: 'completed' };
     }
     case 'reasoning': {
-      const summary = Array.isArray(raw.summary) ? raw.summary.filter(isJsonObject).map((entry) => ({ type: 'summary_text' as const, text: typeof entry.text === 'string' ? entry.text : '' })) : [];
-      return { type: 'reasoning', id: optionalId(raw, at) ?? newItemId('rs'), summary, encrypted_content: typeof raw.encrypted_content === 'string' ? raw.encrypted_content : null };
+      const summary = reasoningTexts(raw.summary, 'summary_text', `${at}.summary`);
+      const content = raw.content === undefined || raw.content === null ? undefined : reasoningTexts(raw.content, 'reasoning_text', `${at}.content`);
+      return {
+        type: 'reasoning',
+        id: optionalId(raw, at) ?? newItemId('rs'),
+        summary,
+        ...(content ? { content } : {}),
+        encrypted_content: typeof raw.encrypted_content === 'string' ? raw.encrypted_content : null,
+      };
     }
     case 'item_reference': {
       const id = requiredString(raw, 'id', at);

@@ -120,35 +120,53 @@ function checkedText(text: string, param: string): string {
 /**
  * The conversation as the engine sees it: instructions first, then the items in order. Function
  * calls join the assistant message before them (or start one); each output must answer a call
- * made earlier. Reasoning items are dropped: they hold a reasoning model's thoughts, and the
- * models served here have none to resume.
+ * made earlier. A reasoning item's text (its `content`, else its summary) becomes the thought of
+ * the assistant turn that follows it, which a reasoning model's template renders where it does
+ * (Qwen3's: only in the turns after the last user message); one that no assistant output follows
+ * is dropped. `encrypted_content` is not read: nothing here encrypts, and another provider's
+ * cannot be decrypted (OpenAI drops what it cannot decrypt in the same way).
  */
 export function toChatMessages(instructions: string | null, items: ConversationItem[], firstInputIndex: number): ChatMessage[] {
   const messages: ChatMessage[] = instructions ? [{ role: 'system', content: checkedText(instructions, 'instructions') }] : [];
   const calledIds = new Set<string>();
+  let thought: string | undefined;
+  const takeThought = (): { reasoning?: string } => {
+    const reasoning = thought;
+    thought = undefined;
+    return reasoning ? { reasoning } : {};
+  };
   items.forEach((item, position) => {
     const at = `input[${Math.max(position - firstInputIndex, 0)}]`;
     const last = messages.at(-1);
     switch (item.type) {
       case 'message': {
         const content = checkedText(itemText(item.content), `${at}.content`);
-        if (item.role === 'assistant') messages.push({ role: 'assistant', content });
-        else messages.push({ role: item.role === 'user' ? 'user' : 'system', content });
+        if (item.role === 'assistant') {
+          messages.push({ role: 'assistant', content, ...takeThought() });
+        } else {
+          thought = undefined;
+          messages.push({ role: item.role === 'user' ? 'user' : 'system', content });
+        }
         break;
       }
       case 'function_call': {
         const call: ToolCall = { id: item.call_id, name: item.name, arguments: item.arguments };
         calledIds.add(item.call_id);
-        if (last?.role === 'assistant') last.toolCalls = [...(last.toolCalls ?? []), call];
-        else messages.push({ role: 'assistant', content: '', toolCalls: [call] });
+        if (last?.role === 'assistant' && thought === undefined) last.toolCalls = [...(last.toolCalls ?? []), call];
+        else messages.push({ role: 'assistant', content: '', toolCalls: [call], ...takeThought() });
         break;
       }
       case 'function_call_output':
         if (!calledIds.has(item.call_id)) throw invalid(`No tool call found for function call output with call_id ${item.call_id}.`, `${at}.call_id`);
+        thought = undefined;
         messages.push({ role: 'tool', content: checkedText(item.output, `${at}.output`), toolCallId: item.call_id });
         break;
-      case 'reasoning':
+      case 'reasoning': {
+        const parts = item.content?.length ? item.content : item.summary;
+        const text = checkedText(parts.map((part) => part.text).join(''), `${at}.content`);
+        thought = text === '' ? thought : `${thought ?? ''}${text}`;
         break;
+      }
     }
   });
   if (!messages.some((message) => message.role !== 'system')) throw OpenAiError.invalidRequest(`Missing required parameter: 'input'.`, 'input', 'missing_required_parameter');
@@ -185,8 +203,8 @@ export function toResponseJob(
   if (request.conversation !== undefined && request.conversation !== null) {
     throw OpenAiError.invalidRequest(`Conversations are not available here; continue with 'previous_response_id'.`, 'conversation', 'unsupported_parameter');
   }
-  // Not half-applied: a background response would have to outlive its request, be polled and cancelled.
-  if (request.background === true) throw OpenAiError.invalidRequest(`Background responses are not available here yet; send 'background': false.`, 'background', 'unsupported_parameter');
+  // A background response is polled, cancelled and resumed through its stored record.
+  if (request.background === true && request.store === false) throw invalid(`Background responses must be stored; 'background': true requires 'store': true.`, 'background');
   const { definitions, echoes } = functionTools(request);
   const choice = toolChoice(request, new Set(definitions.map((tool) => tool.name)));
   if (definitions.length === 0 && (choice.type === 'required' || choice.type === 'function')) throw invalid(`'tool_choice' requires function tools in 'tools'.`, 'tool_choice');
@@ -200,25 +218,29 @@ export function toResponseJob(
   const instructions = request.instructions ?? null;
   const affinityKey = clientAffinityKey(request.prompt_cache_key) ?? continuedKey;
   const job: CompletionJobInput = {
-    completionId: responseId,
+    id: responseId,
     model: request.model,
-    messages: toChatMessages(instructions, items, firstInputIndex),
-    sampling: {
-      temperature: request.temperature ?? 1,
-      topP: request.top_p ?? 1,
-      maxTokens: request.max_output_tokens ?? undefined,
-      stop: [],
-      frequencyPenalty: 0,
-      presencePenalty: 0,
-      // The Responses API has no seed; answers must vary, and a retried job samples the same way.
-      seed: randomInt(2 ** 32),
+    options: {
+      messages: toChatMessages(instructions, items, firstInputIndex),
+      sampling: {
+        temperature: request.temperature ?? 1,
+        topP: request.top_p ?? 1,
+        maxTokens: request.max_output_tokens ?? undefined,
+        stop: [],
+        frequencyPenalty: 0,
+        presencePenalty: 0,
+        // The Responses API has no seed; answers must vary, and a retried job samples the same way.
+        seed: randomInt(2 ** 32),
+      },
+      ...(tools ? { tools } : {}),
+      responseFormat: format,
+      ...(logprobs ? { logprobs } : {}),
+      // As on the chat door (llama.cpp server's reading): `none` and `minimal` answer without thinking.
+      ...(request.reasoning?.effort === 'none' || request.reasoning?.effort === 'minimal' ? { thinking: false } : {}),
+      // Only the worker knows how many tokens the conversation is: it drops the oldest items there.
+      ...(request.truncation === 'auto' ? { truncation: 'auto' as const } : {}),
     },
-    ...(tools ? { tools } : {}),
-    responseFormat: format,
-    ...(logprobs ? { logprobs } : {}),
-    ...(affinityKey ? { affinityKey } : {}),
-    acceptedAt,
-    startDeadline: acceptedAt + maxQueueWaitMs,
+    schedule: { acceptedAt, startDeadline: acceptedAt + maxQueueWaitMs, ...(affinityKey ? { affinityKey } : {}) },
   };
   const settings: ResponseSettings = {
     instructions,
@@ -227,11 +249,12 @@ export function toResponseJob(
     parallelToolCalls: request.parallel_tool_calls ?? true,
     textFormat: echo,
     maxOutputTokens: request.max_output_tokens ?? null,
-    temperature: job.sampling.temperature,
-    topP: job.sampling.topP,
+    temperature: job.options.sampling.temperature,
+    topP: job.options.sampling.topP,
     topLogprobs: request.top_logprobs ?? 0,
     logprobs: logprobs !== undefined,
-    reasoning: { effort: request.reasoning?.effort ?? null, summary: request.reasoning?.summary ?? null },
+    // `generate_summary` is the older name of `summary`.
+    reasoning: { effort: request.reasoning?.effort ?? null, summary: request.reasoning?.summary ?? request.reasoning?.generate_summary ?? null },
     truncation: request.truncation === 'auto' ? 'auto' : 'disabled',
     user: request.user ?? null,
     safetyIdentifier: request.safety_identifier ?? null,

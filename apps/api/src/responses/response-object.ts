@@ -22,14 +22,13 @@ export interface ResponseIdentity {
   settings: ResponseSettings;
 }
 
-/** OpenAI's usage of a response, from the engine's: cached prompt tokens and (none here) reasoning tokens. */
+/** OpenAI's usage of a response, from the engine's: cached prompt tokens and the output tokens a reasoning model spent thinking. */
 export function responseUsage(usage: CompletionUsage): object {
   return {
     input_tokens: usage.prompt_tokens,
     input_tokens_details: { cached_tokens: usage.prompt_tokens_details?.cached_tokens ?? 0, cache_write_tokens: 0 },
     output_tokens: usage.completion_tokens,
-    // The models served here answer without a separate reasoning phase.
-    output_tokens_details: { reasoning_tokens: 0 },
+    output_tokens_details: { reasoning_tokens: usage.completion_tokens_details?.reasoning_tokens ?? 0 },
     total_tokens: usage.total_tokens,
   };
 }

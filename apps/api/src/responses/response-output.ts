@@ -2,6 +2,7 @@ import { newToolCallId } from '@app/contracts';
 import type { OutputPart, TokenLogprob } from '@app/contracts';
 import { outputItemId } from './response-ids';
 import type { ConversationItem } from './response-items';
+import type { ResponseSettings } from './response-job.mapper';
 
 /** One server-sent event of a Responses stream: its type (the `event:` line) and its JSON (the `data:` line). */
 export interface ResponseEventFrame {
@@ -30,7 +31,15 @@ interface FunctionCallState {
   status: ItemStatus;
 }
 
-type ItemState = MessageState | FunctionCallState;
+/** A reasoning model's thought: one `reasoning_text` part, and (when asked) a summary of one part. */
+interface ReasoningState {
+  type: 'reasoning';
+  id: string;
+  text: string;
+  status: ItemStatus;
+}
+
+type ItemState = MessageState | FunctionCallState | ReasoningState;
 
 const messageItem = (item: MessageState): ConversationItem & { type: 'message' } => ({
   type: 'message',
@@ -49,15 +58,39 @@ const functionCallItem = (item: FunctionCallState): ConversationItem => ({
   status: item.status,
 });
 
-const itemObject = (item: ItemState): ConversationItem => (item.type === 'message' ? messageItem(item) : functionCallItem(item));
+/**
+ * The thought verbatim as its `reasoning_text` content (as OpenAI gives an open-weight model's
+ * chain of thought) and, when the request asked for `reasoning.summary`, as the one summary part:
+ * no model here writes summaries, and the thought is its own most faithful one.
+ */
+const reasoningItem = (item: ReasoningState, withSummary: boolean): ConversationItem => {
+  const started = !(item.status === 'in_progress' && item.text === '');
+  return {
+    type: 'reasoning',
+    id: item.id,
+    summary: withSummary && started ? [{ type: 'summary_text', text: item.text }] : [],
+    content: started ? [{ type: 'reasoning_text', text: item.text }] : [],
+    status: item.status,
+  };
+};
+
+/** What the request asked of the output beyond its items: per-token log probabilities, a summary of the thought. */
+export type OutputSettings = Pick<ResponseSettings, 'logprobs' | 'reasoning'>;
+
+/** `reasoning.summary` asked for (any of `auto`, `concise`, `detailed`): the thought is given as the summary too. */
+export const wantsSummary = (settings: OutputSettings): boolean => settings.reasoning.summary !== null;
 
 /**
  * Turns a completion's output parts, in order, into a response's output items and (when `emit`
  * is given) the stream events OpenAI sends for them, each with the next sequence number: a
  * message's `output_item.added`, `content_part.added`, `output_text.delta`…, `output_text.done`,
  * `content_part.done`, `output_item.done`; a function call's `output_item.added`,
- * `function_call_arguments.delta`…, `.done`, `output_item.done`. The items and events are a
- * pure function of the parts and the response id, so a replay on any instance repeats them.
+ * `function_call_arguments.delta`…, `.done`, `output_item.done`; a reasoning model's thought (a
+ * `reasoning` item) as `output_item.added`, `content_part.added` (`reasoning_text`),
+ * `reasoning_text.delta`…, `.done`, `content_part.done`, and with a summary asked for the same
+ * text also as `reasoning_summary_part.added`, `reasoning_summary_text.delta`…, `.done`,
+ * `reasoning_summary_part.done`, then `output_item.done`. The items and events are a pure
+ * function of the parts, the response id and its settings, so a replay on any instance repeats them.
  */
 export class ResponseOutput {
   private readonly items: ItemState[] = [];
@@ -65,15 +98,22 @@ export class ResponseOutput {
   /** With log probabilities, a text delta waits for the log probabilities of its tokens (the part after it). */
   private pendingDelta: string | undefined;
   private deltaHead = '';
+  /** The heads of a reasoning delta's events: its text's, and its summary's (empty without a summary). */
+  private reasoningHead = '';
+  private summaryHead = '';
   private sequence: number;
+  private readonly withLogprobs: boolean;
+  private readonly withSummary: boolean;
 
   constructor(
     private readonly responseId: string,
-    private readonly withLogprobs: boolean,
+    settings: OutputSettings,
     private readonly emit?: (frame: ResponseEventFrame) => void,
     firstSequenceNumber = 0,
   ) {
     this.sequence = firstSequenceNumber;
+    this.withLogprobs = settings.logprobs;
+    this.withSummary = wantsSummary(settings);
   }
 
   /** The sequence number the next event gets. */
@@ -89,6 +129,9 @@ export class ResponseOutput {
         case 'text':
           this.addText(part.text);
           break;
+        case 'reasoning':
+          this.addReasoning(part.text);
+          break;
         case 'logprobs':
           this.addLogprobs(part.content);
           break;
@@ -99,16 +142,32 @@ export class ResponseOutput {
     }
   }
 
-  /** Closes the item still open (`incomplete` when the answer was cut short) and returns every item. */
+  /**
+   * Closes the item still open (`incomplete` when the answer was cut short) and returns every
+   * item. An answer that ended with no message and no call gets an empty message, as the chat
+   * door gives empty content; one cut short while thinking ends with its thought, as OpenAI's do.
+   */
   finish(cutShort: boolean): ConversationItem[] {
-    if (this.items.length === 0) this.openMessage();
+    const answered = this.items.some((item) => item.type !== 'reasoning');
+    if (!answered && (!cutShort || this.items.length === 0)) this.openMessage();
     this.close(cutShort ? 'incomplete' : 'completed');
-    return this.items.map(itemObject);
+    return this.snapshot();
   }
 
   /** The items so far as they stand (a response still in progress, or one that failed). */
   snapshot(): ConversationItem[] {
-    return this.items.map(itemObject);
+    return this.items.map((item) => this.itemObject(item));
+  }
+
+  private itemObject(item: ItemState): ConversationItem {
+    switch (item.type) {
+      case 'message':
+        return messageItem(item);
+      case 'function_call':
+        return functionCallItem(item);
+      case 'reasoning':
+        return reasoningItem(item, this.withSummary);
+    }
   }
 
   /** Emits an event of `type` whose JSON is built by `body` (without its type and sequence number). */
@@ -148,6 +207,30 @@ export class ResponseOutput {
   private sendDelta(text: string, logprobsJson: string): void {
     const data = `${this.deltaHead}${JSON.stringify(text)},"logprobs":${logprobsJson},"sequence_number":${this.sequence++}}`;
     this.emit?.({ event: 'response.output_text.delta', data });
+  }
+
+  private addReasoning(text: string): void {
+    if (this.open?.type !== 'reasoning') this.openReasoning();
+    (this.open as ReasoningState).text += text;
+    if (!this.emit) return;
+    const tail = `${JSON.stringify(text)},"sequence_number":`;
+    this.emit({ event: 'response.reasoning_text.delta', data: `${this.reasoningHead}${tail}${this.sequence++}}` });
+    if (this.withSummary) this.emit({ event: 'response.reasoning_summary_text.delta', data: `${this.summaryHead}${tail}${this.sequence++}}` });
+  }
+
+  private openReasoning(): void {
+    this.close('completed');
+    const outputIndex = this.items.length;
+    const reasoning: ReasoningState = { type: 'reasoning', id: outputItemId(this.responseId, 'rs', outputIndex), text: '', status: 'in_progress' };
+    this.items.push(reasoning);
+    this.open = reasoning;
+    const at = `"item_id":${JSON.stringify(reasoning.id)},"output_index":${outputIndex}`;
+    this.reasoningHead = `{"type":"response.reasoning_text.delta",${at},"content_index":0,"delta":`;
+    this.summaryHead = `{"type":"response.reasoning_summary_text.delta",${at},"summary_index":0,"delta":`;
+    this.event('response.output_item.added', { output_index: outputIndex, item: this.itemObject(reasoning) });
+    const where = { item_id: reasoning.id, output_index: outputIndex };
+    this.event('response.content_part.added', { ...where, content_index: 0, part: { type: 'reasoning_text', text: '' } });
+    if (this.withSummary) this.event('response.reasoning_summary_part.added', { ...where, summary_index: 0, part: { type: 'summary_text', text: '' } });
   }
 
   private addToolCall(index: number, id: string | undefined, name: string | undefined, args: string): void {
@@ -193,13 +276,27 @@ export class ResponseOutput {
     this.flushDelta([]);
     item.status = status;
     const outputIndex = this.items.length - 1;
-    if (item.type === 'message') {
-      const part = { type: 'output_text', text: item.text, annotations: [], logprobs: item.logprobs };
-      this.event('response.output_text.done', { item_id: item.id, output_index: outputIndex, content_index: 0, text: item.text, logprobs: item.logprobs });
-      this.event('response.content_part.done', { item_id: item.id, output_index: outputIndex, content_index: 0, part });
-    } else {
-      this.event('response.function_call_arguments.done', { item_id: item.id, output_index: outputIndex, name: item.name, arguments: item.arguments });
+    const where = { item_id: item.id, output_index: outputIndex };
+    switch (item.type) {
+      case 'message': {
+        const part = { type: 'output_text', text: item.text, annotations: [], logprobs: item.logprobs };
+        this.event('response.output_text.done', { ...where, content_index: 0, text: item.text, logprobs: item.logprobs });
+        this.event('response.content_part.done', { ...where, content_index: 0, part });
+        break;
+      }
+      case 'function_call':
+        this.event('response.function_call_arguments.done', { ...where, name: item.name, arguments: item.arguments });
+        break;
+      case 'reasoning':
+        this.event('response.reasoning_text.done', { ...where, content_index: 0, text: item.text });
+        this.event('response.content_part.done', { ...where, content_index: 0, part: { type: 'reasoning_text', text: item.text } });
+        if (this.withSummary) {
+          this.event('response.reasoning_summary_text.done', { ...where, summary_index: 0, text: item.text });
+          const cut = status === 'incomplete' ? { status: 'incomplete' } : {};
+          this.event('response.reasoning_summary_part.done', { ...where, summary_index: 0, part: { type: 'summary_text', text: item.text }, ...cut });
+        }
+        break;
     }
-    this.event('response.output_item.done', { output_index: outputIndex, item: itemObject(item) });
+    this.event('response.output_item.done', { output_index: outputIndex, item: this.itemObject(item) });
   }
 }

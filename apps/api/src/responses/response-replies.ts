@@ -62,7 +62,7 @@ export class BufferedResponse implements ResponseReply {
   }
 
   async finish(ending: CompletionEnding, beforeLast: (outcome: ResponseOutcome) => Promise<void>): Promise<void> {
-    const output = new ResponseOutput(this.identity.id, this.identity.settings.logprobs);
+    const output = new ResponseOutput(this.identity.id, this.identity.settings);
     output.add(this.parts);
     const items = output.finish(ending.finishReason === 'length');
     const state = endedState(items, ending);
@@ -93,7 +93,7 @@ export class StreamedResponse implements ResponseReply {
     ids?: FrameIds,
   ) {
     this.sse = new SseResponse(reply, undefined, ids);
-    this.output = new ResponseOutput(identity.id, identity.settings.logprobs, (frame) => this.sse.send(frame.data, frame.event));
+    this.output = new ResponseOutput(identity.id, identity.settings, (frame) => this.sse.send(frame.data, frame.event));
   }
 
   /** Sends the headers before any output (a resumed stream). */

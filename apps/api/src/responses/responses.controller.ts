@@ -1,8 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
+import { withTier } from '@app/contracts';
+import type { CompletionJobInput } from '@app/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiKeyGuard, callerOf } from '../auth/api-key.guard';
 import { CompletionAdmission, redisUnavailable } from '../completions/completion-admission';
+import type { Admission } from '../completions/completion-admission';
 import { CompletionRunner } from '../completions/completion-runner';
 import type { CompletionEnding } from '../completions/completion-runner';
 import { ServiceTiers } from '../completions/service-tiers';
@@ -12,6 +15,8 @@ import { clientGoneSignal } from '../http/client-gone-signal';
 import { cursorPage, parseCursorQuery } from '../http/cursor-query';
 import type { CursorPage } from '../http/cursor-query';
 import { RequestTelemetry } from '../observability/request-telemetry';
+import type { ReleaseLease } from '../stored-completions/completion-lease';
+import { resumeCursor } from '../stored-completions/stored-completions.controller';
 import { CreateResponseDto } from './create-response.dto';
 import { newResponseId } from './response-ids';
 import { inputItems } from './response-items';
@@ -20,9 +25,16 @@ import { toResponseJob } from './response-job.mapper';
 import { responseObject } from './response-object';
 import type { ResponseIdentity } from './response-object';
 import { BufferedResponse, StreamedResponse } from './response-replies';
-import type { ResponseOutcome } from './response-replies';
-import { StoredResponses } from './stored-responses';
+import type { ResponseOutcome, ResponseReply } from './response-replies';
+import { BackgroundResponses } from './background-responses';
+import { ResponseCancellation } from './response-cancellation';
+import { ResponseReplay } from './response-replay';
+import { ResponseSettlement } from './response-settlement';
+import { StoredResponses, isOpenStatus } from './stored-responses';
 import type { StoredResponseRecord } from './stored-responses';
+
+/** What `GET /v1/responses/{id}` reads from its query; `include` and `include_obfuscation` ask for nothing these responses have. */
+const RETRIEVE_QUERY = new Set(['include', 'include[]', 'stream', 'starting_after', 'include_obfuscation']);
 
 const notFound = (id: string): OpenAiError => OpenAiError.notFound(`Response with id '${id}' not found.`, 'response_id');
 
@@ -33,7 +45,9 @@ const requestedTier = (tier: string | undefined): string | undefined => (tier ==
  * OpenAI's Responses API: the second front door onto the same queue. A request is mapped to the
  * job the chat door queues (response-job.mapper.ts), admitted and run by the same runner, and
  * its output parts are formatted as Response objects and stream events (response-output.ts).
- * Stored responses (`store`, OpenAI's default) live in Redis for every instance to read.
+ * Stored responses (`store`, OpenAI's default) live in Redis for every instance to read; a
+ * background one runs on whatever becomes of its request (background-responses.ts), and is
+ * polled, cancelled and streamed again from any instance.
  */
 @Controller('v1/responses')
 @UseGuards(ApiKeyGuard)
@@ -45,6 +59,10 @@ export class ResponsesController {
     private readonly telemetry: RequestTelemetry,
     private readonly tiers: ServiceTiers,
     private readonly stored: StoredResponses,
+    private readonly settlement: ResponseSettlement,
+    private readonly background: BackgroundResponses,
+    private readonly replay: ResponseReplay,
+    private readonly cancellation: ResponseCancellation,
   ) {}
 
   @Post()
@@ -59,19 +77,42 @@ export class ResponsesController {
     const input = await inputItems(request.input ?? undefined, (itemId) => this.stored.findItem(owner, itemId));
     const history = [...earlier, ...input];
     const { job: mapped, settings } = toResponseJob(request, history, earlier.length, id, acceptedAt, this.env.MAX_QUEUE_WAIT_MS, previous?.affinityKey);
-    const job = { ...mapped, serviceTier: this.tiers.granted(requestedTier(request.service_tier ?? undefined), owner) };
-    const identity: ResponseIdentity = { id, model: job.model, createdAtMs: acceptedAt, serviceTier: job.serviceTier, settings };
+    const job = withTier(mapped, this.tiers.granted(requestedTier(request.service_tier ?? undefined), owner));
+    const identity: ResponseIdentity = { id, model: job.model, createdAtMs: acceptedAt, serviceTier: job.schedule.tier ?? 'default', settings };
     const response = request.stream === true ? new StreamedResponse(reply, identity) : new BufferedResponse(reply, identity);
     const admission = await this.admission.admit(job, owner);
     let record: StoredResponseRecord | undefined;
+    // Held while this instance runs a stored response that is not in the background: it lapses if the instance dies.
+    let release: ReleaseLease = () => undefined;
     if (settings.store) {
-      record = { owner, identity, history, inputStart: earlier.length, state: { status: 'in_progress', output: [] }, ...(job.affinityKey ? { affinityKey: job.affinityKey } : {}) };
-      await this.stored.begin(record).catch(() => {
+      const { affinityKey } = job.schedule;
+      record = { owner, identity, history, inputStart: earlier.length, state: { status: settings.background ? 'queued' : 'in_progress', output: [] }, ...(affinityKey ? { affinityKey } : {}) };
+      release = await this.stored.begin(record).catch(() => {
         admission.abandon();
         throw redisUnavailable();
       });
     }
     this.telemetry.trackCompletion(reply, job, request.stream === true);
+    if (record && settings.background) {
+      if (request.stream === true) return this.background.stream(job, admission, record, reply);
+      return this.background.start(job, admission, record, reply);
+    }
+    try {
+      await this.runInteractive(job, admission, response, clientGone, reply, record);
+    } finally {
+      release();
+    }
+  }
+
+  /** A response its request follows to the end: a client that leaves (or an instance that dies) stops its job. */
+  private async runInteractive(
+    job: CompletionJobInput,
+    admission: Admission,
+    response: ResponseReply,
+    clientGone: AbortSignal,
+    reply: FastifyReply,
+    record: StoredResponseRecord | undefined,
+  ): Promise<void> {
     const keep = async ({ state, output }: ResponseOutcome): Promise<void> => {
       if (record) await this.stored.end(record, state, output).catch(() => undefined);
     };
@@ -96,12 +137,33 @@ export class ResponsesController {
     await response.finish(ending, keep);
   }
 
+  /** The response as it stands; with `?stream=true` (a background one), its events after `starting_after`, then live to its end. */
   @Get(':id')
-  async retrieve(@Param('id') id: string, @Query() query: Record<string, unknown>, @Req() http: FastifyRequest): Promise<object> {
-    const unknown = Object.keys(query).find((name) => name !== 'include' && name !== 'include[]');
+  async retrieve(@Param('id') id: string, @Query() query: Record<string, unknown>, @Req() http: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    const unknown = Object.keys(query).find((name) => !RETRIEVE_QUERY.has(name));
     if (unknown !== undefined) throw OpenAiError.invalidRequest(`Unrecognized request argument supplied: ${unknown}`, unknown, 'unknown_parameter');
+    const { stream, starting_after: startingAfter } = query;
+    if (stream !== undefined && stream !== 'true' && stream !== 'false') throw OpenAiError.invalidRequest(`'stream' must be true or false.`, 'stream', 'invalid_value');
     const record = await this.find(http, id);
-    return responseObject(record.identity, record.state);
+    if (stream !== 'true') {
+      await reply.send(responseObject(record.identity, record.state));
+      return;
+    }
+    if (!record.identity.settings.background) {
+      throw OpenAiError.invalidRequest(`Only a response created with 'background': true can be streamed again; retrieve it without 'stream'.`, 'stream', 'invalid_value');
+    }
+    await this.replay.stream(record, resumeCursor(http.headers['last-event-id'], startingAfter), reply, clientGoneSignal(reply));
+  }
+
+  /** Stops a background response (OpenAI allows no other): it ends `cancelled`; one already ended is answered as it is. */
+  @Post(':id/cancel')
+  @HttpCode(200)
+  async cancel(@Param('id') id: string, @Req() http: FastifyRequest): Promise<object> {
+    const record = await this.find(http, id);
+    if (!record.identity.settings.background) throw OpenAiError.invalidRequest('Cannot cancel a synchronous response.', 'response_id', 'invalid_value');
+    const cancelled = isOpenStatus(record.state.status) ? await this.cancellation.cancel(record) : record;
+    if (!cancelled) throw notFound(id);
+    return responseObject(cancelled.identity, cancelled.state);
   }
 
   @Delete(':id')
@@ -127,7 +189,8 @@ export class ResponsesController {
   /** The response a `previous_response_id` continues (its history, then its output, come before the input). */
   private async previous(owner: string, previousId: string | undefined): Promise<StoredResponseRecord | undefined> {
     if (previousId === undefined) return undefined;
-    const previous = await this.stored.find(owner, previousId);
+    const found = await this.stored.find(owner, previousId);
+    const previous = found && (await this.settlement.current(found));
     if (!previous) throw OpenAiError.notFound(`Previous response with id '${previousId}' not found.`, 'previous_response_id', 'previous_response_not_found');
     if (previous.state.status === 'queued' || previous.state.status === 'in_progress') {
       throw OpenAiError.invalidRequest(`Previous response with id '${previousId}' is still in progress.`, 'previous_response_id', 'invalid_value');
@@ -135,8 +198,10 @@ export class ResponsesController {
     return previous;
   }
 
+  /** The caller's response as it truly stands (see ResponseSettlement). */
   private async find(http: FastifyRequest, id: string): Promise<StoredResponseRecord> {
-    const record = await this.stored.find(callerOf(http), id);
+    const found = await this.stored.find(callerOf(http), id);
+    const record = found && (await this.settlement.current(found));
     if (!record) throw notFound(id);
     return record;
   }

@@ -1,7 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
 import type { RedisClient } from '@app/redis';
-import { COMMANDS_REDIS } from '../completions/api-redis.providers';
+import { COMMANDS_REDIS } from '../redis/api-redis.module';
+import { holdLease } from '../stored-completions/completion-lease';
+import type { ReleaseLease } from '../stored-completions/completion-lease';
 import type { ConversationItem } from './response-items';
 import type { ResponseIdentity, ResponseState } from './response-object';
 
@@ -9,10 +11,29 @@ import type { ResponseIdentity, ResponseState } from './response-object';
  * Redis keys of the Responses API's stored objects. DO NOT CHANGE THE VALUES once shipped: stored
  * responses would be lost. One hash tag per response keeps its keys in one Cluster slot.
  */
-export const storedResponseKeys = (id: string): { record: string; answer: string; log: string; lease: string } => {
+export const storedResponseKeys = (id: string): { record: string; answer: string; failure: string; log: string; lease: string; cancelled: string } => {
   const tag = `{response:${id}}`;
-  return { record: `${tag}:record`, answer: `${tag}:answer`, log: `${tag}:events`, lease: `${tag}:lease` };
+  return { record: `${tag}:record`, answer: `${tag}:answer`, failure: `${tag}:failure`, log: `${tag}:events`, lease: `${tag}:lease`, cancelled: `${tag}:cancelled` };
 };
+
+/** Whether a response may still change: its job has not ended (or nobody has recorded that it did). */
+export const isOpenStatus = (status: string): boolean => status === 'queued' || status === 'in_progress';
+
+/**
+ * Writes a record (ARGV[1]) only while the stored one is still open, keeping its expiry: the first
+ * ending wins (a cancel, the creating instance, or whichever instance settles it on read). Returns
+ * the record as stored afterwards, or nothing when it is gone.
+ */
+const END_IF_OPEN_LUA = `
+local current = redis.call('GET', KEYS[1])
+if not current then return false end
+local status = cjson.decode(current).state.status
+if status ~= 'queued' and status ~= 'in_progress' then return current end
+redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')
+return ARGV[1]
+`;
+
+type WithEndIfOpen = RedisClient & { endResponseIfOpen(record: string, json: string): Promise<string | null> };
 const itemKey = (itemId: string): string => `{response-item:${itemId}}`;
 const indexKey = (owner: string): string => `{stored-responses:${owner}}:by-created`;
 
@@ -44,24 +65,47 @@ interface StoredItem {
 @Injectable()
 export class StoredResponses {
   private readonly ttlMs: number;
+  private readonly redis: WithEndIfOpen;
 
   constructor(
     private readonly env: ApiEnv,
-    @Inject(COMMANDS_REDIS) private readonly redis: RedisClient,
+    @Inject(COMMANDS_REDIS) redis: RedisClient,
   ) {
     this.ttlMs = env.STORE_TTL_SECONDS * 1000;
+    redis.defineCommand('endResponseIfOpen', { numberOfKeys: 1, lua: END_IF_OPEN_LUA });
+    this.redis = redis as WithEndIfOpen;
   }
 
-  /** Records a response as it starts (its input items become referenceable). */
-  async begin(record: StoredResponseRecord): Promise<void> {
+  /** How long stored objects (and a background job's answer) live. */
+  get keepMs(): number {
+    return this.ttlMs;
+  }
+
+  /**
+   * Records a response as it starts (its input items become referenceable). One that is not in
+   * the background lives only while this instance follows it: its lease (held first, released by
+   * the caller once it has ended) tells every reader whether that is still so.
+   */
+  async begin(record: StoredResponseRecord): Promise<ReleaseLease> {
     const index = indexKey(record.owner);
-    await Promise.all([
-      this.writeRecord(record),
-      this.writeItems(record.owner, record.history.slice(record.inputStart)),
-      this.redis.zadd(index, record.identity.createdAtMs, record.identity.id),
-      this.redis.zremrangebyscore(index, '-inf', Date.now() - this.ttlMs),
-      this.redis.pexpire(index, this.ttlMs),
-    ]);
+    // Sent first on this one connection: no reader finds the record without its lease.
+    const lease: Promise<ReleaseLease> = record.identity.settings.background
+      ? Promise.resolve(() => undefined)
+      : holdLease(this.redis, storedResponseKeys(record.identity.id).lease, this.env.RESUME_GRACE_MS);
+    try {
+      await Promise.all([
+        lease,
+        this.writeRecord(record),
+        this.writeItems(record.owner, record.history.slice(record.inputStart)),
+        this.redis.zadd(index, record.identity.createdAtMs, record.identity.id),
+        this.redis.zremrangebyscore(index, '-inf', Date.now() - this.ttlMs),
+        this.redis.pexpire(index, this.ttlMs),
+      ]);
+    } catch (error) {
+      lease.then((release) => release()).catch(() => undefined);
+      throw error;
+    }
+    return lease;
   }
 
   /**
@@ -72,6 +116,21 @@ export class StoredResponses {
   async end(record: StoredResponseRecord, state: ResponseState, output: ConversationItem[]): Promise<StoredResponseRecord> {
     const ended = { ...record, state };
     await Promise.all([this.writeRecord(ended, true), this.writeItems(record.owner, output)]);
+    await this.keepWithinLimit(record.owner);
+    return ended;
+  }
+
+  /**
+   * Records how an open response ended, unless another ending was recorded first (see
+   * END_IF_OPEN_LUA); returns the record as it stands then (undefined once deleted).
+   */
+  async endIfOpen(record: StoredResponseRecord, state: ResponseState, output: ConversationItem[]): Promise<StoredResponseRecord | undefined> {
+    const ended = { ...record, state };
+    const json = JSON.stringify(ended);
+    const stored = await this.redis.endResponseIfOpen(storedResponseKeys(record.identity.id).record, json);
+    if (stored === null) return undefined;
+    if (stored !== json) return JSON.parse(stored) as StoredResponseRecord;
+    await this.writeItems(record.owner, output);
     await this.keepWithinLimit(record.owner);
     return ended;
   }
@@ -97,7 +156,7 @@ export class StoredResponses {
     const keys = storedResponseKeys(id);
     await Promise.all([
       this.redis.zrem(indexKey(record.owner), id),
-      ...[keys.record, keys.answer, keys.log, keys.lease].map((key) => this.redis.unlink(key)),
+      ...[keys.record, keys.answer, keys.failure, keys.log, keys.lease, keys.cancelled].map((key) => this.redis.unlink(key)),
       ...this.ownItemIds(record).map((itemId) => this.redis.unlink(itemKey(itemId))),
     ]);
   }

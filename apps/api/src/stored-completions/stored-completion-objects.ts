@@ -1,24 +1,7 @@
-import type { CompletionJobInput, StoredAnswer } from '@app/contracts';
-import type { ChatCompletionRequestDto, ChatMessageDto } from '../chat/chat-completion-request.dto';
+import type { StoredAnswer, StoredChatMessage, StoredCompletionRecord } from '@app/contracts';
 import { ChatCompletionFormatter } from '../chat/chat-completion-formatter';
+import type { ChatCompletionBody } from '../chat/chat-completion-formatter';
 import { contentText } from '../chat/message-content.validator';
-import type { StoredCompletionRecord } from './stored-completions';
-
-/** What a `store: true` request leaves for later: who asked, and what they asked. */
-export function storedRecordOf(request: ChatCompletionRequestDto, job: CompletionJobInput, owner: string): StoredCompletionRecord {
-  return {
-    id: job.completionId,
-    owner,
-    model: job.model,
-    createdMs: job.acceptedAt,
-    metadata: request.metadata ?? {},
-    messages: request.messages,
-    choices: job.choices ?? 1,
-    logprobs: job.logprobs !== undefined,
-    includeUsage: request.stream_options?.include_usage === true,
-    serviceTier: job.serviceTier,
-  };
-}
 
 /** The formatter that built (or would have built) this completion's bodies: the same ids and timestamps. */
 export function formatterOf(record: StoredCompletionRecord, includeUsage = false): ChatCompletionFormatter {
@@ -26,13 +9,13 @@ export function formatterOf(record: StoredCompletionRecord, includeUsage = false
 }
 
 /** OpenAI's `chat.completion` of a stored answer, with the metadata it was stored with. */
-export function storedCompletionObject(record: StoredCompletionRecord, answer: StoredAnswer): object {
+export function storedCompletionObject(record: StoredCompletionRecord, answer: StoredAnswer): ChatCompletionBody {
   const body = formatterOf(record).completion(answer.parts, answer, record.choices);
   return { ...body, metadata: record.metadata };
 }
 
 /** OpenAI's `ChatCompletionStoreMessage`: an input message with an id, its text, and its parts when it had parts. */
-export function storedMessageObject(record: StoredCompletionRecord, message: ChatMessageDto, index: number): object {
+export function storedMessageObject(record: StoredCompletionRecord, message: StoredChatMessage, index: number): object {
   const content = message.content === null || message.content === undefined ? null : contentText(message.content);
   return {
     id: `${record.id}-${index}`,

@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
 import { ValidateIf } from 'class-validator';
-import type { StoredAnswer } from '@app/contracts';
+import type { StoredAnswer, StoredCompletionRecord } from '@app/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiKeyGuard, callerOf } from '../auth/api-key.guard';
 import { IsMetadata } from '../chat/tool-and-format.dto';
@@ -11,8 +11,8 @@ import { CompletionResumption } from './completion-resumption';
 import { cursorPage, parseCursorQuery } from '../http/cursor-query';
 import type { CursorPage } from '../http/cursor-query';
 import { storedCompletionObject, storedMessageObject } from './stored-completion-objects';
+import type { ChatCompletionBody } from '../chat/chat-completion-formatter';
 import { StoredCompletions } from './stored-completions';
-import type { StoredCompletionRecord } from './stored-completions';
 
 export class UpdateStoredCompletionDto {
   /** Replaces the metadata; null clears it. */
@@ -24,7 +24,7 @@ export class UpdateStoredCompletionDto {
 const notFound = (id: string): OpenAiError => OpenAiError.notFound(`No chat completion found with id '${id}'.`, 'completion_id');
 
 /** A frame id from `Last-Event-ID` or `starting_after`: the client has every frame up to it. */
-function resumeCursor(lastEventId: unknown, startingAfter: unknown): number {
+export function resumeCursor(lastEventId: unknown, startingAfter: unknown): number {
   const given = typeof lastEventId === 'string' && lastEventId !== '' ? lastEventId : startingAfter;
   if (given === undefined) return -1;
   if (typeof given !== 'string' || !/^\d{1,9}$/.test(given)) {
@@ -51,7 +51,7 @@ export class StoredCompletionsController {
   async list(@Query() query: Record<string, unknown>, @Req() http: FastifyRequest): Promise<CursorPage<{ id: string }>> {
     const { items, hasMore } = await this.stored.list(callerOf(http), parseCursorQuery(query, { model: true, metadata: true, order: true }));
     return cursorPage(
-      items.map(({ record, answer }) => ({ id: record.id, ...storedCompletionObject(record, answer) })),
+      items.map(({ record, answer }) => storedCompletionObject(record, answer)),
       hasMore,
     );
   }
@@ -104,7 +104,7 @@ export class StoredCompletionsController {
   }
 
   /** 409 while its answer is still being generated (retrieve again, or follow it with `?stream=true`). */
-  private async completionObject(record: StoredCompletionRecord): Promise<object> {
+  private async completionObject(record: StoredCompletionRecord): Promise<ChatCompletionBody> {
     return storedCompletionObject(record, await this.answerOf(record));
   }
 

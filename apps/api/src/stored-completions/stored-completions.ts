@@ -1,35 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
 import { aBoolean, aCount, aNumber, anObject, arrayOf, aString, fields, oneOf, optional, parseChecked, recordOf, storedAnswerCheck, storedCompletionKeys, storedCompletionsIndexKey } from '@app/contracts';
-import type { ServiceTier, StoreAnswer, StoredAnswer } from '@app/contracts';
+import type { StoredAnswer, StoredCompletionRecord } from '@app/contracts';
 import { execResults } from '@app/redis';
 import type { RedisClient } from '@app/redis';
-import type { ChatMessageDto } from '../chat/chat-completion-request.dto';
+import type { ChatCompletionStore, EndStoredRequest, StoredRequest } from '../chat/chat-completion-store';
 import { completionIdTime } from '../chat/completion-ids';
-import { COMMANDS_REDIS } from '../completions/api-redis.providers';
-import type { DetachedReply } from '../completions/completion-runner';
+import { COMMANDS_REDIS } from '../redis/api-redis.module';
 import type { ListOrder } from '../http/cursor-query';
 import { holdLease } from './completion-lease';
-
-/** Ends a stored request's part here: its lease is released, and a job never queued leaves no record. */
-export type EndStoredRequest = (outcome: { queued: boolean }) => void;
-
-/** What the client asked, kept with the answer: enough to rebuild OpenAI's objects. */
-export interface StoredCompletionRecord {
-  id: string;
-  /** The API key that created it (its id): nobody else sees it. */
-  owner: string;
-  model: string;
-  /** Unix milliseconds when the request was accepted. */
-  createdMs: number;
-  metadata: Record<string, string>;
-  /** The request's messages as the client sent them. */
-  messages: ChatMessageDto[];
-  choices: number;
-  logprobs: boolean;
-  includeUsage: boolean;
-  serviceTier?: ServiceTier;
-}
 
 /** The record as written by `begin`; its messages were validated then and are kept as sent. */
 const storedCompletionRecord = fields<StoredCompletionRecord>({
@@ -63,7 +42,7 @@ const LIST_BATCH = 100;
  * set per API key that orders them by creation for listing. At most STORE_MAX_PER_KEY per key.
  */
 @Injectable()
-export class StoredCompletions {
+export class StoredCompletions implements ChatCompletionStore {
   private readonly ttlMs: number;
 
   constructor(
@@ -78,7 +57,7 @@ export class StoredCompletions {
    * instance checks who owns it) and, for a stream, its lease, renewed until `end`. Returns
    * where the job writes its answer and logs its events, and `end`, for when the request is over.
    */
-  async begin(record: StoredCompletionRecord, stream: boolean): Promise<{ store: StoreAnswer; reply: DetachedReply; end: EndStoredRequest }> {
+  async begin(record: StoredCompletionRecord, stream: boolean): Promise<StoredRequest> {
     const keys = storedCompletionKeys(record.id);
     await this.create(record);
     const release = stream ? await holdLease(this.redis, keys.lease, this.env.RESUME_GRACE_MS) : () => undefined;

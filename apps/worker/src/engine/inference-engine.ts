@@ -1,38 +1,15 @@
-import type {
-  ChatMessage,
-  CompletionUsage,
-  EngineCapabilities,
-  FinishReason,
-  LogprobsOptions,
-  OutputSink,
-  PromptCachePolicy,
-  ResponseFormat,
-  SamplingParams,
-  ToolCall,
-  ToolOptions,
-  UpstreamRejection,
-} from '@app/contracts';
+import type { CompletionUsage, EngineCapabilities, FinishReason, GenerationOptions, OutputSink, ToolCall, UpstreamRejection } from '@app/contracts';
 
-export interface GenerationRequest {
-  messages: ChatMessage[];
-  sampling: SamplingParams;
-  /** Functions the model may call, and whether it must; absent when none are offered. */
-  tools?: ToolOptions;
-  /** JSON enforced by a grammar; free text when absent. */
-  responseFormat?: ResponseFormat;
-  /**
-   * Log probabilities of the generated tokens, each `logprobs` part written right after the text
-   * its tokens spelled (a stream sends the two in one chunk); absent when not asked for.
-   */
-  logprobs?: LogprobsOptions;
-  /** false: a reasoning model answers without thinking; absent: as its template does by default. */
-  thinking?: boolean;
+/**
+ * One answer to generate: the job's options as they are (one choice of its `choices`, whose count
+ * the worker handles; log probabilities go out as `logprobs` parts right after the text their
+ * tokens spelled; engines without a prompt cache ignore `promptCache`), and how to run it.
+ */
+export interface GenerationRequest extends GenerationOptions {
   /** Aborted when nobody wants the answer any more; the engine stops and frees its slot. */
   signal: AbortSignal;
   /** Receives the output parts as they are generated; text never holds a partial stop sequence. */
   output: OutputSink;
-  /** What of the prompt to keep for later requests (engines without a prompt cache ignore it); absent: the shared start. */
-  promptCache?: PromptCachePolicy;
   /** Another answer to these same messages follows (the next of `n` choices): worth keeping the prompt for. */
   anotherChoiceFollows?: boolean;
 }

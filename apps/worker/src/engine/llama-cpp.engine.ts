@@ -17,6 +17,7 @@ import type {
 } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
 import { answerBudget, ContextLengthExceededError, GenerationAbortedError } from './inference-engine';
 import type { GenerationOutcome, GenerationRequest, InferenceEngine } from './inference-engine';
+import { fitConversation, truncatedCachePolicy } from './conversation-truncation';
 import { toChatHistory } from './llama-chat-history';
 import type { AnswerStart } from './llama-chat-history';
 import { AnswerTokens, scoreAnswer } from './llama-logprobs';
@@ -287,12 +288,13 @@ export class LlamaCppEngine implements InferenceEngine {
   }
 
   private async generateWith(
-    { messages, sampling, tools, responseFormat, logprobs, thinking, signal, output, promptCache, anotherChoiceFollows }: GenerationRequest,
+    request: GenerationRequest,
     functions: ChatModelFunctions | undefined,
   ): Promise<GenerationOutcome> {
+    const { sampling, tools, responseFormat, logprobs, thinking, signal, output, anotherChoiceFollows } = request;
     const mustCall = functions !== undefined && tools?.choice.type !== 'auto';
-    const history = toChatHistory(messages, this.answerStart(thinking, mustCall));
-    const prompt = this.renderPrompt(history, functions);
+    const answerStart = this.answerStart(thinking, mustCall);
+    const { messages, promptCache, history, prompt } = this.fittedPrompt(request, answerStart, functions);
     const promptTokens = prompt.length;
     // LlamaChat keeps a token free after the prompt: with only one it would silently drop the
     // start of the conversation to make room (its context shift), so that prompt is refused.
@@ -405,6 +407,37 @@ export class LlamaCppEngine implements InferenceEngine {
       else this.keptForNextChoice.delete(chats);
       this.idleChats.push(chats);
     }
+  }
+
+  /**
+   * The conversation to answer, rendered: the request's, or with `truncation: "auto"` and a prompt
+   * that does not fit, the one with the fewest oldest messages dropped that does (its cache
+   * breakpoint moved with it). When none fits, the whole one goes on to be refused as too long.
+   */
+  private fittedPrompt(
+    { messages, sampling, truncation, promptCache }: GenerationRequest,
+    answerStart: AnswerStart | undefined,
+    functions: ChatModelFunctions | undefined,
+  ): Omit<RenderedPrompt, 'functions'> & { promptCache: PromptCachePolicy | undefined } {
+    const renderings = new Map<ChatMessage[], { history: ChatHistoryItem[]; prompt: Token[] }>();
+    const render = (candidate: ChatMessage[]): { history: ChatHistoryItem[]; prompt: Token[] } => {
+      const history = toChatHistory(candidate, answerStart);
+      const rendering = { history, prompt: this.renderPrompt(history, functions) };
+      renderings.set(candidate, rendering);
+      return rendering;
+    };
+    if (truncation !== 'auto') return { messages, promptCache, ...render(messages) };
+    const fits = (candidate: ChatMessage[]): boolean => {
+      try {
+        answerBudget(this.contextSize, render(candidate).prompt.length, sampling.maxTokens, LLAMA_CHAT_MINIMUM_ROOM);
+        return true;
+      } catch (error) {
+        if (error instanceof ContextLengthExceededError) return false;
+        throw error;
+      }
+    };
+    const fitted = fitConversation(messages, fits) ?? { messages, from: 0, dropped: 0 };
+    return { messages: fitted.messages, promptCache: truncatedCachePolicy(promptCache, fitted), ...(renderings.get(fitted.messages) ?? render(fitted.messages)) };
   }
 
   /** Erases all of a finished job's sequence but the start of its prompt that later prompts may reuse. */

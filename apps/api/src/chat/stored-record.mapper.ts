@@ -1,0 +1,18 @@
+import type { CompletionJobInput, StoredCompletionRecord } from '@app/contracts';
+import type { ChatCompletionRequestDto } from './chat-completion-request.dto';
+
+/** What a `store: true` request leaves for later: who asked, and what they asked. */
+export function storedRecordOf(request: ChatCompletionRequestDto, job: CompletionJobInput, owner: string): StoredCompletionRecord {
+  return {
+    id: job.id,
+    owner,
+    model: job.model,
+    createdMs: job.schedule.acceptedAt,
+    metadata: request.metadata ?? {},
+    messages: request.messages,
+    choices: job.options.choices ?? 1,
+    logprobs: job.options.logprobs !== undefined,
+    includeUsage: request.stream_options?.include_usage === true,
+    serviceTier: job.schedule.tier,
+  };
+}

@@ -1,0 +1,37 @@
+import { Injectable } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { OpenAiError } from '../errors/openai-error';
+import { CompletionResumption } from '../stored-completions/completion-resumption';
+import { StreamedResponse } from './response-replies';
+import { StoredResponses, storedResponseKeys } from './stored-responses';
+import type { StoredResponseRecord } from './stored-responses';
+
+/**
+ * `GET /v1/responses/{id}?stream=true&starting_after=N` for a background response, on any
+ * instance: its event log goes through the same formatter as the request that created it, so
+ * every event gets the same sequence number (and frame id) again; those up to N are skipped,
+ * then the log is followed live to the end. From the start (no `starting_after`) it is the whole
+ * stream, which openai-node's `responses.stream({ response_id })` filters itself.
+ */
+@Injectable()
+export class ResponseReplay {
+  constructor(
+    private readonly resumption: CompletionResumption,
+    private readonly stored: StoredResponses,
+  ) {}
+
+  async stream(record: StoredResponseRecord, after: number, reply: FastifyReply, signal: AbortSignal): Promise<void> {
+    const { id, model } = record.identity;
+    const streamed = new StreamedResponse(reply, record.identity, { after });
+    const gone = OpenAiError.notFound(`The events of response '${id}' are no longer kept; retrieve it without 'stream'.`, 'response_id');
+    await this.resumption.replay({ id, model, log: storedResponseKeys(id).log, gone }, {
+      canRestart: false,
+      write: (parts) => streamed.write(parts),
+      restart: () => streamed.restart(),
+      open: () => streamed.open(),
+      // Whoever sees the end first records it; the others find it recorded.
+      finish: (ending) => streamed.finish(ending, async ({ state, output }) => void (await this.stored.endIfOpen(record, state, output).catch(() => undefined))),
+      fail: (error) => void streamed.fail(error),
+    }, signal);
+  }
+}
