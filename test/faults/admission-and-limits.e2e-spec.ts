@@ -36,7 +36,9 @@ describe('admission and time limits', () => {
       workers: 1,
       parallelSequences: 1,
       models: [STACK_MODEL, 'model-without-workers', SMALL_CONTEXT_MODEL],
-      apiEnv: { MAX_WAITING_JOBS: '1', MAX_QUEUE_WAIT_MS: '1500', STORE_MAX_PER_KEY: '2' },
+      // The limits are read off the shared queue's lists: every job goes there. How a full shared
+      // queue refuses a turn affinity would place on its worker is in affinity-placement.spec.ts.
+      apiEnv: { MAX_WAITING_JOBS: '1', MAX_QUEUE_WAIT_MS: '1500', STORE_MAX_PER_KEY: '2', AFFINITY: 'false' },
       workerEnv: { MAX_GENERATION_MS: '1000' },
     });
     // The same model file with a small context, so a prompt can end exactly at its edge.

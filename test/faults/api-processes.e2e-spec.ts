@@ -17,7 +17,8 @@ describe('API_PROCESSES: several processes serve one port', () => {
   let redis: Redis;
 
   beforeAll(async () => {
-    stack = await ServiceStack.start({ name: 'api-processes', workers: 1, parallelSequences: 2, apiEnv: { API_PROCESSES: '2' } });
+    // Jobs are read off the shared queue (which process queued one, what waits): every job goes there.
+    stack = await ServiceStack.start({ name: 'api-processes', workers: 1, parallelSequences: 2, apiEnv: { API_PROCESSES: '2', AFFINITY: 'false' } });
     redis = new Redis(stack.redis.url);
   });
 

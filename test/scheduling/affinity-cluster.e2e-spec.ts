@@ -14,6 +14,7 @@ const KEY = 'sk-affinity-cluster-0123456789';
 const MODEL = 'tiny-chat';
 const LOG_DIR = resolve(REPO_ROOT, 'test-artifacts/logs');
 const AFFINITY_WAIT_MS = 1000;
+const WORKER_IDS = ['cluster-affinity-1', 'cluster-affinity-2', 'cluster-affinity-3'];
 
 /**
  * Prefix-cache affinity on a real Redis Cluster (three primaries): a worker's own queue sits in
@@ -31,7 +32,7 @@ describe('prefix-cache affinity on Redis Cluster', () => {
   beforeAll(async () => {
     cluster = await startRedisCluster(3, 0);
     const env = { REDIS_CLUSTER_NODES: cluster.nodes.join(',') };
-    for (const workerId of ['cluster-affinity-1', 'cluster-affinity-2']) {
+    for (const workerId of WORKER_IDS) {
       workers.push(
         await startWorker({
           redisUrl: 'redis://unused:6379',
@@ -49,7 +50,7 @@ describe('prefix-cache affinity on Redis Cluster', () => {
     client = new OpenAI({ baseURL: api.baseUrl, apiKey: KEY, maxRetries: 0 });
     const [host, port] = cluster.nodes[0].split(':');
     connection = new Cluster([{ host, port: Number(port) }], { redisOptions: { maxRetriesPerRequest: null } });
-    for (const name of [completionQueueName(MODEL), workerQueueName(MODEL, 'cluster-affinity-1'), workerQueueName(MODEL, 'cluster-affinity-2')]) {
+    for (const name of [completionQueueName(MODEL), ...WORKER_IDS.map((workerId) => workerQueueName(MODEL, workerId))]) {
       queues.set(name, new Queue(name, { connection, prefix: completionQueuePrefix(MODEL) }));
     }
   }, 180_000);
@@ -94,5 +95,28 @@ describe('prefix-cache affinity on Redis Cluster', () => {
     expect(moved.queue).toBe(completionQueueName(MODEL));
     expect(moved.worker).not.toBe(worker);
     expect(moved.attempts).toBe(1);
+  });
+
+  it("retries a turn on another worker when the worker running it from its own queue is SIGKILLed", async () => {
+    const first = await ask([], 'Who keeps the score?');
+    const [{ worker }] = await servedBy(first.id);
+    const ownQueue = queues.get(workerQueueName(MODEL, worker!))!;
+    const long = client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'system', content: system }, { role: 'user', content: 'Who keeps the score?' }, { role: 'assistant', content: first.choices[0].message.content }, { role: 'user', content: 'Tell me everything.' }],
+      prompt_cache_key: 'croquet',
+      max_tokens: 3000,
+      temperature: 0,
+    });
+    const running = await waitFor('the next turn running from its worker\'s own queue', async () => (await ownQueue.getJobs(['active']))[0]);
+    await workers.find((process) => process.name === `worker:${worker}`)!.stop('SIGKILL');
+    const answer = await long;
+    expect(answer.id).toBe(running.id);
+    expect(answer.choices[0].message.content!.length).toBeGreaterThan(0);
+    const [moved, ...others] = await servedBy(answer.id);
+    expect(others).toEqual([]);
+    expect(moved.queue).toBe(completionQueueName(MODEL));
+    expect(moved.worker).not.toBe(worker);
+    expect((await queues.get(completionQueueName(MODEL))!.getJob(answer.id))!.data).toMatchObject({ schedule: { attemptsBefore: 1 } });
   });
 });

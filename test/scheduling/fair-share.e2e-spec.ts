@@ -20,7 +20,9 @@ async function startStack(name: string, fairShare: boolean): Promise<ServiceStac
     workers: 0,
     apiKeys: [HEAVY_KEY, LIGHT_KEY, WEIGHTED_KEY, PLAIN_KEY],
     models: [SLOW_MODEL],
-    apiEnv: { FAIR_SHARE: String(fairShare), PRIORITY_TIER_KEYS: HEAVY_KEY, FAIR_SHARE_WEIGHTS: `${WEIGHTED_KEY}=3` },
+    // The order is read off the shared queue, so every job goes there: with affinity a repeated
+    // conversation would wait on the worker's own queue, which the worker serves first.
+    apiEnv: { FAIR_SHARE: String(fairShare), PRIORITY_TIER_KEYS: HEAVY_KEY, FAIR_SHARE_WEIGHTS: `${WEIGHTED_KEY}=3`, AFFINITY: 'false' },
   });
   await stack.addWorker({ ENGINE: 'synthetic', SYNTHETIC_TOKENS: '300', SYNTHETIC_TOKEN_INTERVAL_MS: '10', SYNTHETIC_SLOTS: '1' }, SLOW_MODEL);
   return stack;

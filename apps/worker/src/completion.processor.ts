@@ -106,8 +106,10 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
 
   private async process(job: Job<CompletionJobData, CompletionResult>, token: string | undefined, queueSignal: AbortSignal | undefined, own: boolean): Promise<CompletionResult> {
     const { id: completionId } = job.data;
+    // A job moved from a dead worker's own queue counts the attempts it started there.
+    const attempt = job.attemptsStarted + (job.data.schedule.attemptsBefore ?? 0);
     // Events that cannot be published (Redis gone) or that nobody hears: stop generating at once.
-    const events = new TokenEventPublisher(this.publisher, this.replies, job.data, job.attemptsStarted, () =>
+    const events = new TokenEventPublisher(this.publisher, this.replies, job.data, attempt, () =>
       this.cancellations.cancel(completionId),
     );
     // Stopped by the API (client gone), by the queue, or by the generation time limit.
@@ -118,7 +120,7 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
       release = await this.slots.acquire(own, AbortSignal.any(signals));
       return await generateCompletion(job.data, this.engine, events, {
         workerId: this.env.WORKER_ID,
-        attempt: job.attemptsStarted,
+        attempt,
         signal: AbortSignal.any(signals),
         requeue: () => this.requeue(job, token),
       });

@@ -4,6 +4,7 @@ import { TerminusModule } from '@nestjs/terminus';
 import { WorkerEnv } from '@app/config';
 import { CompletionCancellations } from './completion-cancellations';
 import { CompletionProcessor } from './completion.processor';
+import { DeadWorkerQueues } from './dead-worker-queues';
 import { WorkerAnnouncer } from './worker-announcer';
 import { INFERENCE_ENGINE } from './engine/inference-engine';
 import type { InferenceEngine } from './engine/inference-engine';
@@ -46,6 +47,7 @@ export class WorkerModule {
         CompletionCancellations,
         WorkerAnnouncer,
         CompletionProcessor,
+        DeadWorkerQueues,
         EngineCloser,
         // Operators' view: metrics, health and their HTTP port.
         WorkerMetrics,

@@ -95,12 +95,12 @@ export class ApiEnv extends RedisEnv {
   /**
    * Prefix-cache affinity: a conversation's next turn goes to the queue of the worker that served
    * it last (its sequences hold the conversation) while that worker is alive and not backed up.
-   * Off by default until two gaps close: a job on a SIGKILLed worker's own queue ends in an error
-   * (worker_lost) instead of a retry elsewhere, and Bull Board and KEDA see only the shared queue.
+   * What a dead or draining worker's own queue holds moves to the shared queue (retried there, as
+   * a stalled job of the shared queue is). `false`: every job goes to the shared queue.
    */
   @EnvBoolean()
   @IsBoolean()
-  AFFINITY = false;
+  AFFINITY = true;
 
   /** How long a job waits on its chosen worker's own queue before it moves to the model's shared queue. */
   @EnvInteger()

@@ -111,6 +111,16 @@ export class WorkerEnv extends RedisEnv {
   JOB_LOCK_MS = 5000;
 
   /**
+   * How long the own queue (prefix-cache affinity) of a worker that died or drained keeps its
+   * finished jobs for operators, once the other workers have moved what waited or ran there to
+   * the model's shared queue; then it is deleted. As long as the shared queue keeps completed jobs.
+   */
+  @EnvInteger()
+  @IsInt()
+  @Min(0)
+  GONE_WORKER_QUEUE_KEEP_MS = 3_600_000;
+
+  /**
    * Name of this worker in logs and on each job (`processedBy` in Bull Board).
    * @default host-pid
    */

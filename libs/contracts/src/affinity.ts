@@ -1,4 +1,4 @@
-import { completionQueueName } from './queue-names';
+import { completionQueueName, completionQueuePrefix } from './queue-names';
 
 /**
  * Prefix-cache affinity across a model's workers. DO NOT CHANGE THE VALUES once shipped: jobs
@@ -12,6 +12,15 @@ import { completionQueueName } from './queue-names';
  */
 export function workerQueueName(model: string, workerId: string): string {
   return `${completionQueueName(model)}@${workerId}`;
+}
+
+/**
+ * The ids of the model's workers that have an own queue (a set): every worker adds itself while
+ * it lives, and the workers of the model empty a dead one's queue into the shared queue, then take
+ * it out. In the model's slot, beside its queues.
+ */
+export function workerQueuesKey(model: string): string {
+  return `${completionQueuePrefix(model)}:worker-queues`;
 }
 
 /**

@@ -66,13 +66,13 @@ const options = fields<GenerationOptions>({
   promptCache: optional(fields<PromptCachePolicy>({ implicit: aBoolean, breakpoint: optional(fields<{ message: number; offset: number }>({ message: aCount, offset: aCount })) })),
 });
 
-const schedule = fields<JobSchedule>({ acceptedAt: aNumber, startDeadline: aNumber, tier: optional(tier), affinityKey: optional(aString) });
+const schedule = fields<JobSchedule>({ acceptedAt: aNumber, startDeadline: aNumber, tier: optional(tier), affinityKey: optional(aString), attemptsBefore: optional(aCount) });
 
 /** Every field of the job, checked; `v` is read before (versions decide how the rest reads). */
 const completionJob = fields<CompletionJobData>({ v: tagged, id: aString, model: aString, options, replyTo, schedule, store: optional(store) });
 
 /** A job as version 1 wrote it: one flat object, the completion's id in `completionId`. */
-interface CompletionJobV1 extends GenerationOptions, Omit<JobSchedule, 'tier'> {
+interface CompletionJobV1 extends GenerationOptions, Omit<JobSchedule, 'tier' | 'attemptsBefore'> {
   completionId: string;
   model: string;
   replyTo: ReplyTo;

@@ -80,10 +80,17 @@ export interface JobSchedule {
   tier?: ServiceTier;
   /**
    * What places the job where its prompt's start is cached: jobs with one key go back to the worker
-   * that served the key last. A front door fills it (Chat Completions: `prompt_cache_key`, else a
-   * hash of the conversation's start); absent, the job goes to the model's shared queue.
+   * that served the key last. A front door sets it from the client's `prompt_cache_key` (the
+   * Responses door also from the response it continues); absent, the API's placement hashes the
+   * conversation's start instead. Workers do not read it.
    */
   affinityKey?: string;
+  /**
+   * Attempts the job had started before it was moved to this queue (from a dead worker's own
+   * queue, see workerQueueName): a worker numbers its attempt after them, so the API tells the new
+   * attempt's events from the dead one's. Absent: none.
+   */
+  attemptsBefore?: number;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import type { OnModuleInit } from '@nestjs/common';
+import type { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { ApiEnv } from '@app/config';
 import { completionQueueName } from '@app/contracts';
@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BatchQueue } from '../batches/batch-queue';
 import { CompletionQueues } from '../completions/completion-queues';
 import type { CompletionQueue } from '../completions/completion-queues';
+import { ModelRegistry } from '../models/model-registry';
 import { AdminCredentials } from './admin-credentials';
 
 export const BULL_BOARD_PATH = '/admin/queues';
@@ -36,6 +37,15 @@ function boardQueue(queue: CompletionQueue): BullMQAdapter {
   return new BullMQAdapter(queue, { allowRetries: false, displayName: model, description: `Chat completions for ${model}` });
 }
 
+/** Bull Board's view of one worker's own queue (prefix-cache affinity). */
+function workerBoardQueue(model: string, workerId: string, queue: CompletionQueue): BullMQAdapter {
+  const description = `Chat completions for ${model} placed on worker ${workerId}, which holds their conversations (prefix-cache affinity); a job it does not start in time moves to the shared queue`;
+  return new BullMQAdapter(queue, { allowRetries: false, displayName: `${model} @ ${workerId}`, description });
+}
+
+/** How often the board catches up with the workers coming and going. */
+const WORKER_QUEUES_REFRESH_MS = 2000;
+
 function refuse(reply: FastifyReply, status: 401 | 403, message: string, code: string): FastifyReply {
   if (status === 401) void reply.header('www-authenticate', 'Basic realm="Bull Board", charset="UTF-8"');
   return reply.code(status).send({ error: { message, type: 'invalid_request_error', param: null, code } });
@@ -43,20 +53,22 @@ function refuse(reply: FastifyReply, status: 401 | 403, message: string, code: s
 
 /**
  * Bull Board at /admin/queues: every model's queue (the configured ones, and live ones as they
- * open), behind the operators' own HTTP Basic credential (ADMIN_USER / ADMIN_PASSWORD, never an
+ * open), and with AFFINITY on each live worker's own queue (listed while the worker is), behind the operators' own HTTP Basic credential (ADMIN_USER / ADMIN_PASSWORD, never an
  * API key). Without ADMIN_PASSWORD it is not served at all. Retrying a job is switched off: a
  * finished job's client has had its answer (or its error), so running it again would spend GPU
  * time for nobody.
  */
 @Injectable()
-export class BullBoardAdmin implements OnModuleInit {
+export class BullBoardAdmin implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('BullBoard');
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly env: ApiEnv,
     private readonly queues: CompletionQueues,
     private readonly batches: BatchQueue,
     private readonly adapterHost: HttpAdapterHost,
+    private readonly registry: ModelRegistry,
   ) {}
 
   onModuleInit(): void {
@@ -66,7 +78,7 @@ export class BullBoardAdmin implements OnModuleInit {
     }
     const board = new BullBoardFastifyAdapter();
     board.setBasePath(BULL_BOARD_PATH);
-    const { addQueue } = createBullBoard({
+    const { addQueue, removeQueue } = createBullBoard({
       queues: [
         ...this.queues.models.map((model) => boardQueue(this.queues.forModel(model))),
         // One job per batch (its lines are jobs in their model's queue, below interactive ones).
@@ -77,6 +89,7 @@ export class BullBoardAdmin implements OnModuleInit {
     });
     // Queues of live models (announced by their workers) open later, on their first request.
     this.queues.onQueueAdded((queue) => addQueue(boardQueue(queue)));
+    if (this.env.AFFINITY) this.showWorkerQueues(addQueue, removeQueue);
 
     const credentials = new AdminCredentials(this.env.ADMIN_USER, this.env.ADMIN_PASSWORD);
     const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
@@ -92,5 +105,33 @@ export class BullBoardAdmin implements OnModuleInit {
       await scope.register(board.registerPlugin(), { prefix: BULL_BOARD_PATH });
     });
     this.logger.log(`Bull Board at ${BULL_BOARD_PATH} for ${this.queues.models.length} model queue(s), user ${this.env.ADMIN_USER}`);
+  }
+
+  /** Lists each live worker's own queue, and drops a worker's once it has gone (the other workers empty it). */
+  private showWorkerQueues(addQueue: (queue: BullMQAdapter) => void, removeQueue: (name: string) => void): void {
+    const shown = new Set<string>();
+    const refresh = (): void => {
+      const live = new Set<string>();
+      for (const { id: model, workers } of this.registry.list()) {
+        for (const { workerId } of workers) {
+          const queue = this.queues.forWorker(model, workerId);
+          live.add(queue.name);
+          if (!shown.has(queue.name)) addQueue(workerBoardQueue(model, workerId, queue));
+          shown.add(queue.name);
+        }
+      }
+      for (const name of shown) {
+        if (live.has(name)) continue;
+        removeQueue(name);
+        shown.delete(name);
+      }
+    };
+    refresh();
+    this.timer = setInterval(refresh, WORKER_QUEUES_REFRESH_MS);
+    this.timer.unref();
+  }
+
+  onApplicationShutdown(): void {
+    clearInterval(this.timer);
   }
 }

@@ -5,7 +5,7 @@ import { OpenAiError } from '../errors/openai-error';
 import type { ChatCompletionRequestDto, ChatMessageDto } from './chat-completion-request.dto';
 import { breakpointOffsets, contentText } from './message-content.validator';
 import { stopList } from './stop-sequences.validator';
-import { affinityKeyOf } from '../completions/affinity-key';
+import { clientAffinityKey } from '../completions/affinity-key';
 
 /** One message's text may not exceed this (the body limit bounds the sum). */
 export const MAX_MESSAGE_CHARS = 256 * 1024;
@@ -160,6 +160,7 @@ export function toCompletionJob(
   const logprobs = logprobsOptions(request, tools);
   const promptCache = promptCachePolicy(request);
   const messages = toChatMessages(request.messages);
+  const affinityKey = clientAffinityKey(request.prompt_cache_key);
   return {
     id: completionId,
     model: request.model,
@@ -184,6 +185,7 @@ export function toCompletionJob(
       ...(request.reasoning_effort === 'none' || request.reasoning_effort === 'minimal' ? { thinking: false } : {}),
       ...(promptCache ? { promptCache } : {}),
     },
-    schedule: { acceptedAt, startDeadline: acceptedAt + maxQueueWaitMs, affinityKey: affinityKeyOf(request.prompt_cache_key, messages, tools?.definitions) },
+    // Without a client key, placement hashes the conversation's start itself, and only when affinity is on.
+    schedule: { acceptedAt, startDeadline: acceptedAt + maxQueueWaitMs, ...(affinityKey ? { affinityKey } : {}) },
   };
 }

@@ -1,26 +1,30 @@
 import type { ChatMessage, ToolDefinition } from '@app/contracts';
-import { affinityKeyOf } from './affinity-key';
+import { clientAffinityKey, prefixAffinityKey } from './affinity-key';
 
-describe('affinityKeyOf', () => {
+describe('affinity keys', () => {
   const system: ChatMessage = { role: 'system', content: 'You are a storyteller.' };
   const turnOne: ChatMessage[] = [system, { role: 'user', content: 'Who pours the tea?' }];
   const turnTwo: ChatMessage[] = [...turnOne, { role: 'assistant', content: 'The hatter.' }, { role: 'user', content: 'And then?' }];
   const tools: ToolDefinition[] = [{ name: 'find_rabbit', description: 'Where the rabbit is.', parameters: { type: 'object' } }];
 
-  it("gives every turn of a conversation one key: what all its turns begin with", () => {
-    expect(affinityKeyOf(undefined, turnTwo, tools)).toBe(affinityKeyOf(undefined, turnOne, tools));
+  it('gives every turn of a conversation one prefix key: what all its turns begin with', () => {
+    expect(prefixAffinityKey(turnTwo, tools)).toBe(prefixAffinityKey(turnOne, tools));
   });
 
   it('tells conversations apart by their first turn, system messages and tools', () => {
-    const key = affinityKeyOf(undefined, turnOne, tools);
-    expect(affinityKeyOf(undefined, [system, { role: 'user', content: 'Who sleeps?' }], tools)).not.toBe(key);
-    expect(affinityKeyOf(undefined, [{ role: 'system', content: 'You are a poet.' }, turnOne[1]], tools)).not.toBe(key);
-    expect(affinityKeyOf(undefined, turnOne, undefined)).not.toBe(key);
+    const key = prefixAffinityKey(turnOne, tools);
+    expect(prefixAffinityKey([system, { role: 'user', content: 'Who sleeps?' }], tools)).not.toBe(key);
+    expect(prefixAffinityKey([{ role: 'system', content: 'You are a poet.' }, turnOne[1]], tools)).not.toBe(key);
+    expect(prefixAffinityKey(turnOne, undefined)).not.toBe(key);
   });
 
-  it("takes the client's prompt_cache_key when it gives one, whatever the messages", () => {
-    expect(affinityKeyOf('conversation-7', turnOne, tools)).toBe(affinityKeyOf('conversation-7', [{ role: 'user', content: 'Other.' }], undefined));
-    expect(affinityKeyOf('conversation-7', turnOne, tools)).not.toBe(affinityKeyOf('conversation-8', turnOne, tools));
-    expect(affinityKeyOf('', turnOne, tools)).toBe(affinityKeyOf(undefined, turnOne, tools));
+  it("keys a client's prompt_cache_key apart from any prefix, and gives none for an empty one", () => {
+    expect(clientAffinityKey('conversation-7')).toBe(clientAffinityKey('conversation-7'));
+    expect(clientAffinityKey('conversation-7')).not.toBe(clientAffinityKey('conversation-8'));
+    expect(clientAffinityKey('conversation-7')).toMatch(/^key:/);
+    expect(prefixAffinityKey(turnOne, tools)).toMatch(/^prefix:/);
+    expect(clientAffinityKey('')).toBeUndefined();
+    expect(clientAffinityKey(undefined)).toBeUndefined();
+    expect(clientAffinityKey(null)).toBeUndefined();
   });
 });

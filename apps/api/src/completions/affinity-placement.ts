@@ -1,36 +1,32 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { OnApplicationShutdown } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
-import { affinityMapKey, completionQueuePrefix, workerQueueName } from '@app/contracts';
-import type { CompletionJobData, CompletionJobInput, CompletionResult, TokenEvent } from '@app/contracts';
-import { Queue } from 'bullmq';
+import { affinityMapKey } from '@app/contracts';
+import type { CompletionJobInput, TokenEvent } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import { ModelRegistry } from '../models/model-registry';
 import { ApiMetrics } from '../observability/api-metrics';
+import { prefixAffinityKey } from './affinity-key';
 import { COMMANDS_REDIS } from '../redis/api-redis.module';
+import { CompletionQueues } from './completion-queues';
 import type { CompletionQueue } from './completion-queues';
 import { PlacedJob } from './placed-job';
 import { WaitingLimit } from './waiting-limit';
-
-/** Finished jobs of a worker's own queue stay as briefly as the shared queue's. */
-const RETENTION = { removeOnComplete: { age: 60 * 60, count: 1000 }, removeOnFail: { age: 24 * 60 * 60, count: 5000 } };
 
 /** Where a job was placed and why, for metrics and tests. */
 export type PlacementOutcome = 'hit' | 'miss' | 'busy' | 'off';
 
 /**
  * Prefix-cache affinity across workers. A job whose affinity key a live worker served last goes to
- * that worker's own queue when fewer jobs wait there than it has sequences; any other job goes to
- * the model's shared queue. A job its chosen worker has not started within AFFINITY_WAIT_MS moves
+ * that worker's own queue when fewer jobs wait there than it has sequences and the shared queue is
+ * not full (MAX_WAITING_JOBS); any other job goes to the model's shared queue. A job its chosen worker has not started within AFFINITY_WAIT_MS moves
  * to the shared queue (see PlacedJob), so a dead, draining or busy worker never strands it. The
  * key → worker map is written when a job starts (its `started` event names the worker) and lives
  * AFFINITY_TTL_MS: a dead worker's entries are ignored at once (the live registry no longer lists
  * it) and expire by themselves.
  */
 @Injectable()
-export class AffinityPlacement implements OnApplicationShutdown {
+export class AffinityPlacement {
   private readonly logger = new Logger(AffinityPlacement.name);
-  private readonly workerQueues = new Map<string, CompletionQueue>();
   /** Jobs this instance placed on each worker's queue that have not started or moved yet. */
   private readonly placedOn = new Map<string, number>();
 
@@ -38,6 +34,7 @@ export class AffinityPlacement implements OnApplicationShutdown {
     private readonly env: ApiEnv,
     private readonly models: ModelRegistry,
     private readonly waitingLimit: WaitingLimit,
+    private readonly queues: CompletionQueues,
     @Inject(COMMANDS_REDIS) private readonly redis: RedisClient,
     private readonly metrics: ApiMetrics,
   ) {}
@@ -53,48 +50,41 @@ export class AffinityPlacement implements OnApplicationShutdown {
   }
 
   private async choose(job: CompletionJobInput, shared: CompletionQueue, detached: boolean): Promise<{ placed: PlacedJob; outcome: PlacementOutcome }> {
-    const record = this.recorder(job);
-    const sharedOnly = (outcome: PlacementOutcome) => ({ placed: new PlacedJob(this.waitingLimit, shared, undefined, this.env.AFFINITY_WAIT_MS, record), outcome });
-    // A flex job waits below default ones on the shared queue: on a worker's queue it would pass them.
-    if (!this.env.AFFINITY || detached || job.schedule.affinityKey === undefined || job.schedule.tier === 'flex') return sharedOnly('off');
-    const workerId = await this.redis.get(affinityMapKey(job.model, job.schedule.affinityKey)).catch(() => null);
+    const sharedOnly = (outcome: PlacementOutcome, affinityKey?: string) => ({
+      placed: new PlacedJob(this.waitingLimit, shared, undefined, this.env.AFFINITY_WAIT_MS, this.recorder(job.model, affinityKey)),
+      outcome,
+    });
+    if (!this.env.AFFINITY) return sharedOnly('off');
+    // Hashed here, not at the door: with affinity off a request pays nothing for it.
+    const affinityKey = job.schedule.affinityKey ?? prefixAffinityKey(job.options.messages, job.options.tools?.definitions);
+    // A flex job waits below default ones on the shared queue: on a worker's queue it would pass
+    // them. It and a detached one still note where they ran, for the conversation's next turn.
+    if (detached || job.schedule.tier === 'flex') return sharedOnly('off', affinityKey);
+    const workerId = await this.redis.get(affinityMapKey(job.model, affinityKey)).catch(() => null);
     const worker = workerId === null ? undefined : this.models.liveWorkers(job.model).find((live) => live.workerId === workerId);
-    if (!worker) return sharedOnly('miss');
-    const queue = this.forWorker(job.model, worker.workerId);
-    const counts = await queue.getJobCounts('wait', 'prioritized').catch(() => undefined);
+    if (!worker) return sharedOnly('miss', affinityKey);
+    const queue = this.queues.forWorker(job.model, worker.workerId);
+    const [counts, sharedWaiting] = await Promise.all([queue.getJobCounts('wait', 'prioritized'), shared.getWaitingCount()]).catch(() => [undefined, Infinity] as const);
     const waiting = counts === undefined ? Infinity : (counts.wait ?? 0) + (counts.prioritized ?? 0);
     // Requests that arrive together read the same count: this instance's own placements count too.
     const placedHere = this.placedOn.get(worker.workerId) ?? 0;
-    if (Math.max(waiting, placedHere) >= worker.slots) return sharedOnly('busy');
+    // A full shared queue refuses the job (queue_full) rather than take it later, when it moves.
+    if (Math.max(waiting, placedHere) >= worker.slots || sharedWaiting >= this.env.MAX_WAITING_JOBS) return sharedOnly('busy', affinityKey);
     this.placedOn.set(worker.workerId, placedHere + 1);
     const settled = (moved: boolean) => {
       this.placedOn.set(worker.workerId, (this.placedOn.get(worker.workerId) ?? 1) - 1);
       if (moved) this.metrics.affinityPlacements.inc({ model: job.model, outcome: 'fallback' });
     };
+    const record = this.recorder(job.model, affinityKey);
     return { placed: new PlacedJob(this.waitingLimit, shared, queue, this.env.AFFINITY_WAIT_MS, record, settled), outcome: 'hit' };
   }
 
-  /** Notes which worker started a job of the key (any queue's), unless affinity is off. */
-  private recorder(job: CompletionJobInput): (event: TokenEvent) => void {
-    const { schedule: { affinityKey }, model } = job;
-    if (!this.env.AFFINITY || affinityKey === undefined) return () => undefined;
+  /** Notes which worker started a job of the key (any queue's); nothing without a key (affinity off). */
+  private recorder(model: string, affinityKey: string | undefined): (event: TokenEvent) => void {
+    if (affinityKey === undefined) return () => undefined;
     return (event) => {
       if (event.type !== 'started') return;
       this.redis.set(affinityMapKey(model, affinityKey), event.workerId, 'PX', this.env.AFFINITY_TTL_MS).catch((error: Error) => this.logger.debug(`affinity not recorded: ${error.message}`));
     };
-  }
-
-  private forWorker(model: string, workerId: string): CompletionQueue {
-    const name = workerQueueName(model, workerId);
-    let queue = this.workerQueues.get(name);
-    if (!queue) {
-      queue = new Queue<CompletionJobData, CompletionResult>(name, { connection: this.redis, prefix: completionQueuePrefix(model), defaultJobOptions: { ...RETENTION, attempts: 1 } });
-      this.workerQueues.set(name, queue);
-    }
-    return queue;
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await Promise.all([...this.workerQueues.values()].map((queue) => queue.close()));
   }
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { OnApplicationShutdown } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
-import { completionQueueName, completionQueuePrefix } from '@app/contracts';
+import { completionQueueName, completionQueuePrefix, workerQueueName } from '@app/contracts';
 import type { CompletionJobData, CompletionResult } from '@app/contracts';
 import { Queue } from 'bullmq';
 import type { RedisClient } from '@app/redis';
@@ -22,11 +22,13 @@ const RETENTION = {
 
 /**
  * One queue per model, all sharing the instance's command connection: the configured models'
- * from the start, a live model's when its first request comes.
+ * from the start, a live model's when its first request comes; and each worker's own queue
+ * (prefix-cache affinity) once something places a job there or shows it.
  */
 @Injectable()
 export class CompletionQueues implements OnApplicationShutdown {
   private readonly queues = new Map<string, CompletionQueue>();
+  private readonly workerQueues = new Map<string, CompletionQueue>();
   private readonly addedListeners: Array<(queue: CompletionQueue) => void> = [];
 
   constructor(
@@ -44,23 +46,37 @@ export class CompletionQueues implements OnApplicationShutdown {
   forModel(model: string): CompletionQueue {
     let queue = this.queues.get(model);
     if (!queue) {
-      queue = new Queue<CompletionJobData, CompletionResult>(completionQueueName(model), {
-        connection: this.connection,
-        prefix: completionQueuePrefix(model),
-        defaultJobOptions: { ...RETENTION, attempts: 1 },
-      });
+      queue = this.open(completionQueueName(model), model);
       this.queues.set(model, queue);
       for (const listener of this.addedListeners) listener(queue);
     }
     return queue;
   }
 
-  /** Tells `listener` of every queue opened from now on (Bull Board shows them). */
+  /**
+   * A worker's own queue of the model (prefix-cache affinity), opened on first use. Kept open for
+   * the process's life: a job placed there may still be moved or withdrawn after its worker left.
+   */
+  forWorker(model: string, workerId: string): CompletionQueue {
+    const name = workerQueueName(model, workerId);
+    let queue = this.workerQueues.get(name);
+    if (!queue) {
+      queue = this.open(name, model);
+      this.workerQueues.set(name, queue);
+    }
+    return queue;
+  }
+
+  /** Tells `listener` of every model queue opened from now on (Bull Board shows them). */
   onQueueAdded(listener: (queue: CompletionQueue) => void): void {
     this.addedListeners.push(listener);
   }
 
+  private open(name: string, model: string): CompletionQueue {
+    return new Queue<CompletionJobData, CompletionResult>(name, { connection: this.connection, prefix: completionQueuePrefix(model), defaultJobOptions: { ...RETENTION, attempts: 1 } });
+  }
+
   async onApplicationShutdown(): Promise<void> {
-    await Promise.all([...this.queues.values()].map((queue) => queue.close()));
+    await Promise.all([...this.queues.values(), ...this.workerQueues.values()].map((queue) => queue.close()));
   }
 }

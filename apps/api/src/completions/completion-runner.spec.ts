@@ -6,6 +6,7 @@ import type { ApiMetrics } from '../observability/api-metrics';
 import { AffinityPlacement } from './affinity-placement';
 import type { Admission } from './completion-admission';
 import type { CompletionEventBus } from './completion-event-bus';
+import type { CompletionQueues } from './completion-queues';
 import { CompletionRunner } from './completion-runner';
 import type { CompletionSink } from './completion-sink';
 import type { WaitingLimit } from './waiting-limit';
@@ -23,7 +24,7 @@ function setUp(added: Promise<boolean> = Promise.resolve(true)) {
   const env = { MAX_QUEUE_WAIT_MS: 30_000, MAX_WAITING_JOBS: 7, AFFINITY: false } as ApiEnv;
   // Affinity off: every job goes to the model's shared queue through the waiting limit.
   const metrics = { affinityPlacements: { inc: jest.fn() } } as unknown as ApiMetrics;
-  const placement = new AffinityPlacement(env, {} as ModelRegistry, waitingLimit as unknown as WaitingLimit, commands as unknown as RedisClient, metrics);
+  const placement = new AffinityPlacement(env, {} as ModelRegistry, waitingLimit as unknown as WaitingLimit, {} as CompletionQueues, commands as unknown as RedisClient, metrics);
   const runner = new CompletionRunner(env, events as unknown as CompletionEventBus, placement, commands as unknown as RedisClient);
   const sink: CompletionSink = { canRestart: false, write: () => undefined, restart: () => undefined };
   const job = { id: 'chatcmpl-1', model: 'm', schedule: { acceptedAt: 0, startDeadline: 0 } } as CompletionJobInput;

@@ -63,15 +63,26 @@ export class PlacedJob {
   async withdraw(completionId: string): Promise<boolean> {
     clearTimeout(this.timer);
     await this.moving;
-    const removed = await this.current.remove(completionId).catch(() => 0);
-    if (removed === 1) return true;
-    return (await this.current.getJobState(completionId)) !== 'active';
+    for (const queue of this.whereItMayBe()) {
+      const removed = await queue.remove(completionId).catch(() => 0);
+      if (removed === 1) return true;
+      if ((await queue.getJobState(completionId)) === 'active') return false;
+    }
+    return true;
   }
 
   /** Best effort, in the background: no move from now on, and the job leaves whichever queue it waits in. */
   cancel(completionId: string): void {
     this.close();
-    void this.moving.then(() => this.current.remove(completionId)).catch(() => undefined);
+    void this.moving.then(() => Promise.all(this.whereItMayBe().map((queue) => queue.remove(completionId)))).catch(() => undefined);
+  }
+
+  /**
+   * A job still on its worker's queue may have been moved to the shared one by a surviving worker
+   * (its worker died after starting it: see the worker's DeadWorkerQueues), so both are searched.
+   */
+  private whereItMayBe(): CompletionQueue[] {
+    return this.current === this.shared ? [this.shared] : [this.current, this.shared];
   }
 
   close(): void {

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { ApiEnv } from '@app/config';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { CompletionQueues } from '../completions/completion-queues';
 import type { CompletionQueue } from '../completions/completion-queues';
@@ -71,7 +72,7 @@ export class ApiMetrics {
 
   readonly affinityPlacements = new Counter({
     name: 'llm_api_affinity_placements_total',
-    help: "Where prefix-cache affinity placed interactive jobs, by model and outcome: hit (the own queue of the worker that served the key last), miss (no live worker holds the key), busy (its worker had as many jobs waiting as sequences), off (AFFINITY off, a stored or flex job), fallback (a hit its worker did not start within AFFINITY_WAIT_MS, moved to the shared queue; counted besides its hit).",
+    help: "Where prefix-cache affinity placed interactive jobs, by model and outcome: hit (the own queue of the worker that served the key last), miss (no live worker holds the key), busy (its worker had as many jobs waiting as sequences, or the shared queue was full), off (AFFINITY off, a stored or flex job), fallback (a hit its worker did not start within AFFINITY_WAIT_MS, moved to the shared queue; counted besides its hit).",
     labelNames: ['model', 'outcome'] as const,
     registers: [this.registry],
   });
@@ -91,13 +92,16 @@ export class ApiMetrics {
     registers: [this.registry],
   });
 
-  constructor(queues: CompletionQueues, registry: ModelRegistry) {
+  constructor(queues: CompletionQueues, registry: ModelRegistry, env: ApiEnv) {
     collectDefaultMetrics({ register: this.registry });
     if (isSupervisedApiProcess()) shareMetricsWithSupervisor(this.registry);
-    const served: ServedQueues = { models: () => registry.list().map(({ id }) => id), queue: (model) => queues.forModel(model) };
-    queueGauge(this.registry, served, 'llm_api_queue_waiting_jobs', 'Jobs waiting in the model queue for a worker (read from Redis on scrape).', (queue) =>
-      queue.getWaitingCount(),
-    );
+    // With AFFINITY on, a model's jobs also wait and run in its live workers' own queues: counted with the shared queue's.
+    const served: ServedQueues = {
+      models: () => registry.list().map(({ id }) => id),
+      queues: (model) => [queues.forModel(model), ...(env.AFFINITY ? registry.liveWorkers(model).map(({ workerId }) => queues.forWorker(model, workerId)) : [])],
+    };
+    const where = 'the model queue and its live workers\' own queues';
+    queueGauge(this.registry, served, 'llm_api_queue_waiting_jobs', `Jobs waiting for a worker in ${where} (read from Redis on scrape).`, (queue) => queue.getWaitingCount());
     queueGauge(
       this.registry,
       served,
@@ -105,9 +109,7 @@ export class ApiMetrics {
       'Jobs waiting in the model queue\'s prioritized set: flex requests and batch lines, and with FAIR_SHARE every interactive request (read from Redis on scrape).',
       (queue) => queue.getPrioritizedCount(),
     );
-    queueGauge(this.registry, served, 'llm_api_queue_active_jobs', 'Jobs a worker is running for the model queue (read from Redis on scrape).', (queue) =>
-      queue.getActiveCount(),
-    );
+    queueGauge(this.registry, served, 'llm_api_queue_active_jobs', `Jobs a worker is running from ${where} (read from Redis on scrape).`, (queue) => queue.getActiveCount());
   }
 
   /** The text a scrape answers: this process's metrics, or the whole host's under the supervisor. */
@@ -116,13 +118,13 @@ export class ApiMetrics {
   }
 }
 
-/** Every served model (configured, or announced by a live worker) and its queue. */
+/** Every served model (configured, or announced by a live worker) and its queues. */
 interface ServedQueues {
   models(): string[];
-  queue(model: string): CompletionQueue;
+  queues(model: string): CompletionQueue[];
 }
 
-/** A per-model gauge whose values are read on each scrape; a model whose queue cannot be read has no sample. */
+/** A per-model gauge whose values (summed over its queues) are read on each scrape; a model whose queues cannot be read has no sample. */
 function queueGauge(
   registry: Registry,
   queues: ServedQueues,
@@ -141,7 +143,10 @@ function queueGauge(
       gauge.reset();
       await Promise.all(
         queues.models().map(async (model) => {
-          const value = await read(queues.queue(model)).catch(() => undefined);
+          const value = await Promise.all(queues.queues(model).map(read)).then(
+            (counts) => counts.reduce((sum, count) => sum + count, 0),
+            () => undefined,
+          );
           if (value !== undefined) gauge.set({ model }, value);
         }),
       );

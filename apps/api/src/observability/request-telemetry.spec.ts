@@ -1,3 +1,4 @@
+import type { ApiEnv } from '@app/config';
 import { EventEmitter } from 'node:events';
 import type { TokenEvent } from '@app/contracts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -24,7 +25,7 @@ describe('RequestTelemetry', () => {
   let observer: (event: TokenEvent) => void;
 
   beforeEach(() => {
-    metrics = new ApiMetrics({} as CompletionQueues, { list: () => [] } as unknown as ModelRegistry);
+    metrics = new ApiMetrics({} as CompletionQueues, { list: () => [] } as unknown as ModelRegistry, {} as ApiEnv);
     const events = { observe: (next: (event: TokenEvent) => void) => (observer = next) } as unknown as CompletionEventBus;
     telemetry = new RequestTelemetry(metrics, events);
     telemetry.install({ addHook: (_name: string, hook: OnRequest) => (onRequest = hook) } as unknown as FastifyInstance);

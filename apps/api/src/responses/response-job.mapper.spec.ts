@@ -1,4 +1,7 @@
-import { toChatMessages } from './response-job.mapper';
+import { plainToInstance } from 'class-transformer';
+import { clientAffinityKey } from '../completions/affinity-key';
+import { CreateResponseDto } from './create-response.dto';
+import { toChatMessages, toResponseJob } from './response-job.mapper';
 import type { ConversationItem } from './response-items';
 
 const user = (text: string): ConversationItem => ({ type: 'message', id: `msg_${text}`, role: 'user', content: [{ type: 'input_text', text }], status: 'completed' });
@@ -31,5 +34,22 @@ describe('toChatMessages with reasoning items', () => {
       { role: 'user', content: 'q' },
       { role: 'assistant', content: 'a' },
     ]);
+  });
+});
+
+describe('toResponseJob: the affinity key', () => {
+  const affinityKeyOf = (body: object, continuedKey?: string) =>
+    toResponseJob(plainToInstance(CreateResponseDto, { model: 'm', ...body }), [user('Who pours the tea?')], 0, 'resp_1', 1_000, 30_000, continuedKey).job.schedule.affinityKey;
+
+  it("is the request's prompt_cache_key, before the key of the response it continues", () => {
+    expect(affinityKeyOf({ prompt_cache_key: 'conversation-7' }, 'key:earlier')).toBe(clientAffinityKey('conversation-7'));
+  });
+
+  it("is the continued response's key when the request gives none", () => {
+    expect(affinityKeyOf({ previous_response_id: 'resp_0' }, 'key:earlier')).toBe('key:earlier');
+  });
+
+  it('is left to the placement (a hash of the conversation start) without either', () => {
+    expect(affinityKeyOf({})).toBeUndefined();
   });
 });

@@ -3,6 +3,7 @@ import type { ChatMessage, CompletionJobInput, JsonValue, LogprobsOptions, Respo
 import { randomInt } from 'node:crypto';
 import { FUNCTION_NAME } from '../chat/tool-and-format.dto';
 import { checkedSchema, MAX_MESSAGE_CHARS } from '../chat/completion-job.mapper';
+import { clientAffinityKey } from '../completions/affinity-key';
 import { OpenAiError } from '../errors/openai-error';
 import type { CreateResponseDto } from './create-response.dto';
 import { itemText } from './response-items';
@@ -185,7 +186,9 @@ export interface ResponseJob {
 /**
  * A validated request, with its conversation items resolved (`previous_response_id` and
  * `item_reference`), becomes the same job the chat door queues, plus the settings its Response
- * objects echo.
+ * objects echo. Its affinity key is its `prompt_cache_key`, else the key of the response it
+ * continues (`continuedKey`); without either, placement hashes the conversation's start, which
+ * a continuation shares with the response before it while instructions and tools stay the same.
  */
 export function toResponseJob(
   request: CreateResponseDto,
@@ -194,6 +197,7 @@ export function toResponseJob(
   responseId: string,
   acceptedAt: number,
   maxQueueWaitMs: number,
+  continuedKey?: string,
 ): ResponseJob {
   if (request.prompt !== undefined && request.prompt !== null) throw OpenAiError.invalidRequest(`Reusable prompts ('prompt') are not available here; send 'instructions' and 'input'.`, 'prompt', 'unsupported_parameter');
   if (request.conversation !== undefined && request.conversation !== null) {
@@ -212,6 +216,7 @@ export function toResponseJob(
   const logprobs = logprobsOptions(request);
   if (logprobs && callsAllowed(tools)) throw invalid(`Log probabilities cannot be combined with tool calls here; set 'tool_choice' to 'none' or drop one.`, 'top_logprobs');
   const instructions = request.instructions ?? null;
+  const affinityKey = clientAffinityKey(request.prompt_cache_key) ?? continuedKey;
   const job: CompletionJobInput = {
     id: responseId,
     model: request.model,
@@ -235,7 +240,7 @@ export function toResponseJob(
       // Only the worker knows how many tokens the conversation is: it drops the oldest items there.
       ...(request.truncation === 'auto' ? { truncation: 'auto' as const } : {}),
     },
-    schedule: { acceptedAt, startDeadline: acceptedAt + maxQueueWaitMs },
+    schedule: { acceptedAt, startDeadline: acceptedAt + maxQueueWaitMs, ...(affinityKey ? { affinityKey } : {}) },
   };
   const settings: ResponseSettings = {
     instructions,

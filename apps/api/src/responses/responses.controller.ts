@@ -72,10 +72,11 @@ export class ResponsesController {
     const clientGone = clientGoneSignal(reply);
     const owner = callerOf(http);
     const id = newResponseId(acceptedAt);
-    const earlier = await this.earlierItems(owner, request.previous_response_id ?? undefined);
+    const previous = await this.previous(owner, request.previous_response_id ?? undefined);
+    const earlier = previous ? [...previous.history, ...(previous.state.output as ConversationItem[])] : [];
     const input = await inputItems(request.input ?? undefined, (itemId) => this.stored.findItem(owner, itemId));
     const history = [...earlier, ...input];
-    const { job: mapped, settings } = toResponseJob(request, history, earlier.length, id, acceptedAt, this.env.MAX_QUEUE_WAIT_MS);
+    const { job: mapped, settings } = toResponseJob(request, history, earlier.length, id, acceptedAt, this.env.MAX_QUEUE_WAIT_MS, previous?.affinityKey);
     const job = withTier(mapped, this.tiers.granted(requestedTier(request.service_tier ?? undefined), owner));
     const identity: ResponseIdentity = { id, model: job.model, createdAtMs: acceptedAt, serviceTier: job.schedule.tier ?? 'default', settings };
     const response = request.stream === true ? new StreamedResponse(reply, identity) : new BufferedResponse(reply, identity);
@@ -84,7 +85,8 @@ export class ResponsesController {
     // Held while this instance runs a stored response that is not in the background: it lapses if the instance dies.
     let release: ReleaseLease = () => undefined;
     if (settings.store) {
-      record = { owner, identity, history, inputStart: earlier.length, state: { status: settings.background ? 'queued' : 'in_progress', output: [] } };
+      const { affinityKey } = job.schedule;
+      record = { owner, identity, history, inputStart: earlier.length, state: { status: settings.background ? 'queued' : 'in_progress', output: [] }, ...(affinityKey ? { affinityKey } : {}) };
       release = await this.stored.begin(record).catch(() => {
         admission.abandon();
         throw redisUnavailable();
@@ -184,16 +186,16 @@ export class ResponsesController {
     return cursorPage(ordered.slice(start, start + limit), start + limit < ordered.length);
   }
 
-  /** The conversation a `previous_response_id` continues: its history, then its output. */
-  private async earlierItems(owner: string, previousId: string | undefined): Promise<ConversationItem[]> {
-    if (previousId === undefined) return [];
+  /** The response a `previous_response_id` continues (its history, then its output, come before the input). */
+  private async previous(owner: string, previousId: string | undefined): Promise<StoredResponseRecord | undefined> {
+    if (previousId === undefined) return undefined;
     const found = await this.stored.find(owner, previousId);
     const previous = found && (await this.settlement.current(found));
     if (!previous) throw OpenAiError.notFound(`Previous response with id '${previousId}' not found.`, 'previous_response_id', 'previous_response_not_found');
     if (previous.state.status === 'queued' || previous.state.status === 'in_progress') {
       throw OpenAiError.invalidRequest(`Previous response with id '${previousId}' is still in progress.`, 'previous_response_id', 'invalid_value');
     }
-    return [...previous.history, ...(previous.state.output as ConversationItem[])];
+    return previous;
   }
 
   /** The caller's response as it truly stands (see ResponseSettlement). */

@@ -47,6 +47,8 @@ export interface StoredResponseRecord {
   inputStart: number;
   /** The latest state: `in_progress` (or `queued`) until it ends. */
   state: ResponseState;
+  /** The affinity key its job was given (its own `prompt_cache_key`, or its chain's): a response continuing it keeps it. */
+  affinityKey?: string;
 }
 
 interface StoredItem {

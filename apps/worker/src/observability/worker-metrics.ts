@@ -93,6 +93,13 @@ export class WorkerMetrics {
     registers: [this.registry],
   });
 
+  readonly jobsMovedFromGoneWorkers = new Counter({
+    name: 'llm_worker_jobs_moved_from_gone_workers_total',
+    help: "Jobs this worker moved from a dead or draining worker's own queue (prefix-cache affinity) to the model's shared queue, by whether that worker had started them.",
+    labelNames: ['model', 'started'] as const,
+    registers: [this.registry],
+  });
+
   constructor(env: WorkerEnv) {
     this.model = env.MODEL_NAME;
     collectDefaultMetrics({ register: this.registry });
