@@ -67,7 +67,16 @@ async function streamTurn(client: OpenAI, messages: OpenAI.ChatCompletionMessage
   let firstAt: number | undefined;
   let text = '';
   let usage: OpenAI.CompletionUsage | undefined;
-  const stream = await client.chat.completions.create({ model: MODEL, messages, tools: TOOLS, tool_choice: 'none', max_tokens: MAX_TOKENS, temperature: 0, stream: true, stream_options: { include_usage: true } });
+  const stream = await client.chat.completions.create({
+    model: MODEL,
+    messages,
+    tools: TOOLS,
+    tool_choice: 'none',
+    max_tokens: MAX_TOKENS,
+    temperature: 0,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
   for await (const chunk of stream) {
     const delta = chunk.choices[0]?.delta.content;
     if (delta) {
@@ -77,7 +86,15 @@ async function streamTurn(client: OpenAI, messages: OpenAI.ChatCompletionMessage
     if (chunk.usage) usage = chunk.usage;
   }
   if (!usage) throw new Error('no usage in the stream');
-  return { sample: { turn, promptTokens: usage.prompt_tokens, cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? 0, ttftMs: (firstAt ?? performance.now()) - startedAt }, text };
+  return {
+    sample: {
+      turn,
+      promptTokens: usage.prompt_tokens,
+      cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
+      ttftMs: (firstAt ?? performance.now()) - startedAt,
+    },
+    text,
+  };
 }
 
 async function conversation(client: OpenAI, index: number): Promise<TurnSample[]> {
@@ -119,7 +136,13 @@ async function run(affinity: boolean) {
         }),
       );
     }
-    const api = await startApi({ redisUrl: redis.url, apiKeys: [KEY], models: [MODEL], env: { AFFINITY: String(affinity), MAX_QUEUE_WAIT_MS: '600000' }, logFile: resolve(LOGS, `${label}-api.log`) });
+    const api = await startApi({
+      redisUrl: redis.url,
+      apiKeys: [KEY],
+      models: [MODEL],
+      env: { AFFINITY: String(affinity), MAX_QUEUE_WAIT_MS: '600000' },
+      logFile: resolve(LOGS, `${label}-api.log`),
+    });
     try {
       const client = new OpenAI({ baseURL: api.baseUrl, apiKey: KEY, maxRetries: 0, timeout: 600_000 });
       retriedTurns = 0;
@@ -131,12 +154,26 @@ async function run(affinity: boolean) {
         const prompt = samples.reduce((sum, sample) => sum + sample.promptTokens, 0);
         const cached = samples.reduce((sum, sample) => sum + sample.cachedTokens, 0);
         const ttft = summarize(samples.map(({ ttftMs }) => ttftMs));
-        return { turn: index + 1, promptTokens: prompt, evaluatedTokens: prompt - cached, cachedShare: round(cached / prompt, 3), ttftP50Ms: round(ttft.p50, 1), ttftP99Ms: round(ttft.p99, 1) };
+        return {
+          turn: index + 1,
+          promptTokens: prompt,
+          evaluatedTokens: prompt - cached,
+          cachedShare: round(cached / prompt, 3),
+          ttftP50Ms: round(ttft.p50, 1),
+          ttftP99Ms: round(ttft.p99, 1),
+        };
       });
       const later = all.filter(({ turn }) => turn >= 2);
       const laterPrompt = later.reduce((sum, sample) => sum + sample.promptTokens, 0);
       const laterCached = later.reduce((sum, sample) => sum + sample.cachedTokens, 0);
-      return { affinity, seconds: round(seconds, 1), retriedTurns, evaluatedTokens: all.reduce((sum, s) => sum + s.promptTokens - s.cachedTokens, 0), cachedShareFromTurn2: round(laterCached / laterPrompt, 3), perTurn };
+      return {
+        affinity,
+        seconds: round(seconds, 1),
+        retriedTurns,
+        evaluatedTokens: all.reduce((sum, s) => sum + s.promptTokens - s.cachedTokens, 0),
+        cachedShareFromTurn2: round(laterCached / laterPrompt, 3),
+        perTurn,
+      };
     } finally {
       await api.process.stop('SIGTERM', 5000);
     }
@@ -154,7 +191,9 @@ async function main(): Promise<void> {
   mkdirSync(resolve(REPO_ROOT, 'bench/results'), { recursive: true });
   writeFileSync(resolve(REPO_ROOT, 'bench/results/agents.json'), `${JSON.stringify(result, null, 2)}\n`);
   for (const { affinity, seconds, retriedTurns: retried, evaluatedTokens, cachedShareFromTurn2, perTurn } of [off, on]) {
-    console.log(`affinity ${affinity ? 'on ' : 'off'}: ${seconds} s, ${evaluatedTokens} prompt tokens evaluated, cached share from turn 2: ${cachedShareFromTurn2}, turns asked again after an error: ${retried}`);
+    console.log(
+      `affinity ${affinity ? 'on ' : 'off'}: ${seconds} s, ${evaluatedTokens} prompt tokens evaluated, cached share from turn 2: ${cachedShareFromTurn2}, turns asked again after an error: ${retried}`,
+    );
     console.table(perTurn);
   }
 }

@@ -195,7 +195,9 @@ interface JobTimes {
 /** The model queue's jobs that are still kept (BullMQ keeps the last 1,000 completed), with their times. */
 async function jobTimes(queue: Queue): Promise<JobTimes[]> {
   const jobs = await queue.getJobs(['completed', 'active', 'failed'], 0, -1);
-  return jobs.filter((job) => job?.id !== undefined).map((job) => ({ id: job.id!, name: job.name, timestamp: job.timestamp, processedOn: job.processedOn, finishedOn: job.finishedOn }));
+  return jobs
+    .filter((job) => job?.id !== undefined)
+    .map((job) => ({ id: job.id!, name: job.name, timestamp: job.timestamp, processedOn: job.processedOn, finishedOn: job.finishedOn }));
 }
 
 /** Sends `lines` as plain non-stream requests, `concurrency` at a time; every answer must be 200. */
@@ -238,7 +240,7 @@ async function main(): Promise<void> {
       for (const { stop } of started.reverse()) await stop().catch(() => undefined);
       await redis?.stop().catch(() => undefined);
       // A start that timed out (startApi, startWorker) does not hand back its process: stop it by its pid.
-      const leftovers = (childPids(process.pid)).filter((pid) => !preexisting.has(pid));
+      const leftovers = childPids(process.pid).filter((pid) => !preexisting.has(pid));
       const signal = (pid: number, name: NodeJS.Signals): void => {
         try {
           process.kill(pid, name);
@@ -252,7 +254,7 @@ async function main(): Promise<void> {
         signal(pid, 'SIGTERM');
       }
       if (leftovers.length > 0) await sleep(5000);
-      for (const pid of (childPids(process.pid)).filter((pid) => leftovers.includes(pid))) signal(pid, 'SIGKILL');
+      for (const pid of childPids(process.pid).filter((pid) => leftovers.includes(pid))) signal(pid, 'SIGKILL');
       await rm(filesDir, { recursive: true, force: true });
     })());
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -313,7 +315,12 @@ async function main(): Promise<void> {
       const [answered, failed] = await Promise.all([commands!.hlen(keys.answers), commands!.hlen(keys.failures)]);
       return { answered, failed };
     };
-    const busyStart = await pollBatch(client, busyBatch.id, (batch) => batch.status === 'in_progress' && batch.request_counts!.completed >= BUSY_AFTER_LINES, 120_000);
+    const busyStart = await pollBatch(
+      client,
+      busyBatch.id,
+      (batch) => batch.status === 'in_progress' && batch.request_counts!.completed >= BUSY_AFTER_LINES,
+      120_000,
+    );
     console.log(`busy batch ${busyBatch.id} in_progress, ${busyStart.request_counts?.completed}/${busyStart.request_counts?.total} done; probing`);
     const busy: Probe[] = [];
     for (let index = 0; index < PROBES; index++) {
@@ -356,7 +363,9 @@ async function main(): Promise<void> {
     const busyAfterSlot = summarize(known.map((wait) => wait.ttftAfterSlotMs));
     const busyTtft = summarize(busy.map((entry) => entry.ttftMs));
     const answeredWhileWaiting = busy.map((entry) => entry.linesAnsweredWhileWaiting ?? 0);
-    console.log(`busy  TTFT p50 ${busyTtft.p50.toFixed(1)} ms, p95 ${busyTtft.p95.toFixed(1)} ms, max ${busyTtft.max.toFixed(1)} ms; lines answered while a probe waited: max ${Math.max(...answeredWhileWaiting)}`);
+    console.log(
+      `busy  TTFT p50 ${busyTtft.p50.toFixed(1)} ms, p95 ${busyTtft.p95.toFixed(1)} ms, max ${busyTtft.max.toFixed(1)} ms; lines answered while a probe waited: max ${Math.max(...answeredWhileWaiting)}`,
+    );
     console.log(`busy batch completed in ${(busyBatchMs / 1000).toFixed(1)} s; output ${busyCheck.ok ? 'ok' : `NOT ok ${JSON.stringify(busyCheck)}`}`);
 
     // 2a. Throughput of a batch on a quiet worker.
@@ -381,14 +390,20 @@ async function main(): Promise<void> {
     const completedSeenAt = performance.now();
     phaseTimes.quietBatchS = (completedSeenAt - phase) / 1000;
     const quietCheck = await checkOutput(client, quietEnded, quietLines);
-    const quietJobs = (await jobTimes(queue)).filter((job) => job.name === CompletionJobName.BatchLine && job.id.includes(quietBatch.id.slice('batch_'.length)));
+    const quietJobs = (await jobTimes(queue)).filter(
+      (job) => job.name === CompletionJobName.BatchLine && job.id.includes(quietBatch.id.slice('batch_'.length)),
+    );
     const batchMs = completedSeenAt - (inProgressSeenAt ?? quietCreatedAt);
     const batchEndToEndMs = completedSeenAt - quietCreatedAt;
     const firstLineStart = Math.min(...quietJobs.map((job) => job.processedOn ?? Infinity));
     const lastLineEnd = Math.max(...quietJobs.map((job) => job.finishedOn ?? 0));
     const linesSpanMs = quietJobs.length === LINES ? lastLineEnd - firstLineStart : undefined;
-    const lineRunMs = summarize(quietJobs.filter((job) => job.processedOn !== undefined && job.finishedOn !== undefined).map((job) => job.finishedOn! - job.processedOn!));
-    console.log(`quiet batch: ${(batchMs / 1000).toFixed(1)} s in_progress→completed (${(LINES / (batchMs / 1000)).toFixed(2)} lines/s); output ${quietCheck.ok ? 'ok' : `NOT ok ${JSON.stringify(quietCheck)}`}`);
+    const lineRunMs = summarize(
+      quietJobs.filter((job) => job.processedOn !== undefined && job.finishedOn !== undefined).map((job) => job.finishedOn! - job.processedOn!),
+    );
+    console.log(
+      `quiet batch: ${(batchMs / 1000).toFixed(1)} s in_progress→completed (${(LINES / (batchMs / 1000)).toFixed(2)} lines/s); output ${quietCheck.ok ? 'ok' : `NOT ok ${JSON.stringify(quietCheck)}`}`,
+    );
 
     // 2b. The same lines as plain requests, the worker kept full.
     phase = performance.now();
@@ -397,10 +412,14 @@ async function main(): Promise<void> {
     phaseTimes.plainS = (performance.now() - phase) / 1000;
     const plainJobs = (await jobTimes(queue)).filter((job) => job.name !== CompletionJobName.BatchLine && job.timestamp >= plainStartedAt);
     const plainSpanMs =
-      plainJobs.length === LINES ? Math.max(...plainJobs.map((job) => job.finishedOn ?? 0)) - Math.min(...plainJobs.map((job) => job.processedOn ?? Infinity)) : undefined;
+      plainJobs.length === LINES
+        ? Math.max(...plainJobs.map((job) => job.finishedOn ?? 0)) - Math.min(...plainJobs.map((job) => job.processedOn ?? Infinity))
+        : undefined;
     const batchRate = LINES / (batchMs / 1000);
     const plainRate = LINES / (plain.ms / 1000);
-    console.log(`plain: ${(plain.ms / 1000).toFixed(1)} s (${plainRate.toFixed(2)} lines/s), ${plain.non200} not 200; batch/plain ${(batchRate / plainRate).toFixed(3)}`);
+    console.log(
+      `plain: ${(plain.ms / 1000).toFixed(1)} s (${plainRate.toFixed(2)} lines/s), ${plain.non200} not 200; batch/plain ${(batchRate / plainRate).toFixed(3)}`,
+    );
 
     const meanLineMs = (batchMs / LINES) * SLOTS;
     const results = {
@@ -428,7 +447,10 @@ async function main(): Promise<void> {
         meanBatchLineMsHow: 'quiet batch in_progress→completed wall time / lines × parallel slots',
         batchLineRunMsFromJobs: roundSummary(lineRunMs),
         busyProbesWhileBatchRan: busy.filter((entry) => entry.batchStillRunning).length,
-        linesAnsweredBetweenSendAndFirstToken: { max: Math.max(...answeredWhileWaiting), mean: round(answeredWhileWaiting.reduce((a, b) => a + b, 0) / answeredWhileWaiting.length, 2) },
+        linesAnsweredBetweenSendAndFirstToken: {
+          max: Math.max(...answeredWhileWaiting),
+          mean: round(answeredWhileWaiting.reduce((a, b) => a + b, 0) / answeredWhileWaiting.length, 2),
+        },
         fromJobTimes: {
           probesWithJobTimes: known.length,
           queueWaitMs: roundSummary(summarize(known.map((wait) => wait.queueWaitMs))),
@@ -445,7 +467,13 @@ async function main(): Promise<void> {
           goal: 'busy p50 within +10% of idle (ratio <= 1.10)',
         },
       },
-      busyBatch: { id: busyBatch.id, createToCompletedS: round(busyBatchMs / 1000, 2), requestCounts: busyEnded.request_counts, output: busyCheck, probesEndedBeforeCompletion: probesEndedAt < Date.now() },
+      busyBatch: {
+        id: busyBatch.id,
+        createToCompletedS: round(busyBatchMs / 1000, 2),
+        requestCounts: busyEnded.request_counts,
+        output: busyCheck,
+        probesEndedBeforeCompletion: probesEndedAt < Date.now(),
+      },
       throughput: {
         batch: {
           id: quietBatch.id,
@@ -471,7 +499,9 @@ async function main(): Promise<void> {
         how: 'batchOverPlain: batch lines/s (own 100 ms polling, first seen in_progress → first seen completed) over plain lines/s (first send → last answer); CreateToCompleted: from the create call instead; ByJobSpans: first job start → last job end on the worker, both ways (BullMQ job times)',
         goal: '≥ 0.95',
       },
-      phaseSeconds: Object.fromEntries(Object.entries({ ...phaseTimes, total: (performance.now() - benchStarted) / 1000 }).map(([key, value]) => [key, round(value, 1)])),
+      phaseSeconds: Object.fromEntries(
+        Object.entries({ ...phaseTimes, total: (performance.now() - benchStarted) / 1000 }).map(([key, value]) => [key, round(value, 1)]),
+      ),
     };
     console.log(JSON.stringify(results.ttft, null, 2));
     const out = resolve(REPO_ROOT, 'bench/results');

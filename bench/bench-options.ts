@@ -105,7 +105,15 @@ export const FULL_PLAN: Omit<BenchOptions, 'mode' | 'profile' | 'phases' | 'apiP
 };
 
 const QUICK: typeof FULL_PLAN = {
-  llama: { ...FULL_PLAN.llama, levels: [{ concurrency: 1, requests: 32 }, { concurrency: 10, requests: 80 }], repeatUpTo: 10, repeats: 1 },
+  llama: {
+    ...FULL_PLAN.llama,
+    levels: [
+      { concurrency: 1, requests: 32 },
+      { concurrency: 10, requests: 80 },
+    ],
+    repeatUpTo: 10,
+    repeats: 1,
+  },
   synthetic: { ...FULL_PLAN.synthetic, levels: [1, 100, 1000], roundsPerClient: 3, durationMs: 3000, repeats: 1 },
   relay: { ...FULL_PLAN.relay, levels: [{ streams: 1000, tokenIntervalMs: 10 }], roundsPerClient: 1, durationMs: 3000, repeats: 1 },
   openStreams: { levels: [1, 1000, 5000], openBatch: 250 },

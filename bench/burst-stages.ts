@@ -115,7 +115,8 @@ interface SizeResult {
 function plannedBursts(): Array<{ size: number; bursts: number }> {
   return SIZES.map((size, index) => {
     const bursts = BURSTS[index] ?? BURSTS.at(-1) ?? 8;
-    if ((bursts + 1) * size > FINISHED_JOBS_KEPT) throw new Error(`${bursts} bursts of ${size} are more jobs than the queue keeps (${FINISHED_JOBS_KEPT}): ask for fewer`);
+    if ((bursts + 1) * size > FINISHED_JOBS_KEPT)
+      throw new Error(`${bursts} bursts of ${size} are more jobs than the queue keeps (${FINISHED_JOBS_KEPT}): ask for fewer`);
     return { size, bursts };
   });
 }

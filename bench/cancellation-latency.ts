@@ -39,7 +39,14 @@ async function firstTextThenDisconnect(baseUrl: string): Promise<{ id: string; d
 
 async function main(): Promise<void> {
   const redis = await startRedisServer();
-  const worker = await startWorker({ redisUrl: redis.url, modelName: MODEL, modelPath: resolve(REPO_ROOT, 'models/tiny-chat.gguf'), parallelSequences: 2, threads: 1, env: { GPU: 'false', HEALTH_PORT: '0' } });
+  const worker = await startWorker({
+    redisUrl: redis.url,
+    modelName: MODEL,
+    modelPath: resolve(REPO_ROOT, 'models/tiny-chat.gguf'),
+    parallelSequences: 2,
+    threads: 1,
+    env: { GPU: 'false', HEALTH_PORT: '0' },
+  });
   const api = await startApi({ redisUrl: redis.url, apiKeys: [KEY], models: [MODEL] });
   const queue = new Queue(completionQueueName(MODEL), { connection: { url: redis.url }, prefix: completionQueuePrefix(MODEL) });
   const latencies: number[] = [];

@@ -16,7 +16,10 @@ function packageOf(url: string, functionName: string): string {
 
 function shortLocation(url: string, line: number): string {
   if (!url) return '';
-  const trimmed = url.replace(/^file:\/\//, '').replace(/^.*\/node_modules\//, '').replace(/^.*\/dist\/apps\/\w+\//, '');
+  const trimmed = url
+    .replace(/^file:\/\//, '')
+    .replace(/^.*\/node_modules\//, '')
+    .replace(/^.*\/dist\/apps\/\w+\//, '');
   return `${trimmed}:${line + 1}`;
 }
 

@@ -79,8 +79,16 @@ async function main(): Promise<void> {
           for (const plan of plans) {
             const result = await driver.run(plan);
             if (result.errors > 0) throw new Error(`${result.errors} generations failed: ${result.errorSamples.join('; ')}`);
-            runs.push({ condition: condition.name, concurrency: plan.concurrency, round: index + 1, tokensPerSecond: round(result.tokensPerSecond, 0), itlP50Ms: round(result.itlMs.p50) });
-            console.log(`round ${index + 1}  c=${String(plan.concurrency).padEnd(3)} ${condition.name.padEnd(28)} ${Math.round(result.tokensPerSecond)} tokens/s, ITL p50 ${round(result.itlMs.p50)} ms`);
+            runs.push({
+              condition: condition.name,
+              concurrency: plan.concurrency,
+              round: index + 1,
+              tokensPerSecond: round(result.tokensPerSecond, 0),
+              itlP50Ms: round(result.itlMs.p50),
+            });
+            console.log(
+              `round ${index + 1}  c=${String(plan.concurrency).padEnd(3)} ${condition.name.padEnd(28)} ${Math.round(result.tokensPerSecond)} tokens/s, ITL p50 ${round(result.itlMs.p50)} ms`,
+            );
           }
         } finally {
           neighbour?.kill('SIGKILL');
@@ -99,7 +107,15 @@ async function main(): Promise<void> {
   console.log(`\nmedian tokens/s of ${rounds} rounds (neighbour busy ${duty} of a core):`);
   for (const row of medians) console.log(`  c=${String(row.concurrency).padEnd(3)} ${row.condition.padEnd(28)} ${row.medianTokensPerSecond}`);
   mkdirSync('bench/results', { recursive: true });
-  const settings = { model: optionValue('model') ?? 'models/tiny-chat.gguf', cpus, neighbourDuty: duty, rounds, sequences: llama.parallelSequences, threads: llama.threads, maxTokens: llama.maxTokens };
+  const settings = {
+    model: optionValue('model') ?? 'models/tiny-chat.gguf',
+    cpus,
+    neighbourDuty: duty,
+    rounds,
+    sequences: llama.parallelSequences,
+    threads: llama.threads,
+    maxTokens: llama.maxTokens,
+  };
   writeFileSync('bench/results/cpu-sharing.json', `${JSON.stringify({ date: new Date().toISOString(), settings, medians, runs }, null, 2)}\n`);
 }
 

@@ -70,10 +70,7 @@ export interface HoldResult {
 }
 
 export type DriverRequest =
-  | { type: 'run'; id: number; plan: LoadPlan }
-  | { type: 'hold'; id: number; plan: HoldPlan }
-  | { type: 'release'; id: number }
-  | { type: 'close' };
+  { type: 'run'; id: number; plan: LoadPlan } | { type: 'hold'; id: number; plan: HoldPlan } | { type: 'release'; id: number } | { type: 'close' };
 
 export type DriverReply =
   | { type: 'ready' }

@@ -85,7 +85,14 @@ async function main(): Promise<void> {
   }
   await Promise.all(Object.values(engines).map((engine) => engine.close()));
   mkdirSync('bench/results', { recursive: true });
-  const result = { date: new Date().toISOString(), model: optionValue('model') ?? 'models/tiny-chat.gguf', sequences: SEQUENCES, maxTokens: MAX_TOKENS, requests, rows };
+  const result = {
+    date: new Date().toISOString(),
+    model: optionValue('model') ?? 'models/tiny-chat.gguf',
+    sequences: SEQUENCES,
+    maxTokens: MAX_TOKENS,
+    requests,
+    rows,
+  };
   writeFileSync('bench/results/engine-thread.json', `${JSON.stringify(result, null, 2)}\n`);
 }
 

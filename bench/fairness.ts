@@ -124,13 +124,19 @@ async function flood(baseUrl: string, queue: Queue, fairShare: boolean): Promise
   const phase: Phase = {
     fairShare,
     b: { requests: bWaits.length, queueWaitMs: roundSummary(summarize(bWaits)) },
-    a: { requests: A_REQUESTS, seconds: round(seconds, 2), completionTokens, tokensPerSecond: round(completionTokens / seconds, 1),
+    a: {
+      requests: A_REQUESTS,
+      seconds: round(seconds, 2),
+      completionTokens,
+      tokensPerSecond: round(completionTokens / seconds, 1),
       workerTokensPerSecond: round(completionTokens / workerSeconds, 1),
       queueWaitMs: roundSummary(summarize(aWaits)),
       jobRunMs: roundSummary(summarize(aTimes.map((times) => times.finished - times.started))),
     },
   };
-  console.log(`fair share ${fairShare ? 'on ' : 'off'}: B queue wait p50 ${phase.b.queueWaitMs.p50} ms p99 ${phase.b.queueWaitMs.p99} ms (${bWaits.length}); A ${phase.a.tokensPerSecond} tokens/s over ${phase.a.seconds} s (${phase.a.workerTokensPerSecond} on the worker), A's jobs ran p50 ${phase.a.jobRunMs.p50} ms`);
+  console.log(
+    `fair share ${fairShare ? 'on ' : 'off'}: B queue wait p50 ${phase.b.queueWaitMs.p50} ms p99 ${phase.b.queueWaitMs.p99} ms (${bWaits.length}); A ${phase.a.tokensPerSecond} tokens/s over ${phase.a.seconds} s (${phase.a.workerTokensPerSecond} on the worker), A's jobs ran p50 ${phase.a.jobRunMs.p50} ms`,
+  );
   return phase;
 }
 
@@ -190,8 +196,16 @@ async function main(): Promise<void> {
       command: `npm run bench:fairness -- --a-requests=${A_REQUESTS} --max-tokens=${MAX_TOKENS} --b-alone=${B_ALONE} --rounds=${ROUNDS}`,
       at: new Date().toISOString(),
       machine: { cores: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', platform: `${process.platform}-${process.arch}`, node: process.version },
-      setup: { model: `models/${MODEL}.gguf`, parallelSequences: SLOTS, threads: THREADS, gpu: false, aRequests: A_REQUESTS, maxTokens: MAX_TOKENS, bIntervalMs: B_INTERVAL_MS },
-      queueWaitHow: "BullMQ job processedOn − timestamp (added to the queue → taken by the worker)",
+      setup: {
+        model: `models/${MODEL}.gguf`,
+        parallelSequences: SLOTS,
+        threads: THREADS,
+        gpu: false,
+        aRequests: A_REQUESTS,
+        maxTokens: MAX_TOKENS,
+        bIntervalMs: B_INTERVAL_MS,
+      },
+      queueWaitHow: 'BullMQ job processedOn − timestamp (added to the queue → taken by the worker)',
       bAlone: { requests: bAlone.count, queueWaitMs: roundSummary(bAlone) },
       rounds,
       comparison: {

@@ -60,6 +60,7 @@ export function takeLlamaOverrides(argv: string[]): { apply: (plan: LlamaPlan) =
     };
   };
   // Bad values fail now, not after the other phases ran.
-  if (given.size > 0) apply({ parallelSequences: 1, threads: 1, contextSize: 1, maxTokens: 1, levels: [{ concurrency: 1, requests: 1 }], repeatUpTo: 1, repeats: 1 });
+  if (given.size > 0)
+    apply({ parallelSequences: 1, threads: 1, contextSize: 1, maxTokens: 1, levels: [{ concurrency: 1, requests: 1 }], repeatUpTo: 1, repeats: 1 });
   return { apply, rest };
 }

@@ -80,8 +80,15 @@ async function main(): Promise<void> {
   stopEverythingOnSignals();
   const base = baseBuild(BASE);
   const { startServiceStack: startBaseStack } = (await import(resolve(base.root, 'bench/service-stack.ts'))) as { startServiceStack: typeof startServiceStack };
-  const side = (stack: ServiceStack): Side => ({ stack, agent: new Agent({ keepAlive: true, maxSockets: CONCURRENCY }), request: workloadRequests(stack.target) });
-  const sides = { base: side(await startBaseStack('paired-base', ENGINE, API_PROCESSES)), head: side(await startServiceStack('paired-head', ENGINE, API_PROCESSES)) };
+  const side = (stack: ServiceStack): Side => ({
+    stack,
+    agent: new Agent({ keepAlive: true, maxSockets: CONCURRENCY }),
+    request: workloadRequests(stack.target),
+  });
+  const sides = {
+    base: side(await startBaseStack('paired-base', ENGINE, API_PROCESSES)),
+    head: side(await startServiceStack('paired-head', ENGINE, API_PROCESSES)),
+  };
   try {
     await sendPairs(sides, WARMUP);
     const pairs = await sendPairs(sides, PAIRS);
@@ -97,10 +104,15 @@ async function main(): Promise<void> {
     const file = resolve(REPO_ROOT, 'bench/results/paired-latency.json');
     writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
     console.log(`${report.measured}, ${PAIRS} pairs, ${CONCURRENCY} at a time, API_PROCESSES ${API_PROCESSES} (ms)   p50     p95     p99`);
-    for (const [name, { latencyMs }] of [[`base ${BASE}`, report.base], ['this build', report.head]] as const) {
+    for (const [name, { latencyMs }] of [
+      [`base ${BASE}`, report.base],
+      ['this build', report.head],
+    ] as const) {
       console.log(`  ${name.padEnd(30)} ${[latencyMs.p50, latencyMs.p95, latencyMs.p99].map((value) => value.toFixed(2).padStart(7)).join(' ')}`);
     }
-    console.log(`  median difference ${report.medianDifferenceMs} ms; this build faster in ${(report.headFasterShare * 100).toFixed(1)}% of pairs\nwrote ${file}`);
+    console.log(
+      `  median difference ${report.medianDifferenceMs} ms; this build faster in ${(report.headFasterShare * 100).toFixed(1)}% of pairs\nwrote ${file}`,
+    );
   } finally {
     for (const side of [sides.base, sides.head]) side.agent.destroy();
     await Promise.all([sides.base.stack.stop(), sides.head.stack.stop()]);

@@ -53,7 +53,13 @@ async function ask(engine: LlamaCppEngine, messages: ChatMessage[], maxTokens: n
     promptCache,
   });
   const { usage } = outcome;
-  return { text: outcome.text, firstOutputMs: (firstAt ?? performance.now()) - startedAt, promptTokens: usage.prompt_tokens, cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? 0, completionTokens: usage.completion_tokens };
+  return {
+    text: outcome.text,
+    firstOutputMs: (firstAt ?? performance.now()) - startedAt,
+    promptTokens: usage.prompt_tokens,
+    cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
+    completionTokens: usage.completion_tokens,
+  };
 }
 
 const withSystem = (index: number): ChatMessage[] => [
@@ -63,7 +69,12 @@ const withSystem = (index: number): ChatMessage[] => [
 const withoutSystem = (index: number): ChatMessage[] => [{ role: 'user', content: `Tell me about the rabbit, ${index}.` }];
 
 /** `requests` requests, `concurrency` at a time, each client sending its next when its last ends. */
-async function closedLoop(engine: LlamaCppEngine, concurrency: number, messages: (index: number) => ChatMessage[], maxTokens: number): Promise<{ answers: Answer[]; seconds: number }> {
+async function closedLoop(
+  engine: LlamaCppEngine,
+  concurrency: number,
+  messages: (index: number) => ChatMessage[],
+  maxTokens: number,
+): Promise<{ answers: Answer[]; seconds: number }> {
   const answers: Answer[] = [];
   let next = 0;
   const startedAt = performance.now();
@@ -111,7 +122,14 @@ const medians = (answers: Answer[]) => ({
 });
 
 async function measure(promptCache: boolean) {
-  const options: LlamaCppEngineOptions = { modelPath: values.model ?? '', parallelSequences: SEQUENCES, threads: 1, contextSize: 4096, gpu: values.gpu as LlamaCppEngineOptions['gpu'], promptCache };
+  const options: LlamaCppEngineOptions = {
+    modelPath: values.model ?? '',
+    parallelSequences: SEQUENCES,
+    threads: 1,
+    contextSize: 4096,
+    gpu: values.gpu as LlamaCppEngineOptions['gpu'],
+    promptCache,
+  };
   const engine = await LlamaCppEngine.load(options);
   try {
     await ask(engine, withoutSystem(0), 8, 0); // warm-up
@@ -126,7 +144,11 @@ async function measure(promptCache: boolean) {
       sharedSystemPromptC1: medians(sharedOne.answers),
       sharedSystemPromptC4: medians(sharedFour.answers),
       noSystemPromptC4: { tokensPerSecond: Math.round(tokens / plain.seconds), firstOutputMsMedian: medians(plain.answers).firstOutputMsMedian },
-      laterTurnsC4: { promptTokensMedian: median(markedTurns.map((answer) => answer.promptTokens)), withoutBreakpoints: medians(unmarkedTurns), withBreakpoints: medians(markedTurns) },
+      laterTurnsC4: {
+        promptTokensMedian: median(markedTurns.map((answer) => answer.promptTokens)),
+        withoutBreakpoints: medians(unmarkedTurns),
+        withBreakpoints: medians(markedTurns),
+      },
     };
   } finally {
     await engine.close();

@@ -33,7 +33,11 @@ function responsesFirstText(url: URL, apiKey: string, body: string, agent: Agent
   return new Promise((resolvePromise, reject) => {
     const startedAt = performance.now();
     let firstAt = -1;
-    const req = request(url, { method: 'POST', agent, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } });
+    const req = request(url, {
+      method: 'POST',
+      agent,
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+    });
     const timer = setTimeout(() => req.destroy(new Error(`no answer within ${TIMEOUT_MS} ms`)), TIMEOUT_MS);
     req.on('response', (response) => {
       let text = '';
@@ -44,7 +48,8 @@ function responsesFirstText(url: URL, apiKey: string, body: string, agent: Agent
       });
       response.on('end', () => {
         clearTimeout(timer);
-        if (response.statusCode !== 200 || firstAt < 0 || !text.includes('event: response.completed')) reject(new Error(`HTTP ${response.statusCode}: ${text.slice(0, 300)}`));
+        if (response.statusCode !== 200 || firstAt < 0 || !text.includes('event: response.completed'))
+          reject(new Error(`HTTP ${response.statusCode}: ${text.slice(0, 300)}`));
         else resolvePromise(firstAt - startedAt);
       });
     });

@@ -48,7 +48,10 @@ function percentilesOf(results: LoadResult[], metric: 'ttftMs' | 'itlMs' | 'chun
 
 export function sideFigures(results: LoadResult[], cpu?: Array<Record<string, number>>): SideFigures {
   const rates = (metric: 'tokensPerSecond' | 'requestsPerSecond' | 'deltaEventsPerSecond'): Spread => {
-    const spread = spreadOf(results.map((result) => result[metric]), true);
+    const spread = spreadOf(
+      results.map((result) => result[metric]),
+      true,
+    );
     return { best: round(spread.best, 1), worst: round(spread.worst, 1), runs: pick(spread.runs) };
   };
   const latencies = (values: number[]): Spread => {

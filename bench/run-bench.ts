@@ -112,21 +112,21 @@ function targetSuffix({ modelPath, gpu }: LlamaTarget): string {
 function preflight(target: LlamaTarget, phases: ReadonlySet<PhaseName>): void {
   const synthetic = resolve(REPO_ROOT, 'dist/apps/worker/apps/worker/src/engine/synthetic.engine.js');
   const needsSynthetic = [...phases].some((phase) => phase !== 'llama');
-  for (const [path, fix] of [
-    [API_ENTRY, 'npm run build'],
-    [WORKER_ENTRY, 'npm run build'],
-    ...(needsSynthetic ? [[synthetic, 'npm run build']] : []),
-  ]) {
+  for (const [path, fix] of [[API_ENTRY, 'npm run build'], [WORKER_ENTRY, 'npm run build'], ...(needsSynthetic ? [[synthetic, 'npm run build']] : [])]) {
     if (!existsSync(path)) throw new Error(`${path} is missing: run \`${fix}\` first`);
   }
   if (!existsSync(target.modelPath)) {
-    throw new Error(target.modelPath === TINY_MODEL_PATH ? `${target.modelPath} is missing: run \`npm run model\` first` : `--model-path ${target.modelPath}: no such file`);
+    throw new Error(
+      target.modelPath === TINY_MODEL_PATH ? `${target.modelPath} is missing: run \`npm run model\` first` : `--model-path ${target.modelPath}: no such file`,
+    );
   }
   if (!hasRedisServerBinary()) throw new Error(REDIS_INSTALL_HINT);
   if (typeof WebSocket === 'undefined') throw new Error('no global WebSocket: run through `npm run bench` (Node 20 needs --experimental-websocket)');
   const stale = staleSources();
   if (stale.length > 0) {
-    console.warn(`warning: ${stale.length} source files changed since the last build (${stale.slice(0, 3).join(', ')}…); the benchmark runs dist/ as built: \`npm run build\` to refresh`);
+    console.warn(
+      `warning: ${stale.length} source files changed since the last build (${stale.slice(0, 3).join(', ')}…); the benchmark runs dist/ as built: \`npm run build\` to refresh`,
+    );
   }
 }
 
@@ -155,7 +155,12 @@ const syntheticEngine = (tokens: number, tokenIntervalMs: number): EngineSpec =>
 });
 
 /** Relay levels that share a token interval share one service stack (the interval is the worker's setting). */
-async function runRelay(plan: RelayPlan, fits: (streams: number) => boolean, profile: boolean, apiProcesses: number): Promise<{ levels: ComparisonLevel[]; profiles: ProfileSummary[] }> {
+async function runRelay(
+  plan: RelayPlan,
+  fits: (streams: number) => boolean,
+  profile: boolean,
+  apiProcesses: number,
+): Promise<{ levels: ComparisonLevel[]; profiles: ProfileSummary[] }> {
   const levels = plan.levels.filter((level) => fits(level.streams));
   const busiest = levels.reduce<number | undefined>((most, level) => Math.max(most ?? 0, level.streams), undefined);
   const outcome: { levels: ComparisonLevel[]; profiles: ProfileSummary[] } = { levels: [], profiles: [] };
@@ -181,9 +186,24 @@ async function runPhases(options: BenchOptions, target: LlamaTarget, limit: numb
   const results: Omit<BenchResults, 'bars' | 'durationSeconds'> = {
     generatedAt: new Date().toISOString(),
     mode: options.mode,
-    machine: { cpus: cpuList.length, cpuModel: cpuList[0]?.model.trim() ?? 'unknown', node: process.version, loadAverageAtStart: loadavg().map((value) => Math.round(value * 100) / 100), openFilesLimit: limit },
+    machine: {
+      cpus: cpuList.length,
+      cpuModel: cpuList[0]?.model.trim() ?? 'unknown',
+      node: process.version,
+      loadAverageAtStart: loadavg().map((value) => Math.round(value * 100) / 100),
+      openFilesLimit: limit,
+    },
     // A model inside the repository is recorded by its relative path: results do not name the machine's folders.
-    settings: { llamaEngine: { ...target, modelPath: displayPath(target.modelPath) }, llama: options.llama, synthetic: options.synthetic, relay: options.relay, openStreams: options.openStreams, nonStream: options.nonStream, syntheticSlots: SYNTHETIC_SLOTS, apiProcesses: options.apiProcesses },
+    settings: {
+      llamaEngine: { ...target, modelPath: displayPath(target.modelPath) },
+      llama: options.llama,
+      synthetic: options.synthetic,
+      relay: options.relay,
+      openStreams: options.openStreams,
+      nonStream: options.nonStream,
+      syntheticSlots: SYNTHETIC_SLOTS,
+      apiProcesses: options.apiProcesses,
+    },
     profiles: [],
   };
   const fitsFds = (concurrency: number): boolean => concurrency + 500 <= limit;
@@ -192,15 +212,22 @@ async function runPhases(options: BenchOptions, target: LlamaTarget, limit: numb
     console.log(`\n» llama.cpp: engine alone vs service (${target.modelPath}, GPU=${target.gpu})`);
     const { llama } = options;
     const engine = llamaEngine(llama, target.modelPath, target.gpu);
-    const levels = llama.levels.filter((level) => fitsFds(level.concurrency)).map(({ concurrency, requests }): ComparisonLevelPlan => {
-      return { plan: llamaLevelPlan(llama, concurrency, requests), repeats: concurrency <= llama.repeatUpTo ? llama.repeats : 1, profile: false };
-    });
+    const levels = llama.levels
+      .filter((level) => fitsFds(level.concurrency))
+      .map(({ concurrency, requests }): ComparisonLevelPlan => {
+        return { plan: llamaLevelPlan(llama, concurrency, requests), repeats: concurrency <= llama.repeatUpTo ? llama.repeats : 1, profile: false };
+      });
     results.llama = (await runComparison('llama', engine, levels, options.apiProcesses)).levels;
   }
   if (options.phases.has('synthetic')) {
     console.log(`\n» synthetic engine (${options.synthetic.tokens} tokens, ${options.synthetic.tokenIntervalMs} ms apart): engine alone vs service`);
     const levels = syntheticLevels({ ...options.synthetic, levels: options.synthetic.levels.filter(fitsFds) }, options.profile ? 100 : undefined);
-    const outcome = await runComparison('synthetic', syntheticEngine(options.synthetic.tokens, options.synthetic.tokenIntervalMs), levels, options.apiProcesses);
+    const outcome = await runComparison(
+      'synthetic',
+      syntheticEngine(options.synthetic.tokens, options.synthetic.tokenIntervalMs),
+      levels,
+      options.apiProcesses,
+    );
     results.synthetic = outcome.levels;
     results.profiles?.push(...outcome.profiles);
   }
@@ -232,7 +259,11 @@ async function main(): Promise<void> {
   preflight(target, options.phases);
   stopEverythingOnSignals();
   const limit = openFilesLimit();
-  console.log(`bench: ${options.mode} run, phases ${[...options.phases].join(', ')}, API_PROCESSES ${options.apiProcesses}; ulimit -n ${limit}; ${cpus().length} CPUs, load ${loadavg().map((value) => value.toFixed(2)).join(' ')}`);
+  console.log(
+    `bench: ${options.mode} run, phases ${[...options.phases].join(', ')}, API_PROCESSES ${options.apiProcesses}; ulimit -n ${limit}; ${cpus().length} CPUs, load ${loadavg()
+      .map((value) => value.toFixed(2))
+      .join(' ')}`,
+  );
   const startedAt = performance.now();
   const measured = await runPhases(options, target, limit);
   const results: BenchResults = { ...measured, bars: evaluateBars(measured), durationSeconds: Math.round((performance.now() - startedAt) / 1000) };

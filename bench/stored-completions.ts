@@ -74,7 +74,13 @@ async function resume(baseUrl: string, id: string): Promise<{ firstFrameMs: numb
 async function main(): Promise<void> {
   const redis = await startRedisServer({});
   const api = await startApi({ redisUrl: redis.url, apiKeys: [KEY], models: [MODEL] });
-  const worker = await startWorker({ redisUrl: redis.url, modelName: MODEL, modelPath: resolve(REPO_ROOT, `models/${MODEL}.gguf`), threads: 1, env: { GPU: 'false', HEALTH_PORT: '0' } });
+  const worker = await startWorker({
+    redisUrl: redis.url,
+    modelName: MODEL,
+    modelPath: resolve(REPO_ROOT, `models/${MODEL}.gguf`),
+    threads: 1,
+    env: { GPU: 'false', HEALTH_PORT: '0' },
+  });
   const client = new Redis(redis.url);
   try {
     const rows = [];
@@ -89,14 +95,17 @@ async function main(): Promise<void> {
       const memory = await Promise.all(
         stored.map(async ({ id }) => {
           const keys = storedCompletionKeys(id);
-          const [record, answer, log] = await Promise.all([keys.record, keys.answer, keys.log].map((key) => client.call('MEMORY', 'USAGE', key) as Promise<number | null>));
+          const [record, answer, log] = await Promise.all(
+            [keys.record, keys.answer, keys.log].map((key) => client.call('MEMORY', 'USAGE', key) as Promise<number | null>),
+          );
           const events = await client.xlen(keys.log);
           return { record: record ?? 0, answer: answer ?? 0, log: log ?? 0, events };
         }),
       );
       const resumes = [];
       for (const { id } of stored) resumes.push(await resume(api.baseUrl, id));
-      const tokensPerSecond = (runs: StreamRun[]): number => runs.reduce((sum, run) => sum + run.tokens, 0) / (runs.reduce((sum, run) => sum + run.ms, 0) / 1000);
+      const tokensPerSecond = (runs: StreamRun[]): number =>
+        runs.reduce((sum, run) => sum + run.tokens, 0) / (runs.reduce((sum, run) => sum + run.ms, 0) / 1000);
       const mean = (values: number[]): number => Math.round(values.reduce((sum, value) => sum + value, 0) / values.length);
       rows.push({
         maxTokens: length,
@@ -115,7 +124,10 @@ async function main(): Promise<void> {
     }
     const out = resolve(REPO_ROOT, 'bench/results');
     await mkdir(out, { recursive: true });
-    await writeFile(resolve(out, 'stored-completions.json'), `${JSON.stringify({ command: `npm run bench:stored -- --runs=${RUNS}`, runs: RUNS, at: new Date().toISOString(), rows }, null, 2)}\n`);
+    await writeFile(
+      resolve(out, 'stored-completions.json'),
+      `${JSON.stringify({ command: `npm run bench:stored -- --runs=${RUNS}`, runs: RUNS, at: new Date().toISOString(), rows }, null, 2)}\n`,
+    );
   } finally {
     client.disconnect();
     await Promise.allSettled([api.process.stop('SIGTERM'), worker.stop('SIGTERM')]);

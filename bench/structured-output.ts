@@ -17,7 +17,11 @@ import { parseArgs } from 'node:util';
 import { median } from './stats';
 
 const { values } = parseArgs({
-  options: { model: { type: 'string', default: 'models/tiny-chat.gguf' }, runs: { type: 'string', default: '20' }, 'max-tokens': { type: 'string', default: '128' } },
+  options: {
+    model: { type: 'string', default: 'models/tiny-chat.gguf' },
+    runs: { type: 'string', default: '20' },
+    'max-tokens': { type: 'string', default: '128' },
+  },
 });
 const runs = Number(values.runs);
 const maxTokens = Number(values['max-tokens']);
@@ -66,7 +70,6 @@ async function generate(engine: LlamaCppEngine, mode: Mode, seed: number): Promi
   const endedAt = performance.now();
   return { tokens: outcome.usage.completion_tokens, seconds: (endedAt - startedAt) / 1000, firstOutputMs: (firstAt ?? endedAt) - startedAt };
 }
-
 
 async function main(): Promise<void> {
   const engine = await LlamaCppEngine.load({ modelPath: values.model ?? '', parallelSequences: 1, threads: 1, contextSize: 4096, gpu: 'false' });

@@ -47,7 +47,12 @@ describe('the batch coordinator as its own process', () => {
   it('runs a batch submitted to an API that does not coordinate', async () => {
     const client = new OpenAI({ baseURL: stack?.baseUrl, apiKey: STACK_API_KEY, maxRetries: 0 });
     const lines = ['a', 'b'].map((customId) =>
-      JSON.stringify({ custom_id: customId, method: 'POST', url: '/v1/chat/completions', body: { model: STACK_MODEL, messages: [{ role: 'user', content: `Say ${customId}` }], max_tokens: 4 } }),
+      JSON.stringify({
+        custom_id: customId,
+        method: 'POST',
+        url: '/v1/chat/completions',
+        body: { model: STACK_MODEL, messages: [{ role: 'user', content: `Say ${customId}` }], max_tokens: 4 },
+      }),
     );
     const file = await client.files.create({ file: await toFile(Buffer.from(lines.join('\n')), 'input.jsonl'), purpose: 'batch' });
     const created = await client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });

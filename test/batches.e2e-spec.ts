@@ -34,7 +34,10 @@ const isLineOf =
 /** The lines of a result file; none when there is no file. */
 async function resultLines(client: OpenAI, id: string | null | undefined): Promise<OutputLine[]> {
   if (!id) return [];
-  return (await (await client.files.content(id)).text()).trimEnd().split('\n').map((json) => JSON.parse(json) as OutputLine);
+  return (await (await client.files.content(id)).text())
+    .trimEnd()
+    .split('\n')
+    .map((json) => JSON.parse(json) as OutputLine);
 }
 
 /** Uploads `text` as a batch input file and creates a batch that runs it. */
@@ -45,10 +48,14 @@ async function submitBatch(client: OpenAI, text: string, metadata?: Record<strin
 
 /** The batch once it has ended, whichever way. */
 const settled = (client: OpenAI, id: string, timeoutMs = 60_000): Promise<Batch> =>
-  waitFor(`batch ${id} to end`, async () => {
-    const batch = await client.batches.retrieve(id);
-    return isFinished(batch.status) ? batch : undefined;
-  }, timeoutMs);
+  waitFor(
+    `batch ${id} to end`,
+    async () => {
+      const batch = await client.batches.retrieve(id);
+      return isFinished(batch.status) ? batch : undefined;
+    },
+    timeoutMs,
+  );
 
 /**
  * A stack of its own for one describe: an API with a files folder of its own and one synthetic
@@ -111,14 +118,32 @@ describe('Batch API', () => {
   const submit = (lines: string[]): Promise<Batch> => submitBatch(client, `${lines.join('\n')}\n`, { suite: 'e2e' });
 
   it('answers each valid line as the same request would be answered, and each refused one in the error file', async () => {
-    const ask = (seed: number, extra: object = {}) => ({ model: STACK_MODEL, messages: [{ role: 'user', content: `Tell me about ${seed}.` }], max_tokens: 12, temperature: 0, seed, ...extra });
-    const valid = { a: ask(1), b: ask(2, { n: 2, temperature: 1 }), c: ask(3, { response_format: { type: 'json_object' } }), d: ask(4, { logprobs: true, top_logprobs: 2 }) };
+    const ask = (seed: number, extra: object = {}) => ({
+      model: STACK_MODEL,
+      messages: [{ role: 'user', content: `Tell me about ${seed}.` }],
+      max_tokens: 12,
+      temperature: 0,
+      seed,
+      ...extra,
+    });
+    const valid = {
+      a: ask(1),
+      b: ask(2, { n: 2, temperature: 1 }),
+      c: ask(3, { response_format: { type: 'json_object' } }),
+      d: ask(4, { logprobs: true, top_logprobs: 2 }),
+    };
     const created = await submit([
       ...Object.entries(valid).map(([id, body]) => line(id, body)),
       line('bad-temperature', ask(5, { temperature: 7 })),
       line('bad-field', ask(6, { frobnicate: true })),
     ]);
-    expect(created).toMatchObject({ object: 'batch', status: 'validating', endpoint: '/v1/chat/completions', completion_window: '24h', metadata: { suite: 'e2e' } });
+    expect(created).toMatchObject({
+      object: 'batch',
+      status: 'validating',
+      endpoint: '/v1/chat/completions',
+      completion_window: '24h',
+      metadata: { suite: 'e2e' },
+    });
     const batch = await settled(client, created.id);
     expect(batch.status).toBe('completed');
     expect(batch.request_counts).toEqual({ total: 6, completed: 4, failed: 2 });
@@ -160,7 +185,10 @@ describe('Batch API', () => {
 
   it('fails a batch whose lines repeat a custom_id or break the envelope, naming the lines', async () => {
     const body = { model: STACK_MODEL, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 2 };
-    const batch = await settled(client, (await submit([line('x', body), line('x', body), JSON.stringify({ custom_id: 'y', method: 'GET', url: '/v1/chat/completions', body })])).id);
+    const batch = await settled(
+      client,
+      (await submit([line('x', body), line('x', body), JSON.stringify({ custom_id: 'y', method: 'GET', url: '/v1/chat/completions', body })])).id,
+    );
     expect(batch.status).toBe('failed');
     expect(batch.errors?.data?.map(({ code, line: at }) => [code, at])).toEqual([
       ['duplicate_custom_id', 2],
@@ -264,10 +292,14 @@ describe('Batch API', () => {
     await holder?.process.stop('SIGKILL');
     const survivor = apis.find((api) => api !== holder);
     const survivorClient = new OpenAI({ baseURL: survivor?.baseUrl, apiKey: STACK_API_KEY, maxRetries: 0 });
-    const batch = await waitFor('the batch to complete on the surviving instance', async () => {
-      const current = await survivorClient.batches.retrieve(created.id);
-      return current.status === 'completed' ? current : undefined;
-    }, 60_000);
+    const batch = await waitFor(
+      'the batch to complete on the surviving instance',
+      async () => {
+        const current = await survivorClient.batches.retrieve(created.id);
+        return current.status === 'completed' ? current : undefined;
+      },
+      60_000,
+    );
     expect(batch.request_counts).toEqual({ total: 60, completed: 60, failed: 0 });
     const ids = (await resultLines(survivorClient, batch.output_file_id)).map((answer) => answer.custom_id);
     expect(ids).toEqual(lines.map((_, index) => `k-${index}`));
@@ -276,7 +308,11 @@ describe('Batch API', () => {
 });
 
 describe('Batch API past its window', () => {
-  const stackOf = slowModelStack('batches-expiry', { BATCH_COMPLETION_WINDOW_SECONDS: '3' }, { SYNTHETIC_TOKENS: '30', SYNTHETIC_TOKEN_INTERVAL_MS: '20', SYNTHETIC_SLOTS: '1' });
+  const stackOf = slowModelStack(
+    'batches-expiry',
+    { BATCH_COMPLETION_WINDOW_SECONDS: '3' },
+    { SYNTHETIC_TOKENS: '30', SYNTHETIC_TOKEN_INTERVAL_MS: '20', SYNTHETIC_SLOTS: '1' },
+  );
 
   it('ends expired with what finished; the lines it never ran are batch_expired', async () => {
     const client = new OpenAI({ baseURL: stackOf().baseUrl, apiKey: STACK_API_KEY, maxRetries: 0 });
@@ -297,7 +333,11 @@ describe('Batch API past its window', () => {
 describe('Batch API whose input file is deleted mid-run', () => {
   // One slot and a feed window of 8: when the coordinator next reads the file (half the window
   // ended), one line runs and three wait in the queue.
-  const stackOf = slowModelStack('batches-missing-file', { BATCH_FEED_WINDOW: '8' }, { SYNTHETIC_TOKENS: '30', SYNTHETIC_TOKEN_INTERVAL_MS: '10', SYNTHETIC_SLOTS: '1' });
+  const stackOf = slowModelStack(
+    'batches-missing-file',
+    { BATCH_FEED_WINDOW: '8' },
+    { SYNTHETIC_TOKENS: '30', SYNTHETIC_TOKEN_INTERVAL_MS: '10', SYNTHETIC_SLOTS: '1' },
+  );
 
   it('fails, naming the file, with every line counted and none of them left queued or running', async () => {
     const stack = stackOf();

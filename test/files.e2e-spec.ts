@@ -27,7 +27,9 @@ const MAX_LINES = 500;
 const ownerOf = (key: string): string => createHash('sha256').update(key).digest('hex').slice(0, 24);
 
 const jsonl = (count: number, tag: string): string =>
-  Array.from({ length: count }, (_, i) => JSON.stringify({ custom_id: `${tag}-${i}`, method: 'POST', url: '/v1/chat/completions', body: { model: 'tiny-chat' } }))
+  Array.from({ length: count }, (_, i) =>
+    JSON.stringify({ custom_id: `${tag}-${i}`, method: 'POST', url: '/v1/chat/completions', body: { model: 'tiny-chat' } }),
+  )
     .map((line) => `${line}\n`)
     .join('');
 
@@ -306,7 +308,7 @@ describe('Files API (/v1/files)', () => {
 
       const walk = async (order: 'asc' | 'desc', limit: number): Promise<string[]> => {
         const seen: string[] = [];
-        for (let after: string | undefined; ; ) {
+        for (let after: string | undefined; ;) {
           const page = await records.page(owner, { order, limit, after });
           seen.push(...page.records.map((record) => record.id));
           if (!page.hasMore) return seen;

@@ -3,16 +3,29 @@ import { STACK_API_KEY, STACK_MODEL, ServiceStack } from './support/service-stac
 type Json = Record<string, unknown>;
 
 /** Schemas built to be expensive: each is refused at admission or answered within a bound. */
-const nested = (depth: number): Json => Array.from({ length: depth }).reduce<Json>((inner) => ({ type: 'object', properties: { a: inner }, required: ['a'] }), { type: 'string', maxLength: 3 });
+const nested = (depth: number): Json =>
+  Array.from({ length: depth }).reduce<Json>((inner) => ({ type: 'object', properties: { a: inner }, required: ['a'] }), { type: 'string', maxLength: 3 });
 const HOSTILE: Array<[string, Json]> = [
   ['a 20,000-value enum', { type: 'object', properties: { v: { enum: Array.from({ length: 20_000 }, (_, i) => `value-${i}`) } }, required: ['v'] }],
   ['a 1,000-value enum (at the limit)', { type: 'object', properties: { v: { enum: Array.from({ length: 1000 }, (_, i) => `value-${i}`) } }, required: ['v'] }],
   ['3,000 branches', { type: 'object', properties: { v: { anyOf: Array.from({ length: 3000 }, (_, i) => ({ const: i })) } }, required: ['v'] }],
-  ['256 branches (at the limit)', { type: 'object', properties: { v: { anyOf: Array.from({ length: 256 }, (_, i) => ({ type: 'object', properties: { [`k${i}`]: { type: 'integer' } }, required: [`k${i}`] })) } }, required: ['v'] }],
+  [
+    '256 branches (at the limit)',
+    {
+      type: 'object',
+      properties: {
+        v: { anyOf: Array.from({ length: 256 }, (_, i) => ({ type: 'object', properties: { [`k${i}`]: { type: 'integer' } }, required: [`k${i}`] })) },
+      },
+      required: ['v'],
+    },
+  ],
   ['6,000 properties', { type: 'object', properties: Object.fromEntries(Array.from({ length: 6000 }, (_, i) => [`p${i}`, { type: 'integer' }])) }],
   ['nesting 200 deep', nested(200)],
   ['nesting 30 deep', nested(30)],
-  ['a $ref cycle', { type: 'object', properties: { v: { $ref: '#/$defs/a' } }, required: ['v'], $defs: { a: { $ref: '#/$defs/b' }, b: { $ref: '#/$defs/a' } } }],
+  [
+    'a $ref cycle',
+    { type: 'object', properties: { v: { $ref: '#/$defs/a' } }, required: ['v'], $defs: { a: { $ref: '#/$defs/b' }, b: { $ref: '#/$defs/a' } } },
+  ],
   ['a required self-reference', { type: 'object', properties: { next: { $ref: '#' } }, required: ['next'] }],
   ['a $ref to nothing', { type: 'object', properties: { v: { $ref: '#/$defs/missing' } } }],
   ['a catastrophic pattern', { type: 'object', properties: { v: { type: 'string', pattern: '^(a+)+$' } }, required: ['v'] }],
@@ -68,23 +81,31 @@ describe('hostile schemas', () => {
 
     const outcomes: string[] = [];
     try {
-    for (const [name, schema] of HOSTILE) {
-      const asFormat = { response_format: { type: 'json_schema', json_schema: { name: 'hostile', schema } } };
-      const asTool = { tools: [{ type: 'function', function: { name: 'hostile', parameters: schema } }], tool_choice: 'required' };
-      for (const [where, body, param] of [['response_format', asFormat, 'response_format'], ['tools', asTool, 'tools[0].function.parameters']] as const) {
-        const { status, body: answer, ms } = await post(body);
-        const error = answer.error as Json | undefined;
-        if (status === 400) {
-          // The body's depth guard may answer first, naming the outer field.
-          expect({ name, where, type: error?.type, param: param.startsWith(String(error?.param)) }).toEqual({ name, where, type: 'invalid_request_error', param: true });
-          expect(String(error?.message)).toMatch(/schema|nested/i);
-        } else {
-          expect({ name, where, status }).toEqual({ name, where, status: 200 });
-          expect(ms).toBeLessThan(30_000);
+      for (const [name, schema] of HOSTILE) {
+        const asFormat = { response_format: { type: 'json_schema', json_schema: { name: 'hostile', schema } } };
+        const asTool = { tools: [{ type: 'function', function: { name: 'hostile', parameters: schema } }], tool_choice: 'required' };
+        for (const [where, body, param] of [
+          ['response_format', asFormat, 'response_format'],
+          ['tools', asTool, 'tools[0].function.parameters'],
+        ] as const) {
+          const { status, body: answer, ms } = await post(body);
+          const error = answer.error as Json | undefined;
+          if (status === 400) {
+            // The body's depth guard may answer first, naming the outer field.
+            expect({ name, where, type: error?.type, param: param.startsWith(String(error?.param)) }).toEqual({
+              name,
+              where,
+              type: 'invalid_request_error',
+              param: true,
+            });
+            expect(String(error?.message)).toMatch(/schema|nested/i);
+          } else {
+            expect({ name, where, status }).toEqual({ name, where, status: 200 });
+            expect(ms).toBeLessThan(30_000);
+          }
+          outcomes.push(`${where} ${name}: ${status} in ${Math.round(ms)} ms${status === 400 ? ` (${String(error?.message).slice(0, 90)})` : ''}`);
         }
-        outcomes.push(`${where} ${name}: ${status} in ${Math.round(ms)} ms${status === 400 ? ` (${String(error?.message).slice(0, 90)})` : ''}`);
       }
-    }
     } finally {
       hostileDone = true;
       await plainLoop;

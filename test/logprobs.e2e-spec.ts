@@ -76,7 +76,7 @@ describe('logprobs', () => {
     ['a whole answer', {}],
     ['an answer cut by a stop sequence', { stop: ' the' }],
     ['a sampled answer', { temperature: 1, max_tokens: 24 }],
-  ])('streams, in %s, each piece of text with its own tokens\' log probabilities, equal to the whole answer\'s', async (_case, change) => {
+  ])("streams, in %s, each piece of text with its own tokens' log probabilities, equal to the whole answer's", async (_case, change) => {
     const body = { ...request, ...change };
     const whole = await client.chat.completions.create(body);
     const chunks = await streamedChunks(body);

@@ -87,7 +87,9 @@ describe('MCP and zod tools', () => {
         try {
           const call = await callOnce(fn, index);
           const args: unknown = JSON.parse(call.arguments);
-          return validate(args) && call.finish === 'tool_calls' ? undefined : `${mcpTool.server}/${mcpTool.name}: ${call.finish} ${draft7.errorsText(validate.errors)} ${call.arguments.slice(0, 300)}`;
+          return validate(args) && call.finish === 'tool_calls'
+            ? undefined
+            : `${mcpTool.server}/${mcpTool.name}: ${call.finish} ${draft7.errorsText(validate.errors)} ${call.arguments.slice(0, 300)}`;
         } catch (error) {
           return `${mcpTool.server}/${mcpTool.name}: ${error instanceof Error ? error.message : String(error)}`;
         }
@@ -96,14 +98,17 @@ describe('MCP and zod tools', () => {
     expect(failures).toEqual([]);
   }, 900_000);
 
-  it('sends a whole server\'s tool list in one request, and the call chosen is valid', async () => {
+  it("sends a whole server's tool list in one request, and the call chosen is valid", async () => {
     // Notion's 24 tools are about 69,000 tokens of definitions here, beyond any 32k context.
     for (const server of ['filesystem', 'playwright']) {
       const tools = collected.filter((candidate) => candidate.server === server);
       const completion = await client.chat.completions.create({
         model: STACK_MODEL,
         messages: [{ role: 'user', content: 'Do what you can.' }],
-        tools: tools.map((mcpTool) => ({ type: 'function' as const, function: { name: mcpTool.name, description: mcpTool.description, parameters: mcpTool.parameters } })),
+        tools: tools.map((mcpTool) => ({
+          type: 'function' as const,
+          function: { name: mcpTool.name, description: mcpTool.description, parameters: mcpTool.parameters },
+        })),
         tool_choice: 'required',
         parallel_tool_calls: false,
         max_tokens: 1024,

@@ -22,7 +22,10 @@ describe('a named tool choice', () => {
   const valid = ajv.compile(parameters);
   const tools: OpenAI.ChatCompletionFunctionTool[] = [
     { type: 'function', function: { name: 'get_weather', description: 'Weather for a city', parameters } },
-    { type: 'function', function: { name: 'get_time', description: 'Time in a zone', parameters: { type: 'object', properties: { zone: { enum: ['utc', 'cet'] } } } } },
+    {
+      type: 'function',
+      function: { name: 'get_time', description: 'Time in a zone', parameters: { type: 'object', properties: { zone: { enum: ['utc', 'cet'] } } } },
+    },
   ];
   const request = {
     model: stack.model,
@@ -57,7 +60,12 @@ describe('a named tool choice', () => {
         fragments.push(...(chunk.choices[0]?.delta.tool_calls ?? []));
         finish = chunk.choices[0]?.finish_reason ?? finish;
       }
-      expect({ seed, finish, indexes: [...new Set(fragments.map((fragment) => fragment.index))], opened: fragments.filter((fragment) => fragment.id !== undefined).length }).toEqual({
+      expect({
+        seed,
+        finish,
+        indexes: [...new Set(fragments.map((fragment) => fragment.index))],
+        opened: fragments.filter((fragment) => fragment.id !== undefined).length,
+      }).toEqual({
         seed,
         finish: 'tool_calls',
         indexes: [0],

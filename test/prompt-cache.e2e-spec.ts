@@ -31,10 +31,19 @@ describe('Prompt cache (llama.cpp)', () => {
 
   const systemAbout = (topic: string): string => `You are a storyteller. ${`Every tale you tell is about ${topic}. `.repeat(15)}`;
   const ask = (system: string, question: string, model = STACK_MODEL) =>
-    client.chat.completions.create({ model, messages: [{ role: 'system', content: system }, { role: 'user', content: question }], max_tokens: 12, temperature: 0 });
+    client.chat.completions.create({
+      model,
+      messages: [
+        { role: 'system', content: system },
+        { role: 'user', content: question },
+      ],
+      max_tokens: 12,
+      temperature: 0,
+    });
   const cached = (completion: OpenAI.ChatCompletion): number => completion.usage?.prompt_tokens_details?.cached_tokens ?? -1;
   /** Whether nearly all the prompt (all but the question and the template's turn markers) was cached. */
-  const warm = (completion: OpenAI.ChatCompletion): boolean => cached(completion) > completion.usage!.prompt_tokens * 0.8 && cached(completion) < completion.usage!.prompt_tokens;
+  const warm = (completion: OpenAI.ChatCompletion): boolean =>
+    cached(completion) > completion.usage!.prompt_tokens * 0.8 && cached(completion) < completion.usage!.prompt_tokens;
 
   it('evaluates a shared system prompt once: later requests report it as cached_tokens, and answer as the first did', async () => {
     const system = systemAbout('a rabbit, a queen and a garden');
@@ -58,9 +67,24 @@ describe('Prompt cache (llama.cpp)', () => {
 
   it('caches the tool definitions of requests without a system prompt', async () => {
     const tools: OpenAI.ChatCompletionTool[] = [
-      { type: 'function', function: { name: 'find_rabbit', description: 'Where the white rabbit is now, by the time of day.', parameters: { type: 'object', properties: { hour: { type: 'integer' } }, required: ['hour'] } } },
+      {
+        type: 'function',
+        function: {
+          name: 'find_rabbit',
+          description: 'Where the white rabbit is now, by the time of day.',
+          parameters: { type: 'object', properties: { hour: { type: 'integer' } }, required: ['hour'] },
+        },
+      },
     ];
-    const call = (content: string) => client.chat.completions.create({ model: STACK_MODEL, messages: [{ role: 'user', content }], tools, tool_choice: 'required', max_tokens: 24, temperature: 0 });
+    const call = (content: string) =>
+      client.chat.completions.create({
+        model: STACK_MODEL,
+        messages: [{ role: 'user', content }],
+        tools,
+        tool_choice: 'required',
+        max_tokens: 24,
+        temperature: 0,
+      });
     await call('Where is the rabbit at noon?');
     expect(warm(await call('Where is the rabbit at dusk?'))).toBe(true);
   });
@@ -71,7 +95,10 @@ describe('Prompt cache (llama.cpp)', () => {
     const question = `Tell me, slowly and in order, ${'what the queen said to the rabbit and '.repeat(8)}why.`;
     const completion = await client.chat.completions.create({
       model: STACK_MODEL,
-      messages: [{ role: 'system', content: systemAbout('a queen of hearts') }, { role: 'user', content: question }],
+      messages: [
+        { role: 'system', content: systemAbout('a queen of hearts') },
+        { role: 'user', content: question },
+      ],
       n: 3,
       max_tokens: 8,
     });
@@ -98,7 +125,15 @@ describe('Prompt cache (llama.cpp)', () => {
   it('keeps a conversation and its answer: the next turn finds all of turn 1 cached, answer included', async () => {
     const system = systemAbout('a pigeon and a serpent');
     const question = `Tell me ${'about the pigeon, the serpent and '.repeat(10)}the eggs.`;
-    const first = await client.chat.completions.create({ model: STACK_MODEL, messages: [{ role: 'system', content: system }, { role: 'user', content: question }], max_tokens: 12, temperature: 0 });
+    const first = await client.chat.completions.create({
+      model: STACK_MODEL,
+      messages: [
+        { role: 'system', content: system },
+        { role: 'user', content: question },
+      ],
+      max_tokens: 12,
+      temperature: 0,
+    });
     const next = await nextTurn(system, question, first.choices[0].message.content);
     // All of turn 1 but the answer's last token and what follows it (the template's end of turn
     // may render the answer's end differently from how it was generated).
@@ -107,7 +142,7 @@ describe('Prompt cache (llama.cpp)', () => {
     expect(cached(next)).toBeLessThan(next.usage!.prompt_tokens);
   });
 
-  it("keeps a conversation up to its prompt_cache_breakpoint in explicit mode: the next turn finds its prompt cached, not the answer", async () => {
+  it('keeps a conversation up to its prompt_cache_breakpoint in explicit mode: the next turn finds its prompt cached, not the answer', async () => {
     const system = systemAbout('a dormouse in a teapot');
     const question = `Tell me ${'about the dormouse, the teapot and '.repeat(10)}the tea.`;
     const first = await client.chat.completions.create({
@@ -131,7 +166,15 @@ describe('Prompt cache (llama.cpp)', () => {
     const about = (question: string, breakpoint: boolean) =>
       client.chat.completions.create({
         model: STACK_MODEL,
-        messages: [{ role: 'user', content: [{ type: 'text', text: documentText, ...(breakpoint ? { prompt_cache_breakpoint: { mode: 'explicit' as const } } : {}) }, { type: 'text', text: question }] }],
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: documentText, ...(breakpoint ? { prompt_cache_breakpoint: { mode: 'explicit' as const } } : {}) },
+              { type: 'text', text: question },
+            ],
+          },
+        ],
         max_tokens: 8,
         temperature: 0,
       });
@@ -139,7 +182,8 @@ describe('Prompt cache (llama.cpp)', () => {
     const next = await about('At whom did she shout?', false);
     // Most of the document (where two texts' tokens part near its end depends on the tokenizer);
     // without the breakpoint only the template's first tokens would be.
-    const documentOnly = (await client.chat.completions.create({ model: STACK_MODEL, messages: [{ role: 'user', content: documentText }], max_tokens: 1 })).usage!.prompt_tokens;
+    const documentOnly = (await client.chat.completions.create({ model: STACK_MODEL, messages: [{ role: 'user', content: documentText }], max_tokens: 1 }))
+      .usage!.prompt_tokens;
     expect(cached(next)).toBeGreaterThan(documentOnly * 0.9);
     expect(cached(next)).toBeLessThan(next.usage!.prompt_tokens - 3);
   });
@@ -148,7 +192,10 @@ describe('Prompt cache (llama.cpp)', () => {
     const system = systemAbout('a mock turtle that sings');
     await client.chat.completions.create({
       model: STACK_MODEL,
-      messages: [{ role: 'system', content: system }, { role: 'user', content: 'What does it sing?' }],
+      messages: [
+        { role: 'system', content: system },
+        { role: 'user', content: 'What does it sing?' },
+      ],
       prompt_cache_options: { mode: 'explicit' },
       max_tokens: 12,
       temperature: 0,

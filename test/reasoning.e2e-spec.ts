@@ -66,19 +66,27 @@ describe('reasoning models', () => {
     expect(completion.usage!.prompt_tokens).toBeGreaterThan(thinking.usage!.prompt_tokens);
   });
 
-  it('takes an earlier answer\'s reasoning back as reasoning_content or reasoning, and renders it in the prompt', async () => {
-    const turn = (extra: object) => [
-      { role: 'user', content: 'Tell me about the rabbit.' },
-      { role: 'assistant', content: 'It ran.', ...extra },
-      { role: 'user', content: 'And then?' },
-    ] as OpenAI.ChatCompletionMessageParam[];
+  it("takes an earlier answer's reasoning back as reasoning_content or reasoning, and renders it in the prompt", async () => {
+    const turn = (extra: object) =>
+      [
+        { role: 'user', content: 'Tell me about the rabbit.' },
+        { role: 'assistant', content: 'It ran.', ...extra },
+        { role: 'user', content: 'And then?' },
+      ] as OpenAI.ChatCompletionMessageParam[];
     const ask = (extra: object) => client.chat.completions.create({ ...request, messages: turn(extra) });
-    const [plain, asContent, asReasoning] = await Promise.all([ask({}), ask({ reasoning_content: 'The rabbit was late.' }), ask({ reasoning: 'The rabbit was late.' })]);
+    const [plain, asContent, asReasoning] = await Promise.all([
+      ask({}),
+      ask({ reasoning_content: 'The rabbit was late.' }),
+      ask({ reasoning: 'The rabbit was late.' }),
+    ]);
     expect(asContent.usage!.prompt_tokens).toBeGreaterThan(plain.usage!.prompt_tokens);
     expect(asReasoning.usage!.prompt_tokens).toBe(asContent.usage!.prompt_tokens);
     const refused = await client.chat.completions
       .create({ ...request, messages: [{ role: 'user', content: 'Hi', reasoning_content: 'no' } as OpenAI.ChatCompletionMessageParam] })
-      .then(() => undefined, (caught: unknown) => caught);
+      .then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
     expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
     expect((refused as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('messages[0].reasoning_content');
   });

@@ -47,25 +47,93 @@ describe('request errors in OpenAI shape', () => {
     ['content missing', { messages: [{ role: 'user' }] }, 'messages[0].content'],
     ['content a number', { messages: [{ role: 'user', content: 42 }] }, 'messages[0].content'],
     ['an image content part', { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }] }, 'messages[0].content'],
-    ['a cache breakpoint of an unknown mode', { messages: [{ role: 'user', content: [{ type: 'text', text: 'a', prompt_cache_breakpoint: { mode: 'implicit' } }] }] }, 'messages[0].content'],
-    ['a cache breakpoint of an unknown ttl', { messages: [{ role: 'user', content: [{ type: 'text', text: 'a', prompt_cache_breakpoint: { mode: 'explicit', ttl: '1h' } }] }] }, 'messages[0].content'],
+    [
+      'a cache breakpoint of an unknown mode',
+      { messages: [{ role: 'user', content: [{ type: 'text', text: 'a', prompt_cache_breakpoint: { mode: 'implicit' } }] }] },
+      'messages[0].content',
+    ],
+    [
+      'a cache breakpoint of an unknown ttl',
+      { messages: [{ role: 'user', content: [{ type: 'text', text: 'a', prompt_cache_breakpoint: { mode: 'explicit', ttl: '1h' } }] }] },
+      'messages[0].content',
+    ],
     ['prompt_cache_options of an unknown mode', { prompt_cache_options: { mode: 'always' } }, 'prompt_cache_options.mode'],
     ['prompt_cache_options of an unknown ttl', { prompt_cache_options: { ttl: '12h' } }, 'prompt_cache_options.ttl'],
-    ['a system message after the first', { messages: [{ role: 'user', content: 'a' }, { role: 'system', content: 'b' }] }, 'messages[1].role'],
+    [
+      'a system message after the first',
+      {
+        messages: [
+          { role: 'user', content: 'a' },
+          { role: 'system', content: 'b' },
+        ],
+      },
+      'messages[1].role',
+    ],
     ['an unknown message field', { messages: [{ role: 'user', content: 'a', tool_call_id: 'x' }] }, 'messages[0].tool_call_id'],
     ['a tool without a name', { tools: [{ type: 'function', function: { description: 'no name' } }] }, 'tools[0].function.name'],
     ['a tool name OpenAI would refuse', { tools: [{ type: 'function', function: { name: 'has space' } }] }, 'tools[0].function.name'],
-    ['tool parameters that are not an object schema', { tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'string' } } }] }, 'tools[0].function.parameters'],
-    ['a tool_choice naming no tool', { tools: [{ type: 'function', function: { name: 'f' } }], tool_choice: { type: 'function', function: { name: 'g' } } }, 'tool_choice'],
+    [
+      'tool parameters that are not an object schema',
+      { tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'string' } } }] },
+      'tools[0].function.parameters',
+    ],
+    [
+      'a tool_choice naming no tool',
+      { tools: [{ type: 'function', function: { name: 'f' } }], tool_choice: { type: 'function', function: { name: 'g' } } },
+      'tool_choice',
+    ],
     ['tool_choice without tools', { tool_choice: 'required' }, 'tool_choice'],
-    ['a tool message answering no call', { messages: [{ role: 'user', content: 'a' }, { role: 'tool', tool_call_id: 'call_x', content: '1' }] }, 'messages[1].tool_call_id'],
-    ['a tool message without its call id', { messages: [{ role: 'user', content: 'a' }, { role: 'tool', content: '1' }] }, 'messages[1].tool_call_id'],
+    [
+      'a tool message answering no call',
+      {
+        messages: [
+          { role: 'user', content: 'a' },
+          { role: 'tool', tool_call_id: 'call_x', content: '1' },
+        ],
+      },
+      'messages[1].tool_call_id',
+    ],
+    [
+      'a tool message without its call id',
+      {
+        messages: [
+          { role: 'user', content: 'a' },
+          { role: 'tool', content: '1' },
+        ],
+      },
+      'messages[1].tool_call_id',
+    ],
     ['an assistant message with neither content nor calls', { messages: [{ role: 'user', content: 'a' }, { role: 'assistant' }] }, 'messages[1].content'],
     ['a response_format of an unknown type', { response_format: { type: 'yaml' } }, 'response_format'],
-    ['a strict schema keyword a grammar cannot enforce', { response_format: { type: 'json_schema', json_schema: { name: 'x', strict: true, schema: { type: 'object', properties: { n: { type: 'array', uniqueItems: true } } } } } }, 'response_format'],
-    ['a strict tool keyword a grammar cannot enforce', { tools: [{ type: 'function', function: { name: 'f', strict: true, parameters: { type: 'object', not: { required: ['a'] } } } }] }, 'tools[0].function.parameters'],
-    ['a schema $ref to nothing', { response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object', properties: { a: { $ref: '#/$defs/gone' } } } } } }, 'response_format'],
-    ['a schema over a limit', { tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object', properties: { a: { enum: Array.from({ length: 2000 }, (_, i) => i) } } } } }] }, 'tools[0].function.parameters'],
+    [
+      'a strict schema keyword a grammar cannot enforce',
+      {
+        response_format: {
+          type: 'json_schema',
+          json_schema: { name: 'x', strict: true, schema: { type: 'object', properties: { n: { type: 'array', uniqueItems: true } } } },
+        },
+      },
+      'response_format',
+    ],
+    [
+      'a strict tool keyword a grammar cannot enforce',
+      { tools: [{ type: 'function', function: { name: 'f', strict: true, parameters: { type: 'object', not: { required: ['a'] } } } }] },
+      'tools[0].function.parameters',
+    ],
+    [
+      'a schema $ref to nothing',
+      { response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object', properties: { a: { $ref: '#/$defs/gone' } } } } } },
+      'response_format',
+    ],
+    [
+      'a schema over a limit',
+      {
+        tools: [
+          { type: 'function', function: { name: 'f', parameters: { type: 'object', properties: { a: { enum: Array.from({ length: 2000 }, (_, i) => i) } } } } },
+        ],
+      },
+      'tools[0].function.parameters',
+    ],
     ['metadata that is not string pairs', { metadata: { a: 1 } }, 'metadata'],
     ['a modality other than text', { modalities: ['audio'] }, 'modalities'],
     ['a logit_bias beyond 100', { logit_bias: { '1': 101 } }, 'logit_bias'],
@@ -170,7 +238,10 @@ describe('bounded request bodies', () => {
   });
 
   it('413 naming the message whose content is too long', async () => {
-    const messages = [{ role: 'user', content: 'short' }, { role: 'user', content: 'y'.repeat(300 * 1024) }];
+    const messages = [
+      { role: 'user', content: 'short' },
+      { role: 'user', content: 'y'.repeat(300 * 1024) },
+    ];
     const { status, error } = await post({ model: stack.model, messages });
     expect(status).toBe(413);
     expect(error).toMatchObject({ param: 'messages[1].content', code: 'request_too_large' });

@@ -105,7 +105,13 @@ describe('agent frameworks on the Responses API', () => {
       // The SDK drops tool_choice once a tool has run (resetToolChoice), so the second turn answers.
       // It takes an incomplete response for a failed run: the answer must end by itself, which
       // greedy decoding of the generated model never does; sampled, it ends within a few dozen words.
-      const agent = new Agent({ name: 'Forecaster', instructions: 'Answer with the weather.', model: stack.model, tools: [weather], modelSettings: { toolChoice: 'required', parallelToolCalls: false, maxTokens: 2000 } });
+      const agent = new Agent({
+        name: 'Forecaster',
+        instructions: 'Answer with the weather.',
+        model: stack.model,
+        tools: [weather],
+        modelSettings: { toolChoice: 'required', parallelToolCalls: false, maxTokens: 2000 },
+      });
       const result = await run(agent, 'What is the weather in Lisbon?', { maxTurns: 4 });
       expect(cities).toHaveLength(1);
       expect(typeof result.finalOutput).toBe('string');

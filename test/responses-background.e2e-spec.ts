@@ -75,7 +75,10 @@ describe('Responses API: background, cancel and resumed streams', () => {
     const next = await elsewhere.responses.create({ model: STACK_MODEL, previous_response_id: done.id, input: 'And then?', max_output_tokens: 16 });
     expect(next.status).not.toBe('failed');
 
-    await expect(client.responses.create({ model: STACK_MODEL, input: 'Hi', background: true, store: false })).rejects.toMatchObject({ status: 400, param: 'background' });
+    await expect(client.responses.create({ model: STACK_MODEL, input: 'Hi', background: true, store: false })).rejects.toMatchObject({
+      status: 400,
+      param: 'background',
+    });
   });
 
   it('cancels a running background response: its job is aborted on the worker, and it stays cancelled', async () => {

@@ -55,7 +55,7 @@ describe('Responses API with a reasoning model', () => {
     expect(item.summary).toEqual([{ type: 'summary_text', text: thoughtOf(plain) }]);
   });
 
-  it('streams the thought as reasoning_text and reasoning_summary events in OpenAI\'s order, each valid against the schema', async () => {
+  it("streams the thought as reasoning_text and reasoning_summary events in OpenAI's order, each valid against the schema", async () => {
     const whole = await client.responses.create(request);
     const { status, events } = await streamResponseEvents(stack.baseUrl, STACK_API_KEY, { ...request, reasoning: { summary: 'detailed' } });
     expect(status).toBe(200);
@@ -81,7 +81,9 @@ describe('Responses API with a reasoning model', () => {
     const find = (type: string): ResponseEvent['data'] => events.find((event) => event.event === type)!.data;
     expect(find('response.reasoning_summary_part.done')).toMatchObject({ part: { type: 'summary_text', text }, status: 'incomplete' });
     const final = events.at(-1)!.data.response as OpenAI.Responses.Response;
-    expect(final.output).toEqual([expect.objectContaining({ type: 'reasoning', summary: [{ type: 'summary_text', text }], content: [{ type: 'reasoning_text', text }] })]);
+    expect(final.output).toEqual([
+      expect.objectContaining({ type: 'reasoning', summary: [{ type: 'summary_text', text }], content: [{ type: 'reasoning_text', text }] }),
+    ]);
     expect(final.usage?.output_tokens_details.reasoning_tokens).toBe(16);
   });
 
@@ -97,18 +99,24 @@ describe('Responses API with a reasoning model', () => {
     expect(summaryDeltas).toBe(thoughtOf(whole));
   });
 
-  it.each(['none', 'minimal'] as const)('answers without thinking for reasoning.effort %s: a message, no reasoning item, 0 reasoning tokens', async (effort) => {
-    const [thinking, response] = await Promise.all([client.responses.create(request), client.responses.create({ ...request, reasoning: { effort, summary: 'auto' } })]);
-    assertMatchesResponsesSchema('Response', response);
-    expect(response.output.map((item) => item.type)).toEqual(['message']);
-    // The same words the model thinks with, now as the answer.
-    expect(response.output_text).toBe(thoughtOf(thinking));
-    expect(response.usage?.output_tokens_details.reasoning_tokens).toBe(0);
-    // The closed, empty thought is part of the prompt.
-    expect(response.usage!.input_tokens).toBeGreaterThan(thinking.usage!.input_tokens);
-  });
+  it.each(['none', 'minimal'] as const)(
+    'answers without thinking for reasoning.effort %s: a message, no reasoning item, 0 reasoning tokens',
+    async (effort) => {
+      const [thinking, response] = await Promise.all([
+        client.responses.create(request),
+        client.responses.create({ ...request, reasoning: { effort, summary: 'auto' } }),
+      ]);
+      assertMatchesResponsesSchema('Response', response);
+      expect(response.output.map((item) => item.type)).toEqual(['message']);
+      // The same words the model thinks with, now as the answer.
+      expect(response.output_text).toBe(thoughtOf(thinking));
+      expect(response.usage?.output_tokens_details.reasoning_tokens).toBe(0);
+      // The closed, empty thought is part of the prompt.
+      expect(response.usage!.input_tokens).toBeGreaterThan(thinking.usage!.input_tokens);
+    },
+  );
 
-  it('takes reasoning items back as input: their text is the next assistant turn\'s thought, encrypted content alone adds nothing', async () => {
+  it("takes reasoning items back as input: their text is the next assistant turn's thought, encrypted content alone adds nothing", async () => {
     const turn = (reasoning: object[]): OpenAI.Responses.ResponseInput =>
       [
         { role: 'user', content: 'Tell me about the rabbit.' },
@@ -127,9 +135,10 @@ describe('Responses API with a reasoning model', () => {
     expect(withContent.usage!.input_tokens).toBeGreaterThan(plain.usage!.input_tokens);
     expect(withSummary.usage!.input_tokens).toBe(withContent.usage!.input_tokens);
     expect(encrypted.usage!.input_tokens).toBe(plain.usage!.input_tokens);
-    const refused = await client.responses
-      .create({ ...request, input: turn([{ type: 'reasoning', summary: [{ type: 'input_text', text: 'no' }] }]) })
-      .then(() => undefined, (caught: unknown) => caught);
+    const refused = await client.responses.create({ ...request, input: turn([{ type: 'reasoning', summary: [{ type: 'input_text', text: 'no' }] }]) }).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
     expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
     expect((refused as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('input[1].summary[0].type');
   });
@@ -140,7 +149,11 @@ describe('Responses API with a reasoning model', () => {
     expect(next.status).toBe('incomplete');
     const referenced = await client.responses.create({
       ...request,
-      input: [{ role: 'user', content: 'Tell me about the rabbit.' }, { type: 'item_reference', id: first.output[0].id }, { role: 'user', content: 'And then?' }] as OpenAI.Responses.ResponseInput,
+      input: [
+        { role: 'user', content: 'Tell me about the rabbit.' },
+        { type: 'item_reference', id: first.output[0].id },
+        { role: 'user', content: 'And then?' },
+      ] as OpenAI.Responses.ResponseInput,
     });
     const items = await client.responses.inputItems.list(referenced.id, { order: 'asc' });
     expect(items.data[1]).toMatchObject({ type: 'reasoning', id: first.output[0].id, content: [{ type: 'reasoning_text', text: thoughtOf(first) }] });
@@ -149,7 +162,13 @@ describe('Responses API with a reasoning model', () => {
   describe("AI SDK's @ai-sdk/openai provider", () => {
     // tiny-think is no OpenAI model id: forceReasoning makes the provider send `reasoning` and read reasoning parts.
     const providerOptions = { openai: { forceReasoning: true, reasoningSummary: 'auto' } };
-    const options = () => ({ model: createOpenAI({ baseURL: stack.baseUrl, apiKey: STACK_API_KEY })(model), prompt: 'Tell me about the rabbit.', maxOutputTokens: 16, maxRetries: 0, providerOptions });
+    const options = () => ({
+      model: createOpenAI({ baseURL: stack.baseUrl, apiKey: STACK_API_KEY })(model),
+      prompt: 'Tell me about the rabbit.',
+      maxOutputTokens: 16,
+      maxRetries: 0,
+      providerOptions,
+    });
 
     it('reads the thought as reasoning with generateText, and sends it back by reference in the next turn', async () => {
       const generated = await generateText(options());
@@ -157,7 +176,11 @@ describe('Responses API with a reasoning model', () => {
       const stored = await client.responses.retrieve(generated.response.id);
       expect(generated.reasoningText).toMatch(/\w/);
       expect(generated.reasoningText).toBe(thoughtOf(stored));
-      const next = await generateText({ ...options(), prompt: undefined, messages: [{ role: 'user', content: 'Tell me about the rabbit.' }, ...generated.response.messages, { role: 'user', content: 'And then?' }] });
+      const next = await generateText({
+        ...options(),
+        prompt: undefined,
+        messages: [{ role: 'user', content: 'Tell me about the rabbit.' }, ...generated.response.messages, { role: 'user', content: 'And then?' }],
+      });
       const items = await client.responses.inputItems.list(next.response.id, { order: 'asc' });
       expect(items.data.map((item) => item.type)).toEqual(expect.arrayContaining(['reasoning']));
       expect(next.reasoningText).toMatch(/\w/);

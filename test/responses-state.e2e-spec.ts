@@ -22,7 +22,8 @@ describe('stored responses: owners and bounds', () => {
     await stack?.stop();
   });
 
-  const create = (client: OpenAI, input: string): Promise<OpenAI.Responses.Response> => client.responses.create({ model: STACK_MODEL, input, max_output_tokens: 16 });
+  const create = (client: OpenAI, input: string): Promise<OpenAI.Responses.Response> =>
+    client.responses.create({ model: STACK_MODEL, input, max_output_tokens: 16 });
 
   it('answers 404 to another key on every route, and its item_reference finds nothing', async () => {
     const mine = await create(owner, 'Hello');
@@ -30,11 +31,24 @@ describe('stored responses: owners and bounds', () => {
     await expect(stranger.responses.retrieve(mine.id)).rejects.toMatchObject(notFound);
     await expect(stranger.responses.inputItems.list(mine.id)).rejects.toMatchObject(notFound);
     await expect(stranger.responses.delete(mine.id)).rejects.toMatchObject(notFound);
-    await expect(stranger.responses.create({ model: STACK_MODEL, input: 'Go on', previous_response_id: mine.id })).rejects.toMatchObject({ ...notFound, param: 'previous_response_id' });
-    await expect(stranger.responses.create({ model: STACK_MODEL, input: [{ type: 'item_reference', id: mine.output[0].id! }] })).rejects.toMatchObject({ ...notFound, param: 'input[0].id' });
+    await expect(stranger.responses.create({ model: STACK_MODEL, input: 'Go on', previous_response_id: mine.id })).rejects.toMatchObject({
+      ...notFound,
+      param: 'previous_response_id',
+    });
+    await expect(stranger.responses.create({ model: STACK_MODEL, input: [{ type: 'item_reference', id: mine.output[0].id! }] })).rejects.toMatchObject({
+      ...notFound,
+      param: 'input[0].id',
+    });
     // Still there for its owner, on the other instance.
     expect((await ownerElsewhere.responses.retrieve(mine.id)).id).toBe(mine.id);
-    const continued = await ownerElsewhere.responses.create({ model: STACK_MODEL, input: [{ type: 'item_reference', id: mine.output[0].id! }, { role: 'user', content: 'More' }], max_output_tokens: 16 });
+    const continued = await ownerElsewhere.responses.create({
+      model: STACK_MODEL,
+      input: [
+        { type: 'item_reference', id: mine.output[0].id! },
+        { role: 'user', content: 'More' },
+      ],
+      max_output_tokens: 16,
+    });
     expect(continued.status).not.toBe('failed');
   });
 

@@ -27,7 +27,10 @@ describe('Responses API truncation', () => {
   const request = { model: STACK_MODEL, instructions: 'You tell stories.', max_output_tokens: 16, temperature: 0, store: false };
 
   it('refuses a conversation over the context with truncation disabled (the default)', async () => {
-    const refused = await client.responses.create({ ...request, input }).then(() => undefined, (caught: unknown) => caught);
+    const refused = await client.responses.create({ ...request, input }).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
     expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
     expect((refused as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('context_length_exceeded');
   });

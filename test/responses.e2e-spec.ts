@@ -21,7 +21,12 @@ describe('Responses API (POST /v1/responses)', () => {
   const other = new OpenAI({ baseURL: otherURL, apiKey: stack.apiKey, maxRetries: 0 });
 
   it('answers responses.create with a completed Response and its usage', async () => {
-    const response = await client.responses.create({ model: stack.model, instructions: 'You are terse.', input: 'Tell me about the rabbit.', max_output_tokens: 400 });
+    const response = await client.responses.create({
+      model: stack.model,
+      instructions: 'You are terse.',
+      input: 'Tell me about the rabbit.',
+      max_output_tokens: 400,
+    });
     assertMatchesResponsesSchema('Response', response);
     expect(response.object).toBe('response');
     expect(response.id).toMatch(/^resp_/);
@@ -47,7 +52,12 @@ describe('Responses API (POST /v1/responses)', () => {
   });
 
   it("streams OpenAI's events in OpenAI's order, each valid against the schema", async () => {
-    const { status, raw, events } = await streamResponseEvents(baseURL, stack.apiKey, { model: stack.model, input: 'Once upon a time', max_output_tokens: 40, temperature: 0 });
+    const { status, raw, events } = await streamResponseEvents(baseURL, stack.apiKey, {
+      model: stack.model,
+      input: 'Once upon a time',
+      max_output_tokens: 40,
+      temperature: 0,
+    });
     expect(status).toBe(200);
     expect(raw).not.toContain('[DONE]');
     expectWellFormedStream(events, 'response.incomplete');
@@ -62,7 +72,10 @@ describe('Responses API (POST /v1/responses)', () => {
       'response.output_item.done',
       'response.incomplete',
     ]);
-    const text = events.filter((event) => event.event === 'response.output_text.delta').map((event) => event.data.delta as string).join('');
+    const text = events
+      .filter((event) => event.event === 'response.output_text.delta')
+      .map((event) => event.data.delta as string)
+      .join('');
     expect(events.find((event) => event.event === 'response.output_text.done')?.data.text).toBe(text);
     const final = events.at(-1)!.data.response as OpenAI.Responses.Response;
     expect(final.output[0]).toMatchObject({ content: [{ type: 'output_text', text }] });
@@ -92,7 +105,12 @@ describe('Responses API (POST /v1/responses)', () => {
 
   it('parses structured output with responses.parse and zodTextFormat', async () => {
     const Animal = z.object({ name: z.string(), legs: z.number().int(), friendly: z.boolean() });
-    const response = await client.responses.parse({ model: stack.model, input: 'Describe an animal as JSON.', text: { format: zodTextFormat(Animal, 'animal') }, max_output_tokens: 200 });
+    const response = await client.responses.parse({
+      model: stack.model,
+      input: 'Describe an animal as JSON.',
+      text: { format: zodTextFormat(Animal, 'animal') },
+      max_output_tokens: 200,
+    });
     assertMatchesResponsesSchema('Response', response);
     expect(response.status).toBe('completed');
     expect(Animal.parse(response.output_parsed)).toEqual(response.output_parsed);
@@ -100,7 +118,13 @@ describe('Responses API (POST /v1/responses)', () => {
   });
 
   it('calls a function tool and continues from its output with previous_response_id on another instance', async () => {
-    const first = await client.responses.create({ model: stack.model, input: 'What is the weather in Paris?', tools: [WEATHER_TOOL], tool_choice: 'required', max_output_tokens: 200 });
+    const first = await client.responses.create({
+      model: stack.model,
+      input: 'What is the weather in Paris?',
+      tools: [WEATHER_TOOL],
+      tool_choice: 'required',
+      max_output_tokens: 200,
+    });
     assertMatchesResponsesSchema('Response', first);
     const call = first.output.find((item) => item.type === 'function_call');
     if (call?.type !== 'function_call') throw new Error('no function call in the output');
@@ -124,7 +148,13 @@ describe('Responses API (POST /v1/responses)', () => {
   });
 
   it('streams a function call as function_call_arguments deltas', async () => {
-    const { events } = await streamResponseEvents(baseURL, stack.apiKey, { model: stack.model, input: 'Weather in Rome?', tools: [WEATHER_TOOL], tool_choice: { type: 'function', name: 'get_weather' }, max_output_tokens: 200 });
+    const { events } = await streamResponseEvents(baseURL, stack.apiKey, {
+      model: stack.model,
+      input: 'Weather in Rome?',
+      tools: [WEATHER_TOOL],
+      tool_choice: { type: 'function', name: 'get_weather' },
+      max_output_tokens: 200,
+    });
     expectWellFormedStream(events);
     expect(eventOutline(events)).toEqual([
       'response.created',
@@ -135,18 +165,35 @@ describe('Responses API (POST /v1/responses)', () => {
       'response.output_item.done',
       'response.completed',
     ]);
-    const args = events.filter((event) => event.event === 'response.function_call_arguments.delta').map((event) => event.data.delta as string).join('');
+    const args = events
+      .filter((event) => event.event === 'response.function_call_arguments.delta')
+      .map((event) => event.data.delta as string)
+      .join('');
     expect(events.find((event) => event.event === 'response.function_call_arguments.done')?.data).toMatchObject({ name: 'get_weather', arguments: args });
   });
 
   it('retrieves, lists the input items of, and deletes a stored response on any instance', async () => {
-    const created = await client.responses.create({ model: stack.model, input: [{ role: 'user', content: [{ type: 'input_text', text: 'Hi' }] }, { role: 'user', content: 'And again' }], max_output_tokens: 20, metadata: { case: 'stored' } });
+    const created = await client.responses.create({
+      model: stack.model,
+      input: [
+        { role: 'user', content: [{ type: 'input_text', text: 'Hi' }] },
+        { role: 'user', content: 'And again' },
+      ],
+      max_output_tokens: 20,
+      metadata: { case: 'stored' },
+    });
     const retrieved = await other.responses.retrieve(created.id);
     assertMatchesResponsesSchema('Response', retrieved);
     expect(retrieved).toMatchObject({ id: created.id, status: created.status, output: created.output, metadata: { case: 'stored' } });
 
     const items = await other.responses.inputItems.list(created.id, { order: 'asc' });
-    assertMatchesResponsesSchema('ResponseItemList', { object: 'list', data: items.data, has_more: items.has_more, first_id: items.data[0].id, last_id: items.data.at(-1)!.id });
+    assertMatchesResponsesSchema('ResponseItemList', {
+      object: 'list',
+      data: items.data,
+      has_more: items.has_more,
+      first_id: items.data[0].id,
+      last_id: items.data.at(-1)!.id,
+    });
     expect(items.data.map((item) => (item as { content: Array<{ text: string }> }).content[0].text)).toEqual(['Hi', 'And again']);
     const page = await client.responses.inputItems.list(created.id, { limit: 1 });
     expect(page.data.map((item) => item.id)).toEqual([items.data[1].id]);
@@ -166,13 +213,21 @@ describe('Responses API (POST /v1/responses)', () => {
       body: JSON.stringify({ model: stack.model, input: 'Go on', previous_response_id: unstored.id }),
     });
     expect(refused.status).toBe(404);
-    const body = (await refused.json());
+    const body = await refused.json();
     assertMatchesResponsesSchema('ErrorResponse', body);
     expect(body).toMatchObject({ error: { param: 'previous_response_id', code: 'previous_response_not_found' } });
     await expect(client.responses.create({ model: 'no-such-model', input: 'Hi' })).rejects.toMatchObject({ status: 404, param: 'model' });
-    await expect(client.responses.create({ model: stack.model, input: 'Hi', background: true, store: false })).rejects.toMatchObject({ status: 400, param: 'background' });
-    await expect(client.responses.create({ model: stack.model, input: [{ type: 'input_image' } as never] })).rejects.toMatchObject({ status: 400, param: 'input[0].type' });
-    await expect(client.responses.create({ model: stack.model, input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'https://x', detail: 'auto' }] }] })).rejects.toMatchObject({ status: 400, param: 'input[0].content[0].type' });
+    await expect(client.responses.create({ model: stack.model, input: 'Hi', background: true, store: false })).rejects.toMatchObject({
+      status: 400,
+      param: 'background',
+    });
+    await expect(client.responses.create({ model: stack.model, input: [{ type: 'input_image' } as never] })).rejects.toMatchObject({
+      status: 400,
+      param: 'input[0].type',
+    });
+    await expect(
+      client.responses.create({ model: stack.model, input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'https://x', detail: 'auto' }] }] }),
+    ).rejects.toMatchObject({ status: 400, param: 'input[0].content[0].type' });
   });
 
   it('offers hosted tools to nobody: a request with web_search beside a function is answered', async () => {

@@ -54,7 +54,11 @@ describe('service tiers', () => {
     await waitFor('the slot to be busy', async () => (await queue.getActiveCount()) === 1);
     // Queued lowest tier first, each after the one before is in the queue.
     const answers: Array<Promise<OpenAI.ChatCompletion>> = [];
-    for (const [client, tier] of [[plainClient, 'flex'], [plainClient, 'default'], [priorityClient, 'priority']] as const) {
+    for (const [client, tier] of [
+      [plainClient, 'flex'],
+      [plainClient, 'default'],
+      [priorityClient, 'priority'],
+    ] as const) {
       const waitingBefore = (await queue.getWaitingCount()) + (await queue.getPrioritizedCount());
       answers.push(request(client, tier));
       await waitFor(`the ${tier} request to wait`, async () => (await queue.getWaitingCount()) + (await queue.getPrioritizedCount()) > waitingBefore);

@@ -147,7 +147,9 @@ describe('stored completions and resumable streams', () => {
     await doomed.process.stop('SIGKILL');
     await first.rest().catch(() => undefined); // the connection dies with the instance
     const { id } = JSON.parse(before[0].data) as ChatCompletionChunk;
-    const resumed = await SseReader.open(`${secondApi}/chat/completions/${id}?stream=true`, STACK_API_KEY, { headers: { 'last-event-id': before.at(-1)?.id ?? '' } });
+    const resumed = await SseReader.open(`${secondApi}/chat/completions/${id}?stream=true`, STACK_API_KEY, {
+      headers: { 'last-event-id': before.at(-1)?.id ?? '' },
+    });
     const after = await resumed.rest();
     expectWholeStream([...before, ...after]);
     expect(textOf([...before, ...after])).toBe(reference);
@@ -160,7 +162,9 @@ describe('stored completions and resumable streams', () => {
     followed.cut();
     await sleep(700); // within the 1.5 s grace
     const { id } = JSON.parse(before[0].data) as ChatCompletionChunk;
-    const after = await (await SseReader.open(`${secondApi}/chat/completions/${id}?stream=true`, STACK_API_KEY, { headers: { 'last-event-id': before[1].id ?? '' } })).rest();
+    const after = await (
+      await SseReader.open(`${secondApi}/chat/completions/${id}?stream=true`, STACK_API_KEY, { headers: { 'last-event-id': before[1].id ?? '' } })
+    ).rest();
     expectWholeStream([...before, ...after]);
     const last = JSON.parse(after.at(-2)!.data) as ChatCompletionChunk;
     expect(last.choices[0].finish_reason).toBe('stop');
@@ -196,7 +200,10 @@ describe('stored completions and resumable streams', () => {
 
   it('finishes and stores a background answer whose client left', async () => {
     const controller = new AbortController();
-    const request = client.chat.completions.create({ model: SLOW_MODEL, messages: [{ role: 'user', content: 'go' }], store: true }, { signal: controller.signal });
+    const request = client.chat.completions.create(
+      { model: SLOW_MODEL, messages: [{ role: 'user', content: 'go' }], store: true },
+      { signal: controller.signal },
+    );
     request.catch(() => undefined);
     const queue = stack.queue(SLOW_MODEL);
     const [job] = await waitFor('the background job to start', async () => {

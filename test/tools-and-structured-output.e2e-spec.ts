@@ -77,7 +77,7 @@ describe('tools and structured output', () => {
       expect(chunks.at(-1)?.choices[0].finish_reason).toBe('tool_calls');
     });
 
-    it("runs a tool with runTools, whose loop sends the call and its result back in the next request", async () => {
+    it('runs a tool with runTools, whose loop sends the call and its result back in the next request', async () => {
       const seen: unknown[] = [];
       // `required` makes every answer a call: the runner calls the tool, asks again with the
       // result, calls again, and stops at its limit of two requests.
@@ -197,7 +197,9 @@ describe('tools and structured output', () => {
       const endOfTurn = await withVocabulary((vocabulary) => vocabulary.tokens.eos);
       expect(endOfTurn).not.toBeNull();
       const logitBias = { [String(endOfTurn)]: -100 };
-      const refused = await client.chat.completions.create({ model, messages: question, max_tokens: 4, logit_bias: logitBias }).catch((caught: unknown) => caught);
+      const refused = await client.chat.completions
+        .create({ model, messages: question, max_tokens: 4, logit_bias: logitBias })
+        .catch((caught: unknown) => caught);
       expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
       expect(refused).toMatchObject({ param: 'logit_bias', code: 'unsupported_parameter' });
       // Refused at admission, before it is queued: every worker announces the token as one it cannot bias.
@@ -251,7 +253,10 @@ describe('tools and structured output', () => {
   describe('Vercel AI SDK', () => {
     const provider = createOpenAICompatible({ name: 'queued', baseURL, apiKey: stack.apiKey, supportsStructuredOutputs: true });
     const sdkModel = provider(model);
-    const weather = tool({ description: 'Weather for a city', inputSchema: jsonSchema<{ city: string; days: number; unit: string }>(weatherParameters as never) });
+    const weather = tool({
+      description: 'Weather for a city',
+      inputSchema: jsonSchema<{ city: string; days: number; unit: string }>(weatherParameters as never),
+    });
 
     it('generates tool calls with toolChoice required', async () => {
       const result = await generateText({ model: sdkModel, prompt: 'Weather in Paris?', tools: { weather }, toolChoice: 'required', seed: 1, maxRetries: 0 });
@@ -265,7 +270,14 @@ describe('tools and structured output', () => {
     });
 
     it('streams a call to the named tool', async () => {
-      const result = streamText({ model: sdkModel, prompt: 'Weather in Paris?', tools: { weather }, toolChoice: { type: 'tool', toolName: 'weather' }, seed: 2, maxRetries: 0 });
+      const result = streamText({
+        model: sdkModel,
+        prompt: 'Weather in Paris?',
+        tools: { weather },
+        toolChoice: { type: 'tool', toolName: 'weather' },
+        seed: 2,
+        maxRetries: 0,
+      });
       const calls = await result.toolCalls;
       expect(calls).toHaveLength(1);
       expect(validWeather(calls[0].input)).toBe(true);

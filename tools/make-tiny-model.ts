@@ -15,7 +15,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildBigramModel } from './tiny-model/bigram-model';
-import type { CorpusName} from './tiny-model/corpus';
+import type { CorpusName } from './tiny-model/corpus';
 import { isCorpusName } from './tiny-model/corpus';
 import { writeGguf } from './tiny-model/gguf-writer';
 import { withThinkingTemplate } from './tiny-model/thinking-template';

@@ -25,7 +25,9 @@ async function main(): Promise<void> {
     port: Number(process.env.PORT ?? 8080),
     host: process.env.HOST ?? '0.0.0.0',
     redisUrl: process.env.REDIS_URL || undefined,
-    apiKeys: process.env.API_KEYS?.split(',').map((key) => key.trim()).filter(Boolean),
+    apiKeys: process.env.API_KEYS?.split(',')
+      .map((key) => key.trim())
+      .filter(Boolean),
     adminUser: process.env.ADMIN_USER || undefined,
     adminPassword: process.env.ADMIN_PASSWORD || undefined,
     // A first look at Bull Board shows what each job asked and answered; RETAIN_CONTENT=false shows production's view.

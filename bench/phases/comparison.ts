@@ -23,7 +23,11 @@ export interface ComparisonOutcome {
 }
 
 function describe(side: string, plan: LoadPlan, result: LoadResult, cpu?: Record<string, number>): string {
-  const cores = cpu ? ` cpu ${Object.entries(cpu).map(([name, value]) => `${name} ${value}`).join(', ')}` : '';
+  const cores = cpu
+    ? ` cpu ${Object.entries(cpu)
+        .map(([name, value]) => `${name} ${value}`)
+        .join(', ')}`
+    : '';
   const errors = result.errors > 0 ? ` ERRORS ${result.errors}: ${result.errorSamples[0]}` : '';
   return (
     `  c=${plan.concurrency} ${side.padEnd(7)} ${result.ok} ok in ${round(result.elapsedMs / 1000, 1)} s: ` +

@@ -9,7 +9,11 @@ import { round } from '../stats';
 import { profileApi } from './comparison';
 
 /** Whole JSON answers from the synthetic engine at zero delay: what the request path itself sustains. */
-export async function runNonStream(plan: NonStreamPlan, profile: boolean, apiProcesses: number): Promise<{ levels: NonStreamLevel[]; profiles: ProfileSummary[] }> {
+export async function runNonStream(
+  plan: NonStreamPlan,
+  profile: boolean,
+  apiProcesses: number,
+): Promise<{ levels: NonStreamLevel[]; profiles: ProfileSummary[] }> {
   const engine = { kind: 'synthetic', tokens: 64, tokenIntervalMs: 0, slots: 2048, contextSize: 4096 } as const;
   const stack = await startServiceStack('non-stream', engine, apiProcesses);
   const load = await DriverClient.start('load-generator', 'http-load-driver.ts', stack.target);

@@ -39,7 +39,12 @@ export function evaluateBars(results: Omit<BenchResults, 'bars' | 'durationSecon
           measured: `${largest.streams} held; ${round(largest.perStreamBytes.rss / KB, 1)} KB RSS (${round(largest.perStreamBytes.heapUsed / KB, 1)} KB heap) per stream`,
           met: largest.streams >= 5000 && largest.perStreamBytes.rss <= 64 * KB,
         }
-      : { name: 'Concurrent open streams per API instance', target: '≥ 5,000 at ≤ 64 KB each', measured: open.length ? 'no level held all its streams' : 'not run', met: open.length ? false : null },
+      : {
+          name: 'Concurrent open streams per API instance',
+          target: '≥ 5,000 at ≤ 64 KB each',
+          measured: open.length ? 'no level held all its streams' : 'not run',
+          met: open.length ? false : null,
+        },
   );
 
   const relayBest = results.relay?.reduce((best, level) => Math.max(best, level.service.deltaEventsPerSecond), 0);
@@ -52,14 +57,24 @@ export function evaluateBars(results: Omit<BenchResults, 'bars' | 'durationSecon
   const rpsBest = results.nonStream?.reduce((best, level) => Math.max(best, level.service.requestsPerSecond), 0);
   bars.push(
     rpsBest !== undefined
-      ? { name: 'Non-stream requests/s end to end (synthetic engine, zero delay)', target: '≥ 2,000/s', measured: `${Math.round(rpsBest)}/s`, met: rpsBest >= 2000 }
+      ? {
+          name: 'Non-stream requests/s end to end (synthetic engine, zero delay)',
+          target: '≥ 2,000/s',
+          measured: `${Math.round(rpsBest)}/s`,
+          met: rpsBest >= 2000,
+        }
       : { name: 'Non-stream requests/s end to end', target: '≥ 2,000/s', measured: 'not run', met: null },
   );
 
   if (results.openStreams) {
     const counts = [results.openStreams.redisApiConnectionsIdle, ...open.map((level) => level.redisApiConnections)];
     const described = [`idle ${counts[0]}`, ...open.map((level) => `${level.streams} streams ${level.redisApiConnections}`)].join(', ');
-    bars.push({ name: 'Redis connections per API instance', target: 'constant whatever the load', measured: described, met: counts.every((count) => count === counts[0]) });
+    bars.push({
+      name: 'Redis connections per API instance',
+      target: 'constant whatever the load',
+      measured: described,
+      met: counts.every((count) => count === counts[0]),
+    });
   } else bars.push({ name: 'Redis connections per API instance', target: 'constant', measured: 'not run', met: null });
   return bars;
 }

@@ -10,7 +10,10 @@ function comparisonTable(levels: ComparisonLevel[]): string {
   const cpuLines: string[] = [];
   const rows = [['c', 'side', 'TTFT p50/p95/p99 ms', 'ITL p50/p95/p99 ms', 'tok/s (spread)', 'req/s', 'deltas/s', 'tok/req', 'errors']];
   for (const level of levels) {
-    for (const [side, figures] of [['engine', level.engine], ['service', level.service]] as const) {
+    for (const [side, figures] of [
+      ['engine', level.engine],
+      ['service', level.service],
+    ] as const) {
       rows.push([
         String(level.concurrency),
         side,

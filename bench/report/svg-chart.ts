@@ -80,9 +80,12 @@ function panel(x: number, y: number, width: number, height: number, spec: PanelS
       parts.push(`<rect x="${bx}" y="${plotH - h}" width="${barW - 2}" height="${h}" fill="${series.color}"/>`);
       parts.push(`<text x="${bx + barW / 2 - 1}" y="${plotH - h - 3}" font-size="9" text-anchor="middle" fill="#2d3748" ${FONT}>${compact(value)}</text>`);
     });
-    parts.push(`<text x="${index * groupW + groupW / 2}" y="${plotH + 14}" font-size="11" text-anchor="middle" fill="#2d3748" ${FONT}>${escape(category)}</text>`);
+    parts.push(
+      `<text x="${index * groupW + groupW / 2}" y="${plotH + 14}" font-size="11" text-anchor="middle" fill="#2d3748" ${FONT}>${escape(category)}</text>`,
+    );
     const note = spec.notes?.[index];
-    if (note) parts.push(`<text x="${index * groupW + groupW / 2}" y="${plotH + 28}" font-size="9" text-anchor="middle" fill="#4a5568" ${FONT}>${escape(note)}</text>`);
+    if (note)
+      parts.push(`<text x="${index * groupW + groupW / 2}" y="${plotH + 28}" font-size="9" text-anchor="middle" fill="#4a5568" ${FONT}>${escape(note)}</text>`);
   });
   if (spec.target) {
     const ty = plotH - scale(spec.target.value);

@@ -73,7 +73,8 @@ export async function auditJobs(queue: Queue, records: RequestRecord[]): Promise
     else if (!result || job.failedReason) problem(`its job ${job.id} did not complete: ${job.failedReason}`);
     else if (result.text !== answer?.content) problem(`answer differs from the text its job ${job.id} recorded`);
     else if (result.finishReason !== answer.finishReason) problem(`finish_reason ${answer.finishReason}, job recorded ${result.finishReason}`);
-    else if (answer.usage && !sameUsage(answer.usage, result.usage)) problem(`usage ${JSON.stringify(answer.usage)}, job recorded ${JSON.stringify(result.usage)}`);
+    else if (answer.usage && !sameUsage(answer.usage, result.usage))
+      problem(`usage ${JSON.stringify(answer.usage)}, job recorded ${JSON.stringify(result.usage)}`);
     if (job.attemptsStarted > 1) retriedRequests.push(request.index);
     answeredTokens += result?.usage.completion_tokens ?? 0;
   }

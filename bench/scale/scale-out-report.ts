@@ -110,7 +110,9 @@ export function formatReport(report: ScaleOutReport): string {
     `scale-out: ${setup.apis} APIs, ${setup.workers} workers x ${setup.parallelSequences} sequences, ${setup.requests} requests at ` +
     `concurrency ${setup.concurrency}, max_tokens ${setup.maxTokens.join('-')}; SIGKILL ${setup.killed.api} and ${setup.killed.worker} ` +
     `at ${report.killedAfterMs ?? '-'} ms of ${report.throughput.wallSeconds * 1000} ms`;
-  const workers = Object.entries(report.jobs.completedByWorker).map(([worker, n]) => `${worker} ${n}`).join(', ');
+  const workers = Object.entries(report.jobs.completedByWorker)
+    .map(([worker, n]) => `${worker} ${n}`)
+    .join(', ');
   const problems = report.problems.slice(0, 10).map((problem) => `  ${problem.kind} #${problem.index}: ${problem.detail}`);
   return [head, ...rows.map(([label, value]) => `  ${label.padEnd(width)}  ${value}`), `  completed jobs by worker: ${workers}`, ...problems].join('\n');
 }

@@ -74,7 +74,13 @@ describe('on Redis Cluster', () => {
   it('answers non-stream and stream requests', async () => {
     const whole = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 20, seed: 9 });
     expect(whole.choices[0].message.content).toMatch(/[a-z]{2,}/);
-    const stream = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 20, seed: 9, stream: true });
+    const stream = await client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'Hello' }],
+      max_tokens: 20,
+      seed: 9,
+      stream: true,
+    });
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     expect(text).toBe(whole.choices[0].message.content);

@@ -64,7 +64,11 @@ const clientLinesOn = (address: string) => onNode(address, async (node) => ((awa
 /** The clients of a node (CLIENT LIST lines), open for at least `minAgeSeconds`, that are not Sentinel's or replication links. */
 const serviceClientsOn = async (address: string, minAgeSeconds = 0) =>
   (await clientLinesOn(address)).filter(
-    (line) => !/ cmd=client\|list /.test(line) && !/ name=sentinel-/.test(line) && !/ flags=[^ ]*[SM]/.test(line) && Number(/ age=(\d+)/.exec(line)?.[1]) >= minAgeSeconds,
+    (line) =>
+      !/ cmd=client\|list /.test(line) &&
+      !/ name=sentinel-/.test(line) &&
+      !/ flags=[^ ]*[SM]/.test(line) &&
+      Number(/ age=(\d+)/.exec(line)?.[1]) >= minAgeSeconds,
   );
 
 const serviceConnectionsOn = async (address: string) => (await serviceClientsOn(address)).length;
@@ -108,7 +112,12 @@ describe('on Redis Sentinel, through a failover', () => {
     let lastRefusal: unknown;
     while (Date.now() - killedAt < 30_000) {
       const attemptAt = Date.now();
-      const attempt = await postChat(api.baseUrl, KEY, { model: MODEL, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 5 }, AbortSignal.timeout(10_000));
+      const attempt = await postChat(
+        api.baseUrl,
+        KEY,
+        { model: MODEL, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 5 },
+        AbortSignal.timeout(10_000),
+      );
       expect(Date.now() - attemptAt).toBeLessThan(10_000);
       if (attempt.status === 200) {
         servedAgainAt = Date.now();
@@ -165,7 +174,7 @@ describe('on Redis Sentinel, through a planned failover (SENTINEL FAILOVER)', ()
     // in whole seconds: 3 leaves room for a stalled event loop on a loaded machine).
     const settledThere = new Set<string>();
     let demoted = false;
-    for (const until = Date.now() + 20_000; !demoted && Date.now() < until; ) {
+    for (const until = Date.now() + 20_000; !demoted && Date.now() < until;) {
       try {
         const settled = await serviceClientsOn(before, 3);
         demoted = (await roleOf(before)) !== 'master';

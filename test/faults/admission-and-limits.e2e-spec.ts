@@ -51,8 +51,7 @@ describe('admission and time limits', () => {
     const queue = stack.queue();
     const controllers = [new AbortController(), new AbortController()];
     // One after the other: the limit is exact, so two sent together may both count as waiting.
-    const send = (controller: AbortController) =>
-      postChat(stack.baseUrl, STACK_API_KEY, longRequest(STACK_MODEL), controller.signal).catch(() => undefined);
+    const send = (controller: AbortController) => postChat(stack.baseUrl, STACK_API_KEY, longRequest(STACK_MODEL), controller.signal).catch(() => undefined);
     const pending = [send(controllers[0])];
     try {
       await waitFor('one job running', async () => (await queue.getActiveCount()) === 1);
@@ -96,10 +95,11 @@ describe('admission and time limits', () => {
 
       // A third answered one passes the limit: the oldest goes.
       const third = await client.chat.completions.create(ask);
-      const gone = (id: string) => client.chat.completions.retrieve(id).then(
-        () => false,
-        (error: unknown) => error instanceof OpenAI.NotFoundError,
-      );
+      const gone = (id: string) =>
+        client.chat.completions.retrieve(id).then(
+          () => false,
+          (error: unknown) => error instanceof OpenAI.NotFoundError,
+        );
       await waitFor('the oldest stored completion dropped', () => gone(first.id));
       for (const { id } of [second, third]) expect((await client.chat.completions.retrieve(id)).id).toBe(id);
       expect(await storedRecords()).toBe(2);
@@ -167,8 +167,9 @@ describe('admission and time limits', () => {
     const queue = stack.queue('model-without-workers');
     expect(await queue.getWaitingCount()).toBe(0);
     // Operators see it as an error by code (the exact-limit test before this one made one too).
-    const { samples } = await scrapeUntil(`${serverRoot(stack.baseUrl)}/metrics`, (found) =>
-      total(found, 'llm_api_completion_errors_total', { model: 'model-without-workers', code: 'no_capacity' }) >= 1,
+    const { samples } = await scrapeUntil(
+      `${serverRoot(stack.baseUrl)}/metrics`,
+      (found) => total(found, 'llm_api_completion_errors_total', { model: 'model-without-workers', code: 'no_capacity' }) >= 1,
     );
     expect(total(samples, 'llm_api_completion_errors_total', { model: 'model-without-workers', code: 'no_capacity' })).toBeGreaterThanOrEqual(1);
   });
@@ -201,7 +202,12 @@ describe('admission and time limits', () => {
   it('answers a prompt that leaves the llama.cpp engine two tokens, and refuses one that leaves one, instead of dropping part of it', async () => {
     const contextSize = SMALL_CONTEXT;
     const ask = (words: number, extra: Record<string, unknown> = {}) =>
-      postChat(stack.baseUrl, STACK_API_KEY, { model: SMALL_CONTEXT_MODEL, messages: [{ role: 'user', content: 'cat'.concat(' cat'.repeat(words)) }], temperature: 0, ...extra });
+      postChat(stack.baseUrl, STACK_API_KEY, {
+        model: SMALL_CONTEXT_MODEL,
+        messages: [{ role: 'user', content: 'cat'.concat(' cat'.repeat(words)) }],
+        temperature: 0,
+        ...extra,
+      });
     const promptTokens = async (words: number): Promise<number> => {
       const response = await ask(words, { max_tokens: 1 });
       expect(response.status).toBe(200);
@@ -228,10 +234,25 @@ describe('admission and time limits', () => {
     );
   });
 
-  it("refuses with 400 context_length_exceeded a tool call that outgrows the context, rather than failing or shortening the conversation", async () => {
-    const tools = [{ type: 'function', function: { name: 'find_rabbit', description: 'Where the rabbit is.', parameters: { type: 'object', properties: { hour: { type: 'integer' } }, required: ['hour'] } } }];
+  it('refuses with 400 context_length_exceeded a tool call that outgrows the context, rather than failing or shortening the conversation', async () => {
+    const tools = [
+      {
+        type: 'function',
+        function: {
+          name: 'find_rabbit',
+          description: 'Where the rabbit is.',
+          parameters: { type: 'object', properties: { hour: { type: 'integer' } }, required: ['hour'] },
+        },
+      },
+    ];
     const ask = (words: number) =>
-      postChat(stack.baseUrl, STACK_API_KEY, { model: SMALL_CONTEXT_MODEL, messages: [{ role: 'user', content: 'cat'.concat(' cat'.repeat(words)) }], tools, tool_choice: 'required', temperature: 0 });
+      postChat(stack.baseUrl, STACK_API_KEY, {
+        model: SMALL_CONTEXT_MODEL,
+        messages: [{ role: 'user', content: 'cat'.concat(' cat'.repeat(words)) }],
+        tools,
+        tool_choice: 'required',
+        temperature: 0,
+      });
     const roomy = await ask(0);
     expect(roomy.status).toBe(200);
     const promptTokens = ((await roomy.json()) as { usage: { prompt_tokens: number } }).usage.prompt_tokens;

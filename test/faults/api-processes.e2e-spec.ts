@@ -45,7 +45,9 @@ describe('API_PROCESSES: several processes serve one port', () => {
     // hold the worker's two slots; three more requests wait behind them.
     const queue = stack.queue();
     const abort = new AbortController();
-    const requests = [0, 1, 2, 3, 4].map(() => postChat(stack.baseUrl, STACK_API_KEY, longRequest(STACK_MODEL, { stream: true }), abort.signal).catch(() => undefined));
+    const requests = [0, 1, 2, 3, 4].map(() =>
+      postChat(stack.baseUrl, STACK_API_KEY, longRequest(STACK_MODEL, { stream: true }), abort.signal).catch(() => undefined),
+    );
     try {
       await waitFor('two running and three waiting', async () => (await queue.getActiveCount()) === 2 && (await queue.getWaitingCount()) === 3);
       expect(sample(await scrape(stack), `llm_api_queue_waiting_jobs{model="${STACK_MODEL}"}`)).toBe(3);
@@ -140,7 +142,15 @@ describe('API_PROCESSES: several processes serve one port', () => {
         name: 'api',
         command: process.execPath,
         args: [API_ENTRY],
-        env: { ...process.env, REDIS_URL: stack.redis.url, API_KEYS: STACK_API_KEY, MODELS: STACK_MODEL, HOST: '127.0.0.1', PORT: String(port), API_PROCESSES: '2' },
+        env: {
+          ...process.env,
+          REDIS_URL: stack.redis.url,
+          API_KEYS: STACK_API_KEY,
+          MODELS: STACK_MODEL,
+          HOST: '127.0.0.1',
+          PORT: String(port),
+          API_PROCESSES: '2',
+        },
         logFile: resolve(REPO_ROOT, 'test-artifacts/logs/api-processes-port-taken.log'),
       });
       expect(await api.exit).toBe(1);

@@ -77,15 +77,32 @@ describe('generated hostile structure', () => {
 
   it('never answers 5xx to arbitrary JSON as a message', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.oneof(anyJson, fc.record({ role: anyJson, content: anyJson }, { requiredKeys: [] })), { minLength: 1, maxLength: 4 }), async (messages) => {
-        await send(JSON.stringify({ ...base, messages }));
-      }),
+      fc.asyncProperty(
+        fc.array(fc.oneof(anyJson, fc.record({ role: anyJson, content: anyJson }, { requiredKeys: [] })), { minLength: 1, maxLength: 4 }),
+        async (messages) => {
+          await send(JSON.stringify({ ...base, messages }));
+        },
+      ),
       { numRuns: 300, seed },
     );
   });
 
   it('never answers 5xx to arbitrary JSON in any field, known or not', async () => {
-    const field = fc.constantFrom('model', 'messages', 'max_tokens', 'temperature', 'stop', 'stream', 'stream_options', 'seed', 'n', 'user', 'tools', 'metadata', 'x_unknown');
+    const field = fc.constantFrom(
+      'model',
+      'messages',
+      'max_tokens',
+      'temperature',
+      'stop',
+      'stream',
+      'stream_options',
+      'seed',
+      'n',
+      'user',
+      'tools',
+      'metadata',
+      'x_unknown',
+    );
     await fc.assert(
       fc.asyncProperty(field, anyJson, async (name, value) => {
         await send(JSON.stringify({ ...base, messages: [goodMessage], [name]: value }));

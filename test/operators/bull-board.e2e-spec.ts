@@ -73,7 +73,10 @@ describe('Bull Board', () => {
       const overview = await page.goto(board);
       expect(overview?.status()).toBe(200);
       await page.getByText(queueName).first().waitFor();
-      await page.getByText(/\d+ Jobs?/).first().waitFor();
+      await page
+        .getByText(/\d+ Jobs?/)
+        .first()
+        .waitFor();
       await page.screenshot({ path: resolve(SCREENSHOTS, 'queues.png') });
 
       const jobPage = await page.goto(`${board}/queue/${queueName}/${completion.id}`);

@@ -54,9 +54,13 @@ type Container = Json & { name: string };
 const containers = (workload: Manifest): Container[] => asArray(at(workload.object, 'spec', 'template', 'spec', 'containers')) as Container[];
 /** A container's literal `env` entries (those from fieldRef are left out). */
 const literalEnv = (container: Container): Record<string, string> =>
-  Object.fromEntries(asArray(container.env).flatMap((entry) => (isObject(entry) && typeof entry.value === 'string' ? [[String(entry.name), entry.value]] : [])));
-const configMap = (name: string): Record<string, string> => at(ofKind('v1/ConfigMap').find((manifest) => manifest.name === name)?.object, 'data') as Record<string, string>;
-const secretExample = (name: string): Record<string, string> => at(ofKind('v1/Secret').find((manifest) => manifest.name === name)?.object, 'stringData') as Record<string, string>;
+  Object.fromEntries(
+    asArray(container.env).flatMap((entry) => (isObject(entry) && typeof entry.value === 'string' ? [[String(entry.name), entry.value]] : [])),
+  );
+const configMap = (name: string): Record<string, string> =>
+  at(ofKind('v1/ConfigMap').find((manifest) => manifest.name === name)?.object, 'data') as Record<string, string>;
+const secretExample = (name: string): Record<string, string> =>
+  at(ofKind('v1/Secret').find((manifest) => manifest.name === name)?.object, 'stringData') as Record<string, string>;
 
 /** The environment a container sees from its envFrom ConfigMaps and (example) Secrets plus its own env. */
 function containerEnvironment(container: Container): Record<string, string> {
@@ -152,7 +156,7 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
     expect(at(containers(api as Manifest)[0], 'resources', 'requests', 'cpu')).toBeDefined();
   });
 
-  it("Redis is configured as BullMQ requires: noeviction and an append-only file", () => {
+  it('Redis is configured as BullMQ requires: noeviction and an append-only file', () => {
     const [redis] = ofKind('apps/v1/StatefulSet');
     const args = asArray(containers(redis)[0].args).map(String);
     expect(args[args.indexOf('--maxmemory-policy') + 1]).toBe('noeviction');

@@ -196,7 +196,9 @@ describe('Dockerfile', () => {
     const defaultArchitectures = /^ARG CUDA_ARCHITECTURES="([^"]+)"$/m.exec(content)?.[1] ?? '';
 
     // The table of releases: each with its minimum driver and its full architecture list.
-    const rows = [...comments.matchAll(/^#\s+CUDA_VERSION=(\S+?)(?: \(default\))?: driver >= (\d+), (?:CUDA_ARCHITECTURES="([^"]+)"|the default CUDA_ARCHITECTURES)$/gm)];
+    const rows = [
+      ...comments.matchAll(/^#\s+CUDA_VERSION=(\S+?)(?: \(default\))?: driver >= (\d+), (?:CUDA_ARCHITECTURES="([^"]+)"|the default CUDA_ARCHITECTURES)$/gm),
+    ];
     expect(rows.map(([, version]) => version)).toEqual(expect.arrayContaining([defaultVersion, expect.stringMatching(/^12\./)]));
     for (const [, version = '', driver, list] of rows) {
       const minor = version.split('.').slice(0, 2).join('.');

@@ -176,14 +176,26 @@ describe('Grafana dashboard and Prometheus configuration (deploy/, Compose profi
 
     // One streamed completion through the API, so every per-model series exists.
     const streamed = await readStream(
-      await postChat(stack.apiUrls[0], stack.apiKey, { model: stack.model, messages: [{ role: 'user', content: 'Where did the rabbit go?' }], max_tokens: 8, stream: true }),
+      await postChat(stack.apiUrls[0], stack.apiKey, {
+        model: stack.model,
+        messages: [{ role: 'user', content: 'Where did the rabbit go?' }],
+        max_tokens: 8,
+        stream: true,
+      }),
     );
     expect(streamed.sawDone).toBe(true);
     // And one that ends in an error (prompt plus max_tokens beyond the context), so the per-code
     // error series exists too; the API counts it once the response has ended.
-    const refused = await postChat(stack.apiUrls[0], stack.apiKey, { model: stack.model, messages: [{ role: 'user', content: 'Tell me everything.' }], max_tokens: 5000 });
+    const refused = await postChat(stack.apiUrls[0], stack.apiKey, {
+      model: stack.model,
+      messages: [{ role: 'user', content: 'Tell me everything.' }],
+      max_tokens: 5000,
+    });
     expect([refused.status, ((await refused.json()) as { error: { code: string } }).error.code]).toEqual([400, 'context_length_exceeded']);
-    await scrapeUntil(`${serverRoot(stack.apiUrls[0])}/metrics`, (found) => total(found, 'llm_api_completion_errors_total', { model: stack.model, code: 'context_length_exceeded' }) >= 1);
+    await scrapeUntil(
+      `${serverRoot(stack.apiUrls[0])}/metrics`,
+      (found) => total(found, 'llm_api_completion_errors_total', { model: stack.model, code: 'context_length_exceeded' }) >= 1,
+    );
     const scrapes = await Promise.all([`${serverRoot(stack.apiUrls[0])}/metrics`, ...stack.workerHealthUrls.map((url) => `${url}/metrics`)].map(scrape));
     for (const { status } of scrapes) expect(status).toBe(200);
     const samples: Sample[] = scrapes.flatMap((result) => result.samples);
@@ -196,7 +208,10 @@ describe('Grafana dashboard and Prometheus configuration (deploy/, Compose profi
     const problems: string[] = [];
     const selectorsOf = (expr: string): Selector[] => {
       const { selectors, grouping } = analyse(expandVariables(expr, variables));
-      const labels = new Set([...targetLabels, ...selectors.flatMap(({ metric }) => (exported.get(metric) ?? []).flatMap((sample) => Object.keys(sample.labels)))]);
+      const labels = new Set([
+        ...targetLabels,
+        ...selectors.flatMap(({ metric }) => (exported.get(metric) ?? []).flatMap((sample) => Object.keys(sample.labels))),
+      ]);
       for (const label of grouping) if (!labels.has(label)) problems.push(`groups by ${label}, which none of its metrics has: ${expr}`);
       return selectors;
     };
@@ -229,7 +244,13 @@ describe('Grafana dashboard and Prometheus configuration (deploy/, Compose profi
     }
     expect(problems).toEqual([]);
     // Errors by OpenAI code, per model, not only by HTTP status (several codes share a status).
-    expect(targets.some(({ expr }) => analyse(expandVariables(expr, variables)).selectors.some(({ metric }) => metric === 'llm_api_completion_errors_total') && /by \(model, code\)/.test(expr))).toBe(true);
+    expect(
+      targets.some(
+        ({ expr }) =>
+          analyse(expandVariables(expr, variables)).selectors.some(({ metric }) => metric === 'llm_api_completion_errors_total') &&
+          /by \(model, code\)/.test(expr),
+      ),
+    ).toBe(true);
   });
 
   it('the PromQL check is not vacuous: a misspelt metric, a syntax error and an unknown variable are caught', () => {

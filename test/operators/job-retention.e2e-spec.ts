@@ -64,7 +64,13 @@ describe('finished jobs without contents (RETAIN_CONTENT=false)', () => {
       id: completion.id,
       model: stack.model,
       options: { messages: [] },
-      contentRemoved: { messages: [{ role: 'system', characters: 29 }, { role: 'user', characters: prompt.length }], characters: 29 + prompt.length },
+      contentRemoved: {
+        messages: [
+          { role: 'system', characters: 29 },
+          { role: 'user', characters: prompt.length },
+        ],
+        characters: 29 + prompt.length,
+      },
     });
     expect(shown.job.data.schedule.acceptedAt).toBeGreaterThan(0);
     expect(shown.job.returnValue).toEqual({
@@ -112,7 +118,9 @@ describe('finished jobs without contents (RETAIN_CONTENT=false)', () => {
     expect(data.options.responseFormat).toEqual({ type: 'json_schema', name: 'mock_turtle_song', schema: {} });
     expect(data.options.sampling.stop).toEqual([]);
     expect(data.contentRemoved).toMatchObject({
-      tools: [{ name: 'follow_rabbit', descriptionCharacters: 'Follows the waistcoat-pocket watch'.length, parametersCharacters: expect.any(Number) as number }],
+      tools: [
+        { name: 'follow_rabbit', descriptionCharacters: 'Follows the waistcoat-pocket watch'.length, parametersCharacters: expect.any(Number) as number },
+      ],
       responseFormat: { schemaCharacters: expect.any(Number) as number },
       stop: stop.map((text) => text.length),
     });

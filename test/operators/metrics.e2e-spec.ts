@@ -34,7 +34,9 @@ describe('Prometheus metrics', () => {
       process_cpu_seconds_total: 'counter',
     });
     // Read from Redis on each scrape, for every configured model.
-    expect(before.samples.find((sample) => sample.name === 'llm_api_queue_waiting_jobs' && sample.labels.model === stack.model)?.value).toBeGreaterThanOrEqual(0);
+    expect(before.samples.find((sample) => sample.name === 'llm_api_queue_waiting_jobs' && sample.labels.model === stack.model)?.value).toBeGreaterThanOrEqual(
+      0,
+    );
 
     const streamed = await readStream(await postChat(stack.apiUrls[0], stack.apiKey, request({ stream: true })));
     expect(streamed.sawDone).toBe(true);
@@ -46,7 +48,8 @@ describe('Prometheus metrics', () => {
       total(samples, name, labels) - total(before.samples, name, labels);
     const after = await scrapeUntil(
       apiMetrics,
-      (samples) => moved(samples, 'llm_api_http_requests_total', ok) >= 1 && moved(samples, 'llm_api_http_requests_total', { ...chatRoute, status: '401' }) >= 1,
+      (samples) =>
+        moved(samples, 'llm_api_http_requests_total', ok) >= 1 && moved(samples, 'llm_api_http_requests_total', { ...chatRoute, status: '401' }) >= 1,
     );
     expect(moved(after.samples, 'llm_api_http_requests_total', ok)).toBeGreaterThanOrEqual(1);
     expect(moved(after.samples, 'llm_api_http_requests_total', { ...chatRoute, status: '401' })).toBeGreaterThanOrEqual(1);

@@ -58,7 +58,11 @@ describe('structured request log', () => {
     });
     expect(response.status).toBe(200);
     expect(response.headers.get('x-request-id')).toBe(requestId);
-    const completion = (await response.json()) as { id: string; usage: { prompt_tokens: number; completion_tokens: number }; choices: Array<{ finish_reason: string }> };
+    const completion = (await response.json()) as {
+      id: string;
+      usage: { prompt_tokens: number; completion_tokens: number };
+      choices: Array<{ finish_reason: string }>;
+    };
 
     const line = await lineFor(requestId);
     expect(line).toMatchObject({

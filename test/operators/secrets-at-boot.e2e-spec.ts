@@ -48,10 +48,12 @@ describe('secrets at boot', () => {
       API_PROCESSES: '1',
     });
     expect(code).toBe(1);
-    for (const name of ['API_KEYS', 'FAIR_SHARE_WEIGHTS', 'ADMIN_PASSWORD', 'METRICS_TOKEN']) expect(output).toMatch(new RegExp(`${name}: .+\\(value not shown: it is a secret\\)`));
+    for (const name of ['API_KEYS', 'FAIR_SHARE_WEIGHTS', 'ADMIN_PASSWORD', 'METRICS_TOKEN'])
+      expect(output).toMatch(new RegExp(`${name}: .+\\(value not shown: it is a secret\\)`));
     expect(output).toContain('REDIS_URL: must be a redis:// or rediss:// URL (got "http://:***@127.0.0.1:6379")');
     expect(output).toContain('FILES_S3_ENDPOINT: must be an http:// or https:// URL (got "minio://AKIAEXAMPLE:***@minio:9000")');
-    for (const value of ['sk-boot-secret-key-1', '=heavy', 'kq7z', 'adm-pw-91', 'mtok', 'redis-node-pw-42', 'redis-url-pw-77', 's3-pw-55']) expect(output).not.toContain(value);
+    for (const value of ['sk-boot-secret-key-1', '=heavy', 'kq7z', 'adm-pw-91', 'mtok', 'redis-node-pw-42', 'redis-url-pw-77', 's3-pw-55'])
+      expect(output).not.toContain(value);
   });
 
   it('worker: a malformed upstream key or token is named, not shown, and credentials in UPSTREAM_BASE_URL are refused masked', async () => {

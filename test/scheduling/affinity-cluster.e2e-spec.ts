@@ -46,7 +46,13 @@ describe('prefix-cache affinity on Redis Cluster', () => {
         }),
       );
     }
-    api = await startApi({ redisUrl: 'redis://unused:6379', apiKeys: [KEY], models: [MODEL], env: { ...env, AFFINITY: 'true', AFFINITY_WAIT_MS: String(AFFINITY_WAIT_MS) }, logFile: resolve(LOG_DIR, 'cluster-affinity-api.log') });
+    api = await startApi({
+      redisUrl: 'redis://unused:6379',
+      apiKeys: [KEY],
+      models: [MODEL],
+      env: { ...env, AFFINITY: 'true', AFFINITY_WAIT_MS: String(AFFINITY_WAIT_MS) },
+      logFile: resolve(LOG_DIR, 'cluster-affinity-api.log'),
+    });
     client = new OpenAI({ baseURL: api.baseUrl, apiKey: KEY, maxRetries: 0 });
     const [host, port] = cluster.nodes[0].split(':');
     connection = new Cluster([{ host, port: Number(port) }], { redisOptions: { maxRetriesPerRequest: null } });
@@ -64,31 +70,55 @@ describe('prefix-cache affinity on Redis Cluster', () => {
 
   const servedBy = (id: string) =>
     waitFor(`job ${id} finished`, async () => {
-      const found = (await Promise.all([...queues.entries()].map(async ([queue, handle]) => ({ queue, job: await handle.getJob(id) })))).filter(({ job }) => job !== undefined);
-      return found.length > 0 && found.every(({ job }) => job!.finishedOn !== undefined) && found.map(({ queue, job }) => ({ queue, worker: job!.processedBy, attempts: job!.attemptsStarted }));
+      const found = (await Promise.all([...queues.entries()].map(async ([queue, handle]) => ({ queue, job: await handle.getJob(id) })))).filter(
+        ({ job }) => job !== undefined,
+      );
+      return (
+        found.length > 0 &&
+        found.every(({ job }) => job!.finishedOn !== undefined) &&
+        found.map(({ queue, job }) => ({ queue, worker: job!.processedBy, attempts: job!.attemptsStarted }))
+      );
     });
 
   const system = `You are a storyteller. ${'Every tale you tell is about a queen who plays croquet with flamingos. '.repeat(12)}`;
   const ask = (history: OpenAI.ChatCompletionMessageParam[], question: string) =>
-    client.chat.completions.create({ model: MODEL, messages: [{ role: 'system', content: system }, ...history, { role: 'user', content: question }], prompt_cache_key: 'croquet', max_tokens: 12, temperature: 0 });
+    client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'system', content: system }, ...history, { role: 'user', content: question }],
+      prompt_cache_key: 'croquet',
+      max_tokens: 12,
+      temperature: 0,
+    });
 
   it("places a conversation's turns on its worker's own queue, keeps its map entry in another slot, and moves a killed worker's next turn", async () => {
     const first = await ask([], 'Who plays?');
     const [{ worker }] = await servedBy(first.id);
-    const history: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Who plays?' }, { role: 'assistant', content: first.choices[0].message.content }];
+    const history: OpenAI.ChatCompletionMessageParam[] = [
+      { role: 'user', content: 'Who plays?' },
+      { role: 'assistant', content: first.choices[0].message.content },
+    ];
     const second = await ask(history, 'And who wins?');
     expect(await servedBy(second.id)).toEqual([{ queue: workerQueueName(MODEL, worker!), worker, attempts: 1 }]);
     expect(second.usage!.prompt_tokens_details!.cached_tokens).toBeGreaterThanOrEqual(first.usage!.prompt_tokens + first.usage!.completion_tokens - 3);
 
     const slotOf = (key: string) => connection.cluster('KEYSLOT', key);
-    const mapKey = (await connection.nodes('master').reduce<Promise<string[]>>(async (found, node) => [...(await found), ...(await node.keys('{llm-affinity:*'))], Promise.resolve([])))[0];
+    const mapKey = (
+      await connection
+        .nodes('master')
+        .reduce<Promise<string[]>>(async (found, node) => [...(await found), ...(await node.keys('{llm-affinity:*'))], Promise.resolve([]))
+    )[0];
     expect(await connection.get(mapKey)).toBe(worker);
     expect(mapKey.startsWith(affinityMapKey(MODEL, '').slice(0, -1))).toBe(true);
-    expect(await slotOf(`${completionQueuePrefix(MODEL)}:${workerQueueName(MODEL, worker!)}:wait`)).toBe(await slotOf(`${completionQueuePrefix(MODEL)}:${completionQueueName(MODEL)}:wait`));
+    expect(await slotOf(`${completionQueuePrefix(MODEL)}:${workerQueueName(MODEL, worker!)}:wait`)).toBe(
+      await slotOf(`${completionQueuePrefix(MODEL)}:${completionQueueName(MODEL)}:wait`),
+    );
 
     await workers.find((process) => process.name === `worker:${worker}`)!.stop('SIGKILL');
     const startedAt = Date.now();
-    const third = await ask([...history, { role: 'user', content: 'And who wins?' }, { role: 'assistant', content: second.choices[0].message.content }], 'And then?');
+    const third = await ask(
+      [...history, { role: 'user', content: 'And who wins?' }, { role: 'assistant', content: second.choices[0].message.content }],
+      'And then?',
+    );
     expect(Date.now() - startedAt).toBeLessThan(AFFINITY_WAIT_MS + 3000);
     const [moved, ...others] = await servedBy(third.id);
     expect(others).toEqual([]);
@@ -97,18 +127,23 @@ describe('prefix-cache affinity on Redis Cluster', () => {
     expect(moved.attempts).toBe(1);
   });
 
-  it("retries a turn on another worker when the worker running it from its own queue is SIGKILLed", async () => {
+  it('retries a turn on another worker when the worker running it from its own queue is SIGKILLed', async () => {
     const first = await ask([], 'Who keeps the score?');
     const [{ worker }] = await servedBy(first.id);
     const ownQueue = queues.get(workerQueueName(MODEL, worker!))!;
     const long = client.chat.completions.create({
       model: MODEL,
-      messages: [{ role: 'system', content: system }, { role: 'user', content: 'Who keeps the score?' }, { role: 'assistant', content: first.choices[0].message.content }, { role: 'user', content: 'Tell me everything.' }],
+      messages: [
+        { role: 'system', content: system },
+        { role: 'user', content: 'Who keeps the score?' },
+        { role: 'assistant', content: first.choices[0].message.content },
+        { role: 'user', content: 'Tell me everything.' },
+      ],
       prompt_cache_key: 'croquet',
       max_tokens: 3000,
       temperature: 0,
     });
-    const running = await waitFor('the next turn running from its worker\'s own queue', async () => (await ownQueue.getJobs(['active']))[0]);
+    const running = await waitFor("the next turn running from its worker's own queue", async () => (await ownQueue.getJobs(['active']))[0]);
     await workers.find((process) => process.name === `worker:${worker}`)!.stop('SIGKILL');
     const answer = await long;
     expect(answer.id).toBe(running.id);

@@ -43,7 +43,9 @@ describe('prefix-cache affinity across workers', () => {
   /** Every queue that holds a job of this id, with the worker that ran it there. */
   const placements = async (id: string) => {
     const found = await Promise.all([...queues.entries()].map(async ([name, queue]) => ({ name, job: await queue.getJob(id) })));
-    return found.filter(({ job }) => job !== undefined).map(({ name, job }) => ({ queue: name, worker: job!.processedBy, attempts: job!.attemptsStarted, finished: job!.finishedOn !== undefined }));
+    return found
+      .filter(({ job }) => job !== undefined)
+      .map(({ name, job }) => ({ queue: name, worker: job!.processedBy, attempts: job!.attemptsStarted, finished: job!.finishedOn !== undefined }));
   };
   const servedOnce = async (id: string) => {
     const [only, ...others] = await waitFor(`job ${id} finished`, async () => {
@@ -69,7 +71,13 @@ describe('prefix-cache affinity across workers', () => {
   type Message = OpenAI.ChatCompletionMessageParam;
   const system = `You are a storyteller. ${'Every tale you tell is about a hatter, a hare and a dormouse at a tea party. '.repeat(12)}`;
   const turn = (history: Message[], question: string, extra: Partial<OpenAI.ChatCompletionCreateParamsNonStreaming> = {}) =>
-    client.chat.completions.create({ model: STACK_MODEL, messages: [{ role: 'system', content: system }, ...history, { role: 'user', content: question }], max_tokens: 12, temperature: 0, ...extra });
+    client.chat.completions.create({
+      model: STACK_MODEL,
+      messages: [{ role: 'system', content: system }, ...history, { role: 'user', content: question }],
+      max_tokens: 12,
+      temperature: 0,
+      ...extra,
+    });
 
   it("sends a conversation's turns to the worker that served it while that worker is free: each finds the turns before it cached", async () => {
     const hitsBefore = await placementsCounted('hit');
@@ -86,10 +94,13 @@ describe('prefix-cache affinity across workers', () => {
     const worker = served[0].worker!;
     expect(served.map((placement) => placement.worker)).toEqual([worker, worker, worker, worker]);
     // The first turn from the shared queue; the others placed on that worker's own queue.
-    expect(served.map((placement) => placement.queue)).toEqual([completionQueueName(STACK_MODEL), ...Array<string>(3).fill(workerQueueName(STACK_MODEL, worker))]);
+    expect(served.map((placement) => placement.queue)).toEqual([
+      completionQueueName(STACK_MODEL),
+      ...Array<string>(3).fill(workerQueueName(STACK_MODEL, worker)),
+    ]);
     expect((await placementsCounted('hit')) - hitsBefore).toBe(3);
     // Operators see each live worker's own queue in Bull Board, and there the turns it ran.
-    const listed = await waitFor('Bull Board to list the workers\' own queues', async () => {
+    const listed = await waitFor("Bull Board to list the workers' own queues", async () => {
       const names = await boardQueues();
       return names.filter((name) => name.startsWith(workerQueueName(STACK_MODEL, ''))).length === 3 && names;
     });
@@ -97,11 +108,24 @@ describe('prefix-cache affinity across workers', () => {
     expect(endedAs(await boardJob(board(), boardAuth, workerQueueName(STACK_MODEL, worker), served[1].id), 'completed')?.job.processedBy).toBe(worker);
   });
 
-  it("keeps a Responses conversation on its worker through previous_response_id, by the key its first turn gave", async () => {
-    const first = await client.responses.create({ model: STACK_MODEL, instructions: system, input: 'Who pours the tea?', prompt_cache_key: 'responses-chain', max_output_tokens: 16, temperature: 0 });
+  it('keeps a Responses conversation on its worker through previous_response_id, by the key its first turn gave', async () => {
+    const first = await client.responses.create({
+      model: STACK_MODEL,
+      instructions: system,
+      input: 'Who pours the tea?',
+      prompt_cache_key: 'responses-chain',
+      max_output_tokens: 16,
+      temperature: 0,
+    });
     const { worker } = await servedOnce(first.id);
     // No key and no instructions now: only the continued response's key leads back to its worker.
-    const next = await client.responses.create({ model: STACK_MODEL, previous_response_id: first.id, input: 'And then?', max_output_tokens: 16, temperature: 0 });
+    const next = await client.responses.create({
+      model: STACK_MODEL,
+      previous_response_id: first.id,
+      input: 'And then?',
+      max_output_tokens: 16,
+      temperature: 0,
+    });
     expect(await servedOnce(next.id)).toMatchObject({ queue: workerQueueName(STACK_MODEL, worker!), worker });
   });
 
@@ -112,7 +136,14 @@ describe('prefix-cache affinity across workers', () => {
     await stack.workers.find((process) => process.name === `worker:${worker}`)?.stop('SIGKILL');
     const fallbacksBefore = await placementsCounted('fallback');
     const startedAt = Date.now();
-    const next = await turn([{ role: 'user', content: 'Who pours the tea?' }, { role: 'assistant', content: first.choices[0].message.content }], 'And then?', { prompt_cache_key: key });
+    const next = await turn(
+      [
+        { role: 'user', content: 'Who pours the tea?' },
+        { role: 'assistant', content: first.choices[0].message.content },
+      ],
+      'And then?',
+      { prompt_cache_key: key },
+    );
     const tookMs = Date.now() - startedAt;
     const placed = await servedOnce(next.id);
     expect(placed.worker).not.toBe(worker);
@@ -126,15 +157,25 @@ describe('prefix-cache affinity across workers', () => {
     // Two workers live besides the one this test kills (the last test needs two).
     await stack.addWorker();
     const added = `affinity-worker-${stack.workers.length}`;
-    queues.set(workerQueueName(STACK_MODEL, added), new Queue(workerQueueName(STACK_MODEL, added), { connection: { url: stack.redis.url }, prefix: completionQueuePrefix(STACK_MODEL) }));
+    queues.set(
+      workerQueueName(STACK_MODEL, added),
+      new Queue(workerQueueName(STACK_MODEL, added), { connection: { url: stack.redis.url }, prefix: completionQueuePrefix(STACK_MODEL) }),
+    );
     const key = 'conversation-killed-mid-answer';
     const first = await turn([], 'Who pours the tea?', { prompt_cache_key: key });
     const { worker } = await servedOnce(first.id);
     const ownQueue = queues.get(workerQueueName(STACK_MODEL, worker!))!;
-    const long = turn([{ role: 'user', content: 'Who pours the tea?' }, { role: 'assistant', content: first.choices[0].message.content }], 'Tell me everything.', {
-      prompt_cache_key: key,
-      max_tokens: 3000,
-    });
+    const long = turn(
+      [
+        { role: 'user', content: 'Who pours the tea?' },
+        { role: 'assistant', content: first.choices[0].message.content },
+      ],
+      'Tell me everything.',
+      {
+        prompt_cache_key: key,
+        max_tokens: 3000,
+      },
+    );
     const running = await waitFor('the next turn running on its worker, from its own queue', async () => (await ownQueue.getJobs(['active']))[0]);
     await stack.workers.find((process) => process.name === `worker:${worker}`)!.stop('SIGKILL');
     const killedAt = Date.now();
@@ -152,12 +193,16 @@ describe('prefix-cache affinity across workers', () => {
     // Lock (5 s) and listing (6 s) run out together, a sweep follows within 2 s, then the answer is generated again.
     expect(tookMs).toBeLessThan(20_000);
     // Bull Board drops the dead worker's queue (its jobs are on the shared queue now).
-    await waitFor('Bull Board to drop the dead worker\'s queue', async () => !(await boardQueues()).includes(workerQueueName(STACK_MODEL, worker!)));
+    await waitFor("Bull Board to drop the dead worker's queue", async () => !(await boardQueues()).includes(workerQueueName(STACK_MODEL, worker!)));
     // The dead worker's queue, with nothing left to run, is deleted GONE_WORKER_QUEUE_KEEP_MS after it died.
     expect(await ownQueue.getJobCountByTypes('wait', 'prioritized', 'active')).toBe(0);
     const listing = new Redis(stack.redis.url);
     try {
-      await waitFor('the dead worker to leave the list of own queues', async () => (await listing.zscore(workerQueuesKey(STACK_MODEL), worker!)) === null, GONE_WORKER_QUEUE_KEEP_MS + 5000);
+      await waitFor(
+        'the dead worker to leave the list of own queues',
+        async () => (await listing.zscore(workerQueuesKey(STACK_MODEL), worker!)) === null,
+        GONE_WORKER_QUEUE_KEEP_MS + 5000,
+      );
       expect(await listing.exists(`${completionQueuePrefix(STACK_MODEL)}:${workerQueueName(STACK_MODEL, worker!)}:meta`)).toBe(0);
     } finally {
       listing.disconnect();
@@ -178,7 +223,14 @@ describe('prefix-cache affinity across workers', () => {
     const stopped = holder.stop('SIGTERM', 30_000);
     await new Promise((resolve) => setTimeout(resolve, 300));
     const startedAt = Date.now();
-    const next = await turn([{ role: 'user', content: 'Who pours the tea?' }, { role: 'assistant', content: first.choices[0].message.content }], 'And then?', { prompt_cache_key: key });
+    const next = await turn(
+      [
+        { role: 'user', content: 'Who pours the tea?' },
+        { role: 'assistant', content: first.choices[0].message.content },
+      ],
+      'And then?',
+      { prompt_cache_key: key },
+    );
     const tookMs = Date.now() - startedAt;
     expect((await servedOnce(next.id)).worker).not.toBe(worker);
     expect(tookMs).toBeLessThan(AFFINITY_WAIT_MS + 3000);

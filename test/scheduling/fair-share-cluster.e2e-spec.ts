@@ -39,7 +39,13 @@ describe('fair share between API keys on Redis Cluster', () => {
       env: { ...env, GPU: 'false', HEALTH_PORT: '0', ENGINE: 'synthetic', SYNTHETIC_TOKENS: '300', SYNTHETIC_TOKEN_INTERVAL_MS: '10', SYNTHETIC_SLOTS: '1' },
       logFile: resolve(LOG_DIR, 'cluster-fair-share-worker.log'),
     });
-    api = await startApi({ redisUrl: 'redis://unused:6379', apiKeys: [HEAVY_KEY, LIGHT_KEY], models: [MODEL], env: { ...env, FAIR_SHARE: 'true' }, logFile: resolve(LOG_DIR, 'cluster-fair-share-api.log') });
+    api = await startApi({
+      redisUrl: 'redis://unused:6379',
+      apiKeys: [HEAVY_KEY, LIGHT_KEY],
+      models: [MODEL],
+      env: { ...env, FAIR_SHARE: 'true' },
+      logFile: resolve(LOG_DIR, 'cluster-fair-share-api.log'),
+    });
     const [host, port] = cluster.nodes[0].split(':');
     connection = new Cluster([{ host, port: Number(port) }], { redisOptions: { maxRetriesPerRequest: null } });
     queue = new Queue(completionQueueName(MODEL), { connection, prefix: completionQueuePrefix(MODEL) });

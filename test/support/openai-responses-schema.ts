@@ -14,7 +14,9 @@ let eventSchemas: Map<string, string> | undefined;
 /** Each stream event type's schema name, from the members of ResponseStreamEvent. */
 function eventSchemaNames(): Map<string, string> {
   if (eventSchemas) return eventSchemas;
-  const document = JSON.parse(readFileSync(REFERENCE, 'utf8')) as { components: { schemas: Record<string, { anyOf?: Array<{ $ref: string }>; properties?: { type?: { enum?: string[] } } }> } };
+  const document = JSON.parse(readFileSync(REFERENCE, 'utf8')) as {
+    components: { schemas: Record<string, { anyOf?: Array<{ $ref: string }>; properties?: { type?: { enum?: string[] } } }> };
+  };
   const { schemas } = document.components;
   eventSchemas = new Map();
   for (const { $ref } of schemas.ResponseStreamEvent.anyOf ?? []) {

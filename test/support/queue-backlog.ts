@@ -32,7 +32,9 @@ export class Backlog {
     for (let sent = 0; sent < count; sent++) {
       const waitingBefore = await this.waiting();
       indexes.push(this.answers.length);
-      this.answers.push(client.chat.completions.create({ model: this.model, messages: [{ role: 'user', content: `${tier} ${sent}` }], service_tier: tier, max_tokens: 20 }));
+      this.answers.push(
+        client.chat.completions.create({ model: this.model, messages: [{ role: 'user', content: `${tier} ${sent}` }], service_tier: tier, max_tokens: 20 }),
+      );
       await waitFor('the request to wait', async () => (await this.waiting()) > waitingBefore);
     }
     return indexes;
@@ -48,4 +50,3 @@ export class Backlog {
     return (await this.queue.getWaitingCount()) + (await this.queue.getPrioritizedCount());
   }
 }
-

@@ -45,6 +45,13 @@ export const ZOD_TOOLS = {
   },
   lookup_host: {
     description: 'Look up a host',
-    schema: z.object({ host: z.string().regex(/^[a-z0-9.-]+$/).max(60), address: z.ipv4(), port: z.number().int().gte(1).lte(65535) }),
+    schema: z.object({
+      host: z
+        .string()
+        .regex(/^[a-z0-9.-]+$/)
+        .max(60),
+      address: z.ipv4(),
+      port: z.number().int().gte(1).lte(65535),
+    }),
   },
 } as const;

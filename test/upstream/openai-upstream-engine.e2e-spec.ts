@@ -209,7 +209,9 @@ describe('the openai upstream engine, with this service as its upstream', () => 
 
   it("passes the upstream's refusal on: a prompt over the upstream's context is a 400 context_length_exceeded", async () => {
     const long = 'the rabbit ran down the hole and fell for a long time '.repeat(300);
-    const error = await client.chat.completions.create({ model, messages: [{ role: 'user', content: long }], max_tokens: 5 }).catch((thrown: unknown) => thrown);
+    const error = await client.chat.completions
+      .create({ model, messages: [{ role: 'user', content: long }], max_tokens: 5 })
+      .catch((thrown: unknown) => thrown);
     expect(error).toBeInstanceOf(APIError);
     const { status, code, param, type } = error as APIError;
     expect([status, type, param, code]).toEqual([400, 'invalid_request_error', 'messages', 'context_length_exceeded']);

@@ -9,7 +9,8 @@ const classes = readEnvClasses(repoRoot);
 
 /** The env classes @app/config exports (MetricsTokenEnv, a decorator, is no class). */
 const exported = Object.entries(config as unknown as Record<string, unknown>).filter(
-  (entry): entry is [string, new () => object] => entry[0].endsWith('Env') && typeof entry[1] === 'function' && /^class\b/.test(Function.prototype.toString.call(entry[1])),
+  (entry): entry is [string, new () => object] =>
+    entry[0].endsWith('Env') && typeof entry[1] === 'function' && /^class\b/.test(Function.prototype.toString.call(entry[1])),
 );
 const instanceOf = (name: string): Record<string, unknown> => {
   const envClass = exported.find(([exportedName]) => exportedName === name)?.[1];

@@ -91,7 +91,9 @@ class NotExportedEnv {}
       ['ProcessEnv', 'ProcessEnv', 'One process.', 'SharedEnv'],
       ['SharedEnv', 'Shared part', 'Shared by both.', undefined],
     ]);
-    expect(classes[0].variables.map(({ name, defaultText, defaultValue, accepts, description }) => [name, defaultText, defaultValue, accepts, description])).toEqual([
+    expect(
+      classes[0].variables.map(({ name, defaultText, defaultValue, accepts, description }) => [name, defaultText, defaultValue, accepts, description]),
+    ).toEqual([
       ['PORT', '`8080`', 8080, 'integer 0–65535', 'Port.'],
       ['KEEP_SECONDS', '`604800` (7 days)', 604800, 'integer ≥ 1', 'A week.'],
       ['PAIRS', '—', [], 'comma-separated list; matches `/^\\w+:\\d+$/`', 'Pairs.'],
@@ -105,10 +107,14 @@ class NotExportedEnv {}
   });
 
   it('refuses a computed default without a @default tag, naming the variable', () => {
-    expect(() => read({ 'env.ts': 'export class OneEnv {\n  /** Cores. */\n  @IsInt()\n  CORES = cores();\n}\n' })).toThrow(/env\.ts: CORES: the default `cores\(\)` is computed at run time/);
+    expect(() => read({ 'env.ts': 'export class OneEnv {\n  /** Cores. */\n  @IsInt()\n  CORES = cores();\n}\n' })).toThrow(
+      /env\.ts: CORES: the default `cores\(\)` is computed at run time/,
+    );
   });
 
   it('refuses a decorator it cannot describe, naming it', () => {
-    expect(() => read({ 'env.ts': "export class OneEnv {\n  /** Mail. */\n  @IsEmail()\n  MAIL = 'a@b.c';\n}\n" })).toThrow(/MAIL: the documentation generator does not know the decorator @IsEmail/);
+    expect(() => read({ 'env.ts': "export class OneEnv {\n  /** Mail. */\n  @IsEmail()\n  MAIL = 'a@b.c';\n}\n" })).toThrow(
+      /MAIL: the documentation generator does not know the decorator @IsEmail/,
+    );
   });
 });

@@ -118,7 +118,8 @@ function readVariable(node: ts.PropertyDeclaration, name: string, source: ts.Sou
   const defaultValue = defaultTag === undefined ? evaluate(node.initializer, where) : undefined;
   const calls = (ts.getDecorators(node) ?? []).flatMap((decorator) => {
     const expression = decorator.expression;
-    if (!ts.isCallExpression(expression) || !ts.isIdentifier(expression.expression)) throw new Error(`${where}: decorator ${decorator.getText()} is not a call`);
+    if (!ts.isCallExpression(expression) || !ts.isIdentifier(expression.expression))
+      throw new Error(`${where}: decorator ${decorator.getText()} is not a call`);
     const call = { name: expression.expression.text, args: expression.arguments };
     return call.name in CONVERSIONS || MARKERS.has(call.name) ? [call] : (factories.get(call.name) ?? [call]);
   });
@@ -192,7 +193,12 @@ function formatDefault(name: string, value: string | number | boolean | string[]
 function sizeHint(name: string, value: number): string | undefined {
   const seconds = name.endsWith('_MS') ? value / 1000 : name.endsWith('_SECONDS') ? value : undefined;
   if (seconds !== undefined && value > 0) {
-    for (const [unit, size] of [['days', 86_400], ['h', 3600], ['min', 60], ['s', 1]] as const) {
+    for (const [unit, size] of [
+      ['days', 86_400],
+      ['h', 3600],
+      ['min', 60],
+      ['s', 1],
+    ] as const) {
       if (seconds >= size && seconds % size === 0 && seconds / size !== value) return `${seconds / size} ${unit === 'days' && seconds === size ? 'day' : unit}`;
     }
   }
@@ -288,7 +294,16 @@ function describeValidation(calls: DecoratorCall[], name: string, where: string)
         throw new Error(`${where}: the documentation generator does not know the decorator @${decorator}; teach tools/docs/env-reference.ts what it accepts`);
     }
   }
-  if (integer) parts.unshift(min !== undefined && max !== undefined ? `integer ${min}–${max}` : min !== undefined ? `integer ≥ ${min}` : max !== undefined ? `integer ≤ ${max}` : 'integer');
+  if (integer)
+    parts.unshift(
+      min !== undefined && max !== undefined
+        ? `integer ${min}–${max}`
+        : min !== undefined
+          ? `integer ≥ ${min}`
+          : max !== undefined
+            ? `integer ≤ ${max}`
+            : 'integer',
+    );
   if (parts.length === 0 && onlyString) parts.push('any text');
   const text = parts.join('; ');
   return condition ? `${condition}: ${text}` : text;
@@ -306,7 +321,8 @@ function oneOf(values: string | number | boolean | string[], where: string): str
 function messageOf(node: ts.Expression | undefined): string | undefined {
   if (!node || !ts.isObjectLiteralExpression(node)) return undefined;
   for (const property of node.properties) {
-    if (ts.isPropertyAssignment(property) && property.name.getText() === 'message' && ts.isStringLiteral(property.initializer)) return property.initializer.text;
+    if (ts.isPropertyAssignment(property) && property.name.getText() === 'message' && ts.isStringLiteral(property.initializer))
+      return property.initializer.text;
   }
   return undefined;
 }

@@ -119,9 +119,9 @@ Stream a completion:
     -d '{"model": "${service.model}", "stream": true, "messages": [{"role": "user", "content": "Tell me a story."}]}'
 
 ${
-    service.retainContent
-      ? 'Finished jobs keep their prompts and answers (RETAIN_CONTENT=true), so Bull Board shows them.'
-      : 'Finished jobs keep sizes, timings and usage, not prompts or answers (RETAIN_CONTENT=false).'
-  }
+  service.retainContent
+    ? 'Finished jobs keep their prompts and answers (RETAIN_CONTENT=true), so Bull Board shows them.'
+    : 'Finished jobs keep sizes, timings and usage, not prompts or answers (RETAIN_CONTENT=false).'
+}
 Press Ctrl-C to stop.`;
 }

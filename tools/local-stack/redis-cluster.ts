@@ -18,7 +18,25 @@ async function startNode(port: number, dir: string, extraArgs: string[] = []): P
   const node = new ManagedProcess({
     name: `redis-node:${port}`,
     command: 'redis-server',
-    args: ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--dbfilename', `dump-${port}.rdb`, '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction', '--loglevel', 'warning', ...extraArgs],
+    args: [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--dbfilename',
+      `dump-${port}.rdb`,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--maxmemory-policy',
+      'noeviction',
+      '--loglevel',
+      'warning',
+      ...extraArgs,
+    ],
   });
   await waitForRedis(`redis://127.0.0.1:${port}`);
   return node;

@@ -22,8 +22,23 @@ export interface LocalRedisSentinel {
 }
 
 const redisArgs = (port: number, dir: string, extra: string[] = []) => [
-  '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--dbfilename', `dump-${port}.rdb`,
-  '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction', '--loglevel', 'warning', ...extra,
+  '--port',
+  String(port),
+  '--bind',
+  '127.0.0.1',
+  '--dir',
+  dir,
+  '--dbfilename',
+  `dump-${port}.rdb`,
+  '--save',
+  '',
+  '--appendonly',
+  'no',
+  '--maxmemory-policy',
+  'noeviction',
+  '--loglevel',
+  'warning',
+  ...extra,
 ];
 
 /** Runs `ask` on a connection of its own to one Redis node or Sentinel (host:port). */

@@ -40,9 +40,7 @@ async function main(): Promise<void> {
   dropStubs();
   // The npm that runs this script (npm_execpath) ships arborist; `npm root -g` may name another
   // prefix when node and npm come from different installs (a local Node 24 with the system npm).
-  const npmDir = process.env.npm_execpath
-    ? dirname(dirname(process.env.npm_execpath))
-    : join(execSync('npm root -g', { encoding: 'utf8' }).trim(), 'npm');
+  const npmDir = process.env.npm_execpath ? dirname(dirname(process.env.npm_execpath)) : join(execSync('npm root -g', { encoding: 'utf8' }).trim(), 'npm');
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const Arborist = require(join(npmDir, 'node_modules/@npmcli/arborist')) as ArboristClass;
   const arborist = new Arborist({ path: process.cwd() });

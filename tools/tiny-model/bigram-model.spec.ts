@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import type { BigramModel} from './bigram-model';
+import type { BigramModel } from './bigram-model';
 import { buildBigramModel, CHAT_TEMPLATE, NEVER_LOGIT, START_STATE } from './bigram-model';
 import { analyseCorpus, splitItems } from './corpus-analysis';
 import type { CorpusName } from './corpus';
 import { CORPORA } from './corpus';
-import type { GgufReadResult} from './gguf-reader';
+import type { GgufReadResult } from './gguf-reader';
 import { readGguf } from './gguf-reader';
 import { writeGguf } from './gguf-writer';
 import type { Vocabulary } from './vocabulary';
@@ -65,14 +65,30 @@ function nextTokenProbabilities(file: GgufReadResult, token: number): Float64Arr
 describe('analyseCorpus', () => {
   it('splits words (with inner apostrophes) and punctuation, dropping quotes and dashes', () => {
     expect(splitItems(`"Well!" thought Alice, "they'll see a rabbit-hole."`)).toEqual([
-      'Well', '!', 'thought', 'Alice', ',', "they'll", 'see', 'a', 'rabbit', 'hole', '.',
+      'Well',
+      '!',
+      'thought',
+      'Alice',
+      ',',
+      "they'll",
+      'see',
+      'a',
+      'rabbit',
+      'hole',
+      '.',
     ]);
   });
 
   it('counts capitalised sentence starters and bigram successors', () => {
     const a = analyseCorpus('The cat sat. the dog ran. A cat ran!');
-    expect([...a.starters]).toEqual([['A', 1], ['The', 1]]);
-    expect([...(a.follows.get('cat') ?? [])]).toEqual([['ran', 1], ['sat', 1]]);
+    expect([...a.starters]).toEqual([
+      ['A', 1],
+      ['The', 1],
+    ]);
+    expect([...(a.follows.get('cat') ?? [])]).toEqual([
+      ['ran', 1],
+      ['sat', 1],
+    ]);
     expect(a.words).toEqual(['A', 'The', 'cat', 'dog', 'ran', 'sat', 'the']);
   });
 });
@@ -90,9 +106,7 @@ describe.each<CorpusName>(['alice', 'fables'])('buildBigramModel(%s)', (corpus) 
 
   it('has the special, byte and word tokens with the right types', () => {
     expect(vocab.tokens.slice(0, 5)).toEqual(['<unk>', '<s>', '</s>', '<|im_start|>', '<|im_end|>']);
-    expect([...vocab.types.slice(0, 5)]).toEqual([
-      TokenType.UNKNOWN, TokenType.CONTROL, TokenType.CONTROL, TokenType.CONTROL, TokenType.CONTROL,
-    ]);
+    expect([...vocab.types.slice(0, 5)]).toEqual([TokenType.UNKNOWN, TokenType.CONTROL, TokenType.CONTROL, TokenType.CONTROL, TokenType.CONTROL]);
     expect(vocab.tokens[5]).toBe('<0x00>');
     expect(vocab.tokens[5 + 0x0a]).toBe('<0x0A>');
     expect(vocab.tokens[5 + 255]).toBe('<0xFF>');
@@ -169,7 +183,9 @@ describe.each<CorpusName>(['alice', 'fables'])('buildBigramModel(%s)', (corpus) 
 it('makes different models from the two corpora', () => {
   expect(Object.keys(CORPORA).sort()).toEqual(['alice', 'fables']);
   const hash = (corpus: CorpusName): string =>
-    createHash('sha256').update(writeGguf(buildBigramModel({ name: 'same', corpus }))).digest('hex');
+    createHash('sha256')
+      .update(writeGguf(buildBigramModel({ name: 'same', corpus })))
+      .digest('hex');
   expect(hash('alice')).not.toBe(hash('fables'));
 });
 

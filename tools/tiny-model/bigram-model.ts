@@ -20,18 +20,24 @@
  */
 import type { CorpusName } from './corpus';
 import { CORPORA } from './corpus';
-import type { CorpusAnalysis} from './corpus-analysis';
+import type { CorpusAnalysis } from './corpus-analysis';
 import { analyseCorpus, isPunctuation, isSentenceEnd } from './corpus-analysis';
 import type { GgufMetadata, GgufTensor } from './gguf-writer';
 import { GgmlType } from './gguf-writer';
 import type { Vocabulary } from './vocabulary';
 import { buildVocabulary, SPACE, SPECIAL_TOKENS } from './vocabulary';
+import { JSON_FALLBACK_OFFSET, JSON_PUNCTUATION, JSON_STATE, LITERALS, jsonDistributions, jsonTokenStates, jsonWords } from './json-shape';
 import {
-  JSON_FALLBACK_OFFSET, JSON_PUNCTUATION, JSON_STATE, LITERALS, jsonDistributions, jsonTokenStates, jsonWords,
-} from './json-shape';
-import {
-  CALL_OPENER, MARKER_DIMS, MARKER_KEY, MARKER_QUERY, QWEN_TOOLS_TEMPLATE, TOOL_CALL_WEIGHT, TOOL_STATE,
-  TOOL_TOKEN_LIST, TOOL_TOKEN_STATES, TOOL_TOKENS,
+  CALL_OPENER,
+  MARKER_DIMS,
+  MARKER_KEY,
+  MARKER_QUERY,
+  QWEN_TOOLS_TEMPLATE,
+  TOOL_CALL_WEIGHT,
+  TOOL_STATE,
+  TOOL_TOKEN_LIST,
+  TOOL_TOKEN_STATES,
+  TOOL_TOKENS,
 } from './tool-markup';
 
 export const START_STATE = '<start>';
@@ -98,11 +104,7 @@ function followingPiece(item: string): string {
 }
 
 /** Next-token distributions for every state, keyed by token text. */
-function stateDistributions(
-  corpus: CorpusAnalysis,
-  states: readonly string[],
-  eosProbability: number,
-): Map<string, number>[] {
+function stateDistributions(corpus: CorpusAnalysis, states: readonly string[], eosProbability: number): Map<string, number>[] {
   return states.map((state) => {
     if (state === START_STATE) {
       // First word of an answer: no leading space, so responses start cleanly.
@@ -172,14 +174,7 @@ export function buildBigramModel(options: BigramModelOptions): BigramModel {
   const words = jsonWords(corpus.words);
   const jsonStates = jsonTokenStates(words);
   const vocabulary = buildVocabulary(
-    [
-      ...corpus.words.map((w) => SPACE + w),
-      ...starters,
-      ...corpus.punctuation,
-      ...jsonStates.keys(),
-      ...LITERALS,
-      CALL_OPENER,
-    ],
+    [...corpus.words.map((w) => SPACE + w), ...starters, ...corpus.punctuation, ...jsonStates.keys(), ...LITERALS, CALL_OPENER],
     TOOL_TOKEN_LIST,
   );
   const nVocab = vocabulary.tokens.length;
@@ -202,8 +197,7 @@ export function buildBigramModel(options: BigramModelOptions): BigramModel {
   for (const [text, state] of jsonStates) assign(text, state);
   for (const [text, state] of TOOL_TOKEN_STATES) assign(text, state);
 
-  const byId = (dist: ReadonlyMap<string, number>): Map<number, number> =>
-    new Map([...dist].map(([text, p]) => [tokenId(vocabulary, text), p]));
+  const byId = (dist: ReadonlyMap<string, number>): Map<number, number> => new Map([...dist].map(([text, p]) => [tokenId(vocabulary, text), p]));
   const transitions = stateDistributions(corpus, plainStates, eosProbability).map(byId);
   const jsonTransitions = new Map<number, Map<number, number>>();
   const addJson = (state: string, dist: ReadonlyMap<string, number>): void => {
@@ -214,7 +208,13 @@ export function buildBigramModel(options: BigramModelOptions): BigramModel {
   for (const [state, dist] of jsonDistributions(words, START_STATE)) addJson(state, dist);
   addJson(TOOL_STATE.call, new Map([[CALL_OPENER, 1]]));
   // After a call: end the turn, or a newline that may start another call (parallel calls).
-  addJson(TOOL_STATE.callEnd, new Map([[SPECIAL_TOKENS.imEnd.text, 0.9], ['<0x0A>', 0.1]]));
+  addJson(
+    TOOL_STATE.callEnd,
+    new Map([
+      [SPECIAL_TOKENS.imEnd.text, 0.9],
+      ['<0x0A>', 0.1],
+    ]),
+  );
 
   const toolCallId = tokenId(vocabulary, TOOL_TOKENS.call);
   const generatable = new Set<number>([toolCallId]);
@@ -315,6 +315,16 @@ export function buildBigramModel(options: BigramModelOptions): BigramModel {
   ];
 
   return {
-    metadata, tensors, vocabulary, states, tokenState, transitions, jsonTransitions, nEmbd, biasDims, jsonWords: words, corpus,
+    metadata,
+    tensors,
+    vocabulary,
+    states,
+    tokenState,
+    transitions,
+    jsonTransitions,
+    nEmbd,
+    biasDims,
+    jsonWords: words,
+    corpus,
   };
 }

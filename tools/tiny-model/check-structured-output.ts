@@ -59,10 +59,16 @@ async function main(): Promise<void> {
   const context = await model.createContext({ threads: 1, sequences: 2, contextSize: 4096 });
   const chatWrapper = resolveChatWrapper(model);
   const prefix = nodeLlamaCpp.LlamaText(chatWrapper.settings.functions.call.prefix).toString();
-  check(chatWrapper.wrapperName === 'JinjaTemplate' && prefix.includes('<tool_call>'), `wrapper ${chatWrapper.wrapperName}, call prefix ${JSON.stringify(prefix)}`);
+  check(
+    chatWrapper.wrapperName === 'JinjaTemplate' && prefix.includes('<tool_call>'),
+    `wrapper ${chatWrapper.wrapperName}, call prefix ${JSON.stringify(prefix)}`,
+  );
 
   const chat = new LlamaChat({ contextSequence: context.getSequence(), chatWrapper });
-  const question: ChatHistoryItem[] = [{ type: 'user', text: 'Tell me about the rabbit.' }, { type: 'model', response: [] }];
+  const question: ChatHistoryItem[] = [
+    { type: 'user', text: 'Tell me about the rabbit.' },
+    { type: 'model', response: [] },
+  ];
   const runs = [{ temperature: 0, seed: 0 }, ...Array.from({ length: seeds }, (_, i) => ({ temperature: 1, seed: i + 1 }))];
 
   const ajv = new Ajv({ strict: false });
@@ -96,7 +102,10 @@ async function main(): Promise<void> {
   check(valid === runs.length, `JSON schema grammar: ${valid}/${runs.length} parse and validate`);
   check(objects === runs.length, `json grammar: ${objects}/${runs.length} are JSON objects`);
 
-  const withTools: ChatHistoryItem[] = [{ type: 'user', text: 'What is the weather in Paris?' }, { type: 'model', response: [] }];
+  const withTools: ChatHistoryItem[] = [
+    { type: 'user', text: 'What is the weather in Paris?' },
+    { type: 'model', response: [] },
+  ];
   let calls = 0;
   let texts = 0;
   for (let seed = 1; seed <= seeds; seed++) {

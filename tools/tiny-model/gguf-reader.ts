@@ -129,10 +129,7 @@ export function readGguf(buf: Buffer): GgufReadResult {
     const fileOffset = dataOffset + t.offset;
     const values = new Float32Array(count);
     for (let i = 0; i < count; i++) {
-      values[i] =
-        t.type === GgmlType.F32
-          ? buf.readFloatLE(fileOffset + 4 * i)
-          : float16BitsToFloat32(buf.readUInt16LE(fileOffset + 2 * i));
+      values[i] = t.type === GgmlType.F32 ? buf.readFloatLE(fileOffset + 4 * i) : float16BitsToFloat32(buf.readUInt16LE(fileOffset + 2 * i));
     }
     return { ...t, fileOffset, values };
   });

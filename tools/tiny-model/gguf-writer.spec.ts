@@ -1,5 +1,5 @@
 import { float16BitsToFloat32, readGguf } from './gguf-reader';
-import type { GgufFile} from './gguf-writer';
+import type { GgufFile } from './gguf-writer';
 import { float32ToFloat16Bits, GgmlType, writeGguf } from './gguf-writer';
 
 const sample: GgufFile = {

@@ -46,8 +46,26 @@ export const LITERALS = ['true', 'false', 'null'] as const;
 
 /** Readable string content; words that the corpus already has are dropped (a token has one state). */
 const WORD_CANDIDATES = [
-  'red', 'blue', 'green', 'gold', 'cat', 'dog', 'owl', 'fox', 'tea', 'cake',
-  'jam', 'pie', 'moon', 'sun', 'star', 'rose', 'key', 'box', 'hat', 'cup',
+  'red',
+  'blue',
+  'green',
+  'gold',
+  'cat',
+  'dog',
+  'owl',
+  'fox',
+  'tea',
+  'cake',
+  'jam',
+  'pie',
+  'moon',
+  'sun',
+  'star',
+  'rose',
+  'key',
+  'box',
+  'hat',
+  'cup',
 ] as const;
 
 export function jsonWords(corpusWords: readonly string[]): string[] {
@@ -123,7 +141,13 @@ export function jsonDistributions(words: readonly string[], startState: string):
     [',', valueStart()],
     [':', valueStart()],
     ['.', new Map(spread(DIGITS, 1))],
-    [JSON_STATE.openObject, new Map([['"', 0.9], ['}', 0.1]])],
+    [
+      JSON_STATE.openObject,
+      new Map([
+        ['"', 0.9],
+        ['}', 0.1],
+      ]),
+    ],
     [JSON_STATE.openArray, new Map([...valueStart(), [']', 0.1]])],
     [JSON_STATE.closeObject, afterValue()],
     [JSON_STATE.closeArray, afterValue()],
@@ -132,14 +156,7 @@ export function jsonDistributions(words: readonly string[], startState: string):
     [JSON_STATE.minus, new Map(spread(DIGITS.slice(1), 1))],
     // Mostly an opening quote: words. When the grammar says it closed a string
     // (a forced enum value or key), only the near-zero punctuation is left.
-    [
-      JSON_STATE.quote,
-      new Map<string, number>([
-        ...spread(words, 0.97 - 4 * UNLIKELY),
-        ['"', 0.03],
-        ...spread([':', ',', '}', ']'], 4 * UNLIKELY),
-      ]),
-    ],
+    [JSON_STATE.quote, new Map<string, number>([...spread(words, 0.97 - 4 * UNLIKELY), ['"', 0.03], ...spread([':', ',', '}', ']'], 4 * UNLIKELY)])],
     [
       JSON_STATE.word,
       new Map<string, number>([
@@ -149,7 +166,10 @@ export function jsonDistributions(words: readonly string[], startState: string):
         ['":', 0.15],
         ['",', 0.1],
         ['"', 0.05],
-        ...spread(words.map((w) => SPACE + w), 0.3),
+        ...spread(
+          words.map((w) => SPACE + w),
+          0.3,
+        ),
       ]),
     ],
   ]);

@@ -37,13 +37,53 @@ export interface ModelShape {
 
 export const MODEL_SHAPES = {
   /** A TinyLlama-like layout at ~58M parameters: on a CPU it costs a real model's per-token work at a usable speed. */
-  'llama-50m': { architecture: 'llama', layers: 8, embedding: 512, feedForward: 1536, heads: 8, kvHeads: 4, vocabulary: 32_000, ropeFreqBase: 10_000, description: '~58M Llama-like' },
+  'llama-50m': {
+    architecture: 'llama',
+    layers: 8,
+    embedding: 512,
+    feedForward: 1536,
+    heads: 8,
+    kvHeads: 4,
+    vocabulary: 32_000,
+    ropeFreqBase: 10_000,
+    description: '~58M Llama-like',
+  },
   /** Qwen2.5-0.5B's layout. */
-  'qwen-0.5b': { architecture: 'qwen2', layers: 24, embedding: 896, feedForward: 4864, heads: 14, kvHeads: 2, vocabulary: 151_936, ropeFreqBase: 1_000_000, description: 'Qwen2.5-0.5B-like (~494M)' },
+  'qwen-0.5b': {
+    architecture: 'qwen2',
+    layers: 24,
+    embedding: 896,
+    feedForward: 4864,
+    heads: 14,
+    kvHeads: 2,
+    vocabulary: 151_936,
+    ropeFreqBase: 1_000_000,
+    description: 'Qwen2.5-0.5B-like (~494M)',
+  },
   /** Qwen2.5-1.5B's layout. */
-  'qwen-1.5b': { architecture: 'qwen2', layers: 28, embedding: 1536, feedForward: 8960, heads: 12, kvHeads: 2, vocabulary: 151_936, ropeFreqBase: 1_000_000, description: 'Qwen2.5-1.5B-like (~1.5B)' },
+  'qwen-1.5b': {
+    architecture: 'qwen2',
+    layers: 28,
+    embedding: 1536,
+    feedForward: 8960,
+    heads: 12,
+    kvHeads: 2,
+    vocabulary: 151_936,
+    ropeFreqBase: 1_000_000,
+    description: 'Qwen2.5-1.5B-like (~1.5B)',
+  },
   /** Tests only: two small layers, so a spec makes and loads one in well under a second. */
-  'test-tiny': { architecture: 'qwen2', layers: 2, embedding: 64, feedForward: 128, heads: 4, kvHeads: 2, vocabulary: 2_048, ropeFreqBase: 10_000, description: 'test shape' },
+  'test-tiny': {
+    architecture: 'qwen2',
+    layers: 2,
+    embedding: 64,
+    feedForward: 128,
+    heads: 4,
+    kvHeads: 2,
+    vocabulary: 2_048,
+    ropeFreqBase: 10_000,
+    description: 'test shape',
+  },
 } as const satisfies Record<string, ModelShape>;
 
 export type ShapeName = keyof typeof MODEL_SHAPES;
@@ -88,10 +128,19 @@ function planTensors(shape: ModelShape, weightType: GgmlType, silentRows: readon
   const headDim = shape.embedding / shape.heads;
   const kvWidth = headDim * shape.kvHeads;
   const matrix = (name: string, columns: number, rows: number, extra: Partial<PlannedTensor> = {}): PlannedTensor => ({
-    name, dims: [columns, rows], type: weightType, byteSize: byteSize([columns, rows], weightType), fill: 'random', ...extra,
+    name,
+    dims: [columns, rows],
+    type: weightType,
+    byteSize: byteSize([columns, rows], weightType),
+    fill: 'random',
+    ...extra,
   });
   const vector = (name: string, length: number, fill: 'ones' | 'zeros'): PlannedTensor => ({
-    name, dims: [length], type: GgmlType.F32, byteSize: length * 4, fill,
+    name,
+    dims: [length],
+    type: GgmlType.F32,
+    byteSize: length * 4,
+    fill,
   });
   const tied = shape.architecture === 'qwen2';
   const tensors: PlannedTensor[] = [matrix('token_embd.weight', shape.embedding, shape.vocabulary, tied ? { silentRows } : {})];
@@ -104,7 +153,11 @@ function planTensors(shape: ModelShape, weightType: GgmlType, silentRows: readon
       matrix(`${block}.attn_v.weight`, shape.embedding, kvWidth),
     );
     if (shape.architecture === 'qwen2') {
-      tensors.push(vector(`${block}.attn_q.bias`, shape.embedding, 'zeros'), vector(`${block}.attn_k.bias`, kvWidth, 'zeros'), vector(`${block}.attn_v.bias`, kvWidth, 'zeros'));
+      tensors.push(
+        vector(`${block}.attn_q.bias`, shape.embedding, 'zeros'),
+        vector(`${block}.attn_k.bias`, kvWidth, 'zeros'),
+        vector(`${block}.attn_v.bias`, kvWidth, 'zeros'),
+      );
     }
     tensors.push(
       matrix(`${block}.attn_output.weight`, shape.embedding, shape.embedding),
@@ -175,7 +228,10 @@ export function makeShapeModel(options: ShapeModelOptions): ShapeModelResult {
   const tensors = planTensors(shape, weightType, vocabulary.silentTokens);
   const name = `${options.shape}-${options.type}`;
   const header = writeGgufHeader(shapeMetadata(name, shape, weightType, vocabulary, options.contextLength ?? 32_768), tensors);
-  const random = new RandomTensors(options.seed, tensors.reduce((sum, tensor) => sum + (tensor.fill === 'random' ? tensor.byteSize : 0), 0));
+  const random = new RandomTensors(
+    options.seed,
+    tensors.reduce((sum, tensor) => sum + (tensor.fill === 'random' ? tensor.byteSize : 0), 0),
+  );
 
   const path = resolve(options.out);
   mkdirSync(dirname(path), { recursive: true });
@@ -196,4 +252,3 @@ export function makeShapeModel(options: ShapeModelOptions): ShapeModelResult {
   const parameters = tensors.reduce((sum, tensor) => sum + tensor.dims.reduce((a, b) => a * b, 1), 0);
   return { path, bytes, parameters };
 }
-

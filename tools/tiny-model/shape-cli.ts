@@ -10,7 +10,11 @@ export const SHAPE_CLI_OPTIONS = {
 
 /** Makes the model `--shape` names and returns true; false (nothing done) without `--shape`. */
 export function runShapeCli(argv: string[]): boolean {
-  const { values } = parseArgs({ args: argv, options: { ...SHAPE_CLI_OPTIONS, name: { type: 'string' }, corpus: { type: 'string' }, out: { type: 'string' }, thinking: { type: 'boolean' } }, strict: true });
+  const { values } = parseArgs({
+    args: argv,
+    options: { ...SHAPE_CLI_OPTIONS, name: { type: 'string' }, corpus: { type: 'string' }, out: { type: 'string' }, thinking: { type: 'boolean' } },
+    strict: true,
+  });
   if (values.shape === undefined) {
     if (values.type !== undefined || values.seed !== undefined) throw new Error('--type and --seed go with --shape');
     return false;
@@ -21,10 +25,13 @@ export function runShapeCli(argv: string[]): boolean {
   if (type !== 'f16' && type !== 'q8_0') throw new Error(`unknown --type "${type}" (expected f16 or q8_0)`);
   const seed = Number(values.seed ?? '1');
   if (!Number.isInteger(seed) || seed < 0) throw new Error(`--seed ${values.seed}: a whole number is needed`);
-  if (values.name !== undefined || values.corpus !== undefined || values.thinking !== undefined) throw new Error('--name, --corpus and --thinking are for the tiny models, not --shape');
+  if (values.name !== undefined || values.corpus !== undefined || values.thinking !== undefined)
+    throw new Error('--name, --corpus and --thinking are for the tiny models, not --shape');
   const started = performance.now();
   const result = makeShapeModel({ shape, type, seed, out: values.out ?? `models/${shape}-${type}.gguf` });
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
-  console.log(`wrote ${result.path}: ${MODEL_SHAPES[shape].description}, ${type}, ${(result.parameters / 1e6).toFixed(1)}M parameters, ${(result.bytes / 2 ** 20).toFixed(1)} MiB, seed ${seed}, ${seconds} s`);
+  console.log(
+    `wrote ${result.path}: ${MODEL_SHAPES[shape].description}, ${type}, ${(result.parameters / 1e6).toFixed(1)}M parameters, ${(result.bytes / 2 ** 20).toFixed(1)} MiB, seed ${seed}, ${seconds} s`,
+  );
   return true;
 }

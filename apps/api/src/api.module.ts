@@ -50,7 +50,16 @@ export class ApiModule {
     return {
       module: ApiModule,
       imports: [TerminusModule.forRoot(), ApiRedisModule.register(env)],
-      controllers: [ChatCompletionsController, StoredCompletionsController, ModelsController, HealthController, MetricsController, FilesController, BatchesController, ResponsesController],
+      controllers: [
+        ChatCompletionsController,
+        StoredCompletionsController,
+        ModelsController,
+        HealthController,
+        MetricsController,
+        FilesController,
+        BatchesController,
+        ResponsesController,
+      ],
       providers: [
         { provide: ApiEnv, useValue: env },
         ApiKeyGuard,

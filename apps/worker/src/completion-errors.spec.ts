@@ -1,6 +1,12 @@
 import { clientErrorOf } from '@app/contracts';
 import { CompletionExpiredError, describeError, describeFailure, reviveError } from './completion-errors';
-import { ContextLengthExceededError, EngineUnavailableError, GenerationAbortedError, UnsupportedOptionError, UpstreamRejectedError } from './engine/inference-engine';
+import {
+  ContextLengthExceededError,
+  EngineUnavailableError,
+  GenerationAbortedError,
+  UnsupportedOptionError,
+  UpstreamRejectedError,
+} from './engine/inference-engine';
 
 const rejection = { status: 422, type: 'invalid_request_error', param: 'temperature', code: null };
 const running = new AbortController().signal;
@@ -11,9 +17,21 @@ const crossed = (error: Error): Error => reviveError(structuredClone(describeErr
 describe("the worker's table of errors", () => {
   it.each<[string, Error, object]>([
     ['a prompt too long', new ContextLengthExceededError('too long'), { code: 'context_length_exceeded', message: 'too long' }],
-    ['an option the engine lacks', new UnsupportedOptionError('llama.cpp', 'logprobs'), { code: 'unsupported_option', param: 'logprobs', message: 'The engine serving this model (llama.cpp) cannot honour logprobs.' }],
-    ['an upstream refusal', new UpstreamRejectedError('bad temperature', rejection), { code: 'upstream_rejected', message: 'bad temperature', upstream: rejection }],
-    ['an upstream away', new EngineUnavailableError('connect ECONNREFUSED'), { code: 'upstream_unavailable', message: 'The upstream inference server is not answering. Please retry shortly.' }],
+    [
+      'an option the engine lacks',
+      new UnsupportedOptionError('llama.cpp', 'logprobs'),
+      { code: 'unsupported_option', param: 'logprobs', message: 'The engine serving this model (llama.cpp) cannot honour logprobs.' },
+    ],
+    [
+      'an upstream refusal',
+      new UpstreamRejectedError('bad temperature', rejection),
+      { code: 'upstream_rejected', message: 'bad temperature', upstream: rejection },
+    ],
+    [
+      'an upstream away',
+      new EngineUnavailableError('connect ECONNREFUSED'),
+      { code: 'upstream_unavailable', message: 'The upstream inference server is not answering. Please retry shortly.' },
+    ],
     ['a job past its start deadline', new CompletionExpiredError(), { code: 'expired' }],
     ['a cancelled generation', new GenerationAbortedError(), { code: 'cancelled', message: 'The completion was cancelled.' }],
   ])('gives %s its failure, on either side of the engine thread', (_case, error, failure) => {

@@ -1,5 +1,11 @@
 import type { CompletionFailure, UpstreamRejection } from '@app/contracts';
-import { ContextLengthExceededError, EngineUnavailableError, GenerationAbortedError, UnsupportedOptionError, UpstreamRejectedError } from './engine/inference-engine';
+import {
+  ContextLengthExceededError,
+  EngineUnavailableError,
+  GenerationAbortedError,
+  UnsupportedOptionError,
+  UpstreamRejectedError,
+} from './engine/inference-engine';
 
 /** The job started after the API had stopped waiting for it. */
 export class CompletionExpiredError extends Error {
@@ -55,7 +61,8 @@ const ERROR_KINDS: ReadonlyArray<ErrorKind<Error>> = [
     type: UpstreamRejectedError,
     failure: (error) => ({ code: 'upstream_rejected', message: error.message, upstream: error.rejection }),
     fields: (error) => ({ rejection: error.rejection }),
-    revive: ({ message, rejection }) => new UpstreamRejectedError(message, rejection ?? { status: 400, type: 'invalid_request_error', param: null, code: null }),
+    revive: ({ message, rejection }) =>
+      new UpstreamRejectedError(message, rejection ?? { status: 400, type: 'invalid_request_error', param: null, code: null }),
   }),
   kind({
     type: EngineUnavailableError,

@@ -76,7 +76,10 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
     const consumers = this.engine.mayBeUnavailable ? 1 : this.env.QUEUE_CONSUMERS;
     const ownQueue = workerQueueName(this.env.MODEL_NAME, this.env.WORKER_ID);
     // The model's shared queue, then this worker's own (jobs sent here for its prompt cache).
-    const consumerQueues = [...shareSlots(this.engine.slots, consumers).map((concurrency) => ({ queue: queueName, concurrency })), { queue: ownQueue, concurrency: this.engine.slots }];
+    const consumerQueues = [
+      ...shareSlots(this.engine.slots, consumers).map((concurrency) => ({ queue: queueName, concurrency })),
+      { queue: ownQueue, concurrency: this.engine.slots },
+    ];
     for (const [index, { queue, concurrency }] of consumerQueues.entries()) {
       const own = queue === ownQueue;
       // Each makes its own blocking connection from this one and shares it for its commands.
@@ -104,14 +107,17 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
     );
   }
 
-  private async process(job: Job<CompletionJobData, CompletionResult>, token: string | undefined, queueSignal: AbortSignal | undefined, own: boolean): Promise<CompletionResult> {
+  private async process(
+    job: Job<CompletionJobData, CompletionResult>,
+    token: string | undefined,
+    queueSignal: AbortSignal | undefined,
+    own: boolean,
+  ): Promise<CompletionResult> {
     const { id: completionId } = job.data;
     // A job moved from a dead worker's own queue counts the attempts it started there.
     const attempt = job.attemptsStarted + (job.data.schedule.attemptsBefore ?? 0);
     // Events that cannot be published (Redis gone) or that nobody hears: stop generating at once.
-    const events = new TokenEventPublisher(this.publisher, this.replies, job.data, attempt, () =>
-      this.cancellations.cancel(completionId),
-    );
+    const events = new TokenEventPublisher(this.publisher, this.replies, job.data, attempt, () => this.cancellations.cancel(completionId));
     // Stopped by the API (client gone), by the queue, or by the generation time limit.
     const signals = [this.cancellations.track(completionId), AbortSignal.timeout(this.env.MAX_GENERATION_MS)];
     if (queueSignal) signals.push(queueSignal);

@@ -40,7 +40,14 @@ describe('job retention', () => {
     expect(kept).toEqual({
       ...data,
       options: { ...data.options, messages: [] },
-      contentRemoved: { messages: [{ role: 'system', characters: 9 }, { role: 'user', characters: 19 }], characters: 28, stop: [] },
+      contentRemoved: {
+        messages: [
+          { role: 'system', characters: 9 },
+          { role: 'user', characters: 19 },
+        ],
+        characters: 28,
+        stop: [],
+      },
     });
     expect(JSON.stringify(kept)).not.toMatch(/Alice|brief/);
     expect(withoutContent(kept)).toBe(kept);
@@ -71,11 +78,21 @@ describe('job retention', () => {
       options: {
         messages: [],
         sampling: { ...data.options.sampling, stop: [] },
-        tools: { definitions: [{ name: 'follow_rabbit', parameters: {} }, { name: 'shrink', parameters: {} }], choice: { type: 'function', name: 'follow_rabbit' }, parallel: false },
+        tools: {
+          definitions: [
+            { name: 'follow_rabbit', parameters: {} },
+            { name: 'shrink', parameters: {} },
+          ],
+          choice: { type: 'function', name: 'follow_rabbit' },
+          parallel: false,
+        },
         responseFormat: { type: 'json_schema', name: 'mad_tea_party', schema: {} },
       },
       contentRemoved: {
-        messages: [{ role: 'system', characters: 9 }, { role: 'user', characters: 19 }],
+        messages: [
+          { role: 'system', characters: 9 },
+          { role: 'user', characters: 19 },
+        ],
         characters: 28,
         tools: [
           { name: 'follow_rabbit', descriptionCharacters: 29, parametersCharacters: JSON.stringify(parameters).length },

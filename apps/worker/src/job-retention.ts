@@ -99,7 +99,9 @@ export function resultWithoutContent(result: CompletionResult): CompletionResult
     ...result,
     text: '',
     ...(toolCalls ? { toolCalls } : {}),
-    ...(choices ? { choices: choices.map(({ text, toolCalls: calls, finishReason }) => ({ text, ...(calls ? { toolCalls: calls } : {}), finishReason })) } : {}),
+    ...(choices
+      ? { choices: choices.map(({ text, toolCalls: calls, finishReason }) => ({ text, ...(calls ? { toolCalls: calls } : {}), finishReason })) }
+      : {}),
     contentRemoved: { characters: result.text.length + argumentCharacters + choiceCharacters },
   };
 }

@@ -70,7 +70,13 @@ describe('TokenEventPublisher', () => {
   it('keeps a batch reply going when nobody listens (stopWhenUnheard false)', async () => {
     const { redis } = recorder(0);
     const stopped = jest.fn();
-    const publisher = new TokenEventPublisher(redis, new ReplyBatcher(redis), { id: 'chatcmpl-1', replyTo: { ...replyTo, stopWhenUnheard: false } }, 1, stopped);
+    const publisher = new TokenEventPublisher(
+      redis,
+      new ReplyBatcher(redis),
+      { id: 'chatcmpl-1', replyTo: { ...replyTo, stopWhenUnheard: false } },
+      1,
+      stopped,
+    );
     publisher.write({ type: 'text', choice: 0, text: 'x' });
     await publisher.finish({ type: 'end', finishReason: 'stop', usage });
     expect(stopped).not.toHaveBeenCalled();
@@ -91,7 +97,12 @@ describe('TokenEventPublisher', () => {
       set: (key: string, value: string, ...args: Array<string | number>) => Promise.resolve(commands.push(['set', key, value, ...args.map(String)]) && 'OK'),
     } as unknown as RedisClient;
     const log = { key: '{completion:c}:events', keepMs: 600_000, maxEvents: 1000 };
-    const publisher = new TokenEventPublisher(redis, new ReplyBatcher(redis), { id: 'c', replyTo: { ...replyTo, stopWhenUnheard: false, log }, store: { key: '{completion:c}:answer', ttlMs: 5000 } }, 1);
+    const publisher = new TokenEventPublisher(
+      redis,
+      new ReplyBatcher(redis),
+      { id: 'c', replyTo: { ...replyTo, stopWhenUnheard: false, log }, store: { key: '{completion:c}:answer', ttlMs: 5000 } },
+      1,
+    );
     publisher.started('w1');
     publisher.write({ type: 'text', choice: 0, text: 'Hel' });
     publisher.write({ type: 'text', choice: 0, text: 'lo' });
@@ -152,7 +163,13 @@ describe('TokenEventPublisher', () => {
     } as unknown as RedisClient;
     const stopped = jest.fn();
     const log = { key: 'log', keepMs: 1000, maxEvents: 100 };
-    const publisher = new TokenEventPublisher(redis, new ReplyBatcher(redis), { id: 'c', replyTo: { ...replyTo, stopWhenUnheard: false, log, leaseKey: 'lease' } }, 1, stopped);
+    const publisher = new TokenEventPublisher(
+      redis,
+      new ReplyBatcher(redis),
+      { id: 'c', replyTo: { ...replyTo, stopWhenUnheard: false, log, leaseKey: 'lease' } },
+      1,
+      stopped,
+    );
     publisher.started('w1');
     await jest.advanceTimersByTimeAsync(2000);
     expect(stopped).not.toHaveBeenCalled(); // nobody subscribed, but the lease lives

@@ -16,5 +16,4 @@ export const EnvInteger = (): PropertyDecorator =>
   Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value));
 
 /** `true` / `false` become booleans; any other text stays a string and fails validation. */
-export const EnvBoolean = (): PropertyDecorator =>
-  Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value));
+export const EnvBoolean = (): PropertyDecorator => Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value));

@@ -98,7 +98,9 @@ describe('loadEnv', () => {
     });
 
     it('shows a bad URL with its credentials masked', () => {
-      expect(refusal(ApiEnv, { ...API_BASE, REDIS_URL: 'http://:hunter2-pw@redis:6379' })).toContain('REDIS_URL: must be a redis:// or rediss:// URL (got "http://:***@redis:6379")');
+      expect(refusal(ApiEnv, { ...API_BASE, REDIS_URL: 'http://:hunter2-pw@redis:6379' })).toContain(
+        'REDIS_URL: must be a redis:// or rediss:// URL (got "http://:***@redis:6379")',
+      );
       expect(refusal(WorkerEnv, { REDIS_URL: 'redis://ops:hunter2 pw@redis:6379' })).toContain('(got "redis://ops:***@redis:6379")');
       const upstream = refusal(WorkerEnv, { ENGINE: 'openai', UPSTREAM_BASE_URL: 'http://user:up-pass-123@vllm:8000' });
       expect(upstream).toMatch(/UPSTREAM_BASE_URL: .*must end in \/v1/);
@@ -110,7 +112,9 @@ describe('loadEnv', () => {
 
     it('refuses credentials in UPSTREAM_BASE_URL: the key has its own variable', () => {
       const message = refusal(WorkerEnv, { ENGINE: 'openai', UPSTREAM_BASE_URL: 'https://svc:up-pass-123@llm.internal/v1' });
-      expect(message).toContain('UPSTREAM_BASE_URL: must not carry credentials (user:password@): put the key in UPSTREAM_API_KEY (got "https://svc:***@llm.internal/v1")');
+      expect(message).toContain(
+        'UPSTREAM_BASE_URL: must not carry credentials (user:password@): put the key in UPSTREAM_API_KEY (got "https://svc:***@llm.internal/v1")',
+      );
       expect(loadEnv(WorkerEnv, { ...OPENAI_BASE, UPSTREAM_API_KEY: 'sk-upstream-0123' }).UPSTREAM_API_KEY).toBe('sk-upstream-0123');
     });
   });

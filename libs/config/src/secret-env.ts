@@ -15,7 +15,11 @@ export const SecretEnv = (): PropertyDecorator => (target, property) => {
 
 /** Whether `name` is marked secret on `config`'s env class or one it extends. */
 export function isSecretEnv(config: object, name: string): boolean {
-  for (let prototype: object | null = Object.getPrototypeOf(config) as object | null; prototype; prototype = Object.getPrototypeOf(prototype) as object | null) {
+  for (
+    let prototype: object | null = Object.getPrototypeOf(config) as object | null;
+    prototype;
+    prototype = Object.getPrototypeOf(prototype) as object | null
+  ) {
     if (secretsByPrototype.get(prototype)?.has(name)) return true;
   }
   return false;

@@ -17,7 +17,12 @@ export interface ToolCall {
  */
 export type ChatMessage =
   | { role: 'system' | 'user'; content: string }
-  | { role: 'assistant'; content: string; toolCalls?: ToolCall[]; /** What it thought first (`reasoning_content`), for templates that render it. */ reasoning?: string }
+  | {
+      role: 'assistant';
+      content: string;
+      toolCalls?: ToolCall[];
+      /** What it thought first (`reasoning_content`), for templates that render it. */ reasoning?: string;
+    }
   | { role: 'tool'; content: string; toolCallId: string };
 
 export type ChatRole = ChatMessage['role'];

@@ -14,7 +14,16 @@ const job: CompletionJobData = {
       { role: 'assistant', content: '', toolCalls: [{ id: 'call_1', name: 'look', arguments: '{}' }] },
       { role: 'tool', content: 'found', toolCallId: 'call_1' },
     ],
-    sampling: { temperature: 0.7, topP: 1, maxTokens: 16, stop: ['\n'], frequencyPenalty: 0, presencePenalty: 0, seed: 42, logitBias: [{ token: 7, bias: -100 }] },
+    sampling: {
+      temperature: 0.7,
+      topP: 1,
+      maxTokens: 16,
+      stop: ['\n'],
+      frequencyPenalty: 0,
+      presencePenalty: 0,
+      seed: 42,
+      logitBias: [{ token: 7, bias: -100 }],
+    },
     tools: { definitions: [{ name: 'look', parameters: { type: 'object', properties: {} } }], choice: { type: 'function', name: 'look' }, parallel: false },
     choices: 2,
     responseFormat: { type: 'json_schema', name: 'answer', schema: { type: 'object' } },
@@ -78,7 +87,16 @@ describe('toCompletionJob', () => {
   });
 
   it('reads a version-1 job with only what it had to have', () => {
-    const plain = { completionId: 'c', model: 'm', replyTo: { stopWhenUnheard: false }, messages: [], sampling: options.sampling, responseFormat: { type: 'text' }, acceptedAt: 1, startDeadline: 2 };
+    const plain = {
+      completionId: 'c',
+      model: 'm',
+      replyTo: { stopWhenUnheard: false },
+      messages: [],
+      sampling: options.sampling,
+      responseFormat: { type: 'text' },
+      acceptedAt: 1,
+      startDeadline: 2,
+    };
     expect(toCompletionJob(plain)).toStrictEqual({
       v: 2,
       id: 'c',
@@ -123,13 +141,33 @@ describe('toCompletionJob', () => {
   });
 
   it.each<[string, Record<string, unknown>, string]>([
-    ['a message of no known role', withOptions({ messages: [{ role: 'narrator', content: 'x' }] }), 'job.options.messages[0].role is "narrator", not one of "system", "user", "assistant", "tool"'],
+    [
+      'a message of no known role',
+      withOptions({ messages: [{ role: 'narrator', content: 'x' }] }),
+      'job.options.messages[0].role is "narrator", not one of "system", "user", "assistant", "tool"',
+    ],
     ['a message without content', withOptions({ messages: [{ role: 'user' }] }), 'job.options.messages[0].content is missing'],
     ['a tool message without its call id', withOptions({ messages: [{ role: 'tool', content: 'x' }] }), 'job.options.messages[0].toolCallId is missing'],
-    ['a temperature that is text', withOptions({ sampling: { ...options.sampling, temperature: 'hot' } }), 'job.options.sampling.temperature is a string, not a number'],
-    ['a fractional token limit', withOptions({ sampling: { ...options.sampling, maxTokens: 1.5 } }), 'job.options.sampling.maxTokens is a number, not a non-negative integer'],
-    ['stop sequences that are not a list', withOptions({ sampling: { ...options.sampling, stop: 'END' } }), 'job.options.sampling.stop is a string, not an array'],
-    ['a tool choice of no known type', withOptions({ tools: { ...options.tools, choice: { type: 'any' } } }), 'job.options.tools.choice.type is "any", not one of "none", "auto", "required", "function"'],
+    [
+      'a temperature that is text',
+      withOptions({ sampling: { ...options.sampling, temperature: 'hot' } }),
+      'job.options.sampling.temperature is a string, not a number',
+    ],
+    [
+      'a fractional token limit',
+      withOptions({ sampling: { ...options.sampling, maxTokens: 1.5 } }),
+      'job.options.sampling.maxTokens is a number, not a non-negative integer',
+    ],
+    [
+      'stop sequences that are not a list',
+      withOptions({ sampling: { ...options.sampling, stop: 'END' } }),
+      'job.options.sampling.stop is a string, not an array',
+    ],
+    [
+      'a tool choice of no known type',
+      withOptions({ tools: { ...options.tools, choice: { type: 'any' } } }),
+      'job.options.tools.choice.type is "any", not one of "none", "auto", "required", "function"',
+    ],
     ['a schema format without its schema', withOptions({ responseFormat: { type: 'json_schema', name: 'x' } }), 'job.options.responseFormat.schema is missing'],
     ['options that are a list', { ...job, options: [options] }, 'job.options is an array, not an object'],
     ['an unknown service tier', { ...job, schedule: { ...schedule, tier: 'gold' } }, 'job.schedule.tier is "gold", not one of "priority", "default", "flex"'],

@@ -3,7 +3,21 @@ import { COMPLETION_JOB_VERSION, isFinishReason } from './completion-job';
 import type { CompletionJobData, JobSchedule, ReplyLog, ReplyTo, StoreAnswer, StoredAnswer } from './completion-job';
 import type { GenerationOptions, LogprobsOptions, PromptCachePolicy, SamplingParams, ToolDefinition, ToolOptions } from './generation-options';
 import type { ServiceTier } from './service-tiers';
-import { aBoolean, aCount, aNumber, aString, anInteger, anObject, arrayOf, byTag, fields, oneOf, optional, satisfies, UnreadableRecordError } from './record-checks';
+import {
+  aBoolean,
+  aCount,
+  aNumber,
+  aString,
+  anInteger,
+  anObject,
+  arrayOf,
+  byTag,
+  fields,
+  oneOf,
+  optional,
+  satisfies,
+  UnreadableRecordError,
+} from './record-checks';
 import { isOutputPart } from './output-parts';
 import { isUsage } from './token-events';
 import type { Check } from './record-checks';
@@ -41,7 +55,11 @@ const tools = fields<ToolOptions>({
   parallel: aBoolean,
 });
 
-const responseFormat = byTag('type', { text: tagged, json_object: tagged, json_schema: fields<{ name: string; schema: object }>({ name: aString, schema: anObject }) });
+const responseFormat = byTag('type', {
+  text: tagged,
+  json_object: tagged,
+  json_schema: fields<{ name: string; schema: object }>({ name: aString, schema: anObject }),
+});
 
 const replyTo = fields<ReplyTo>({
   channel: optional(aString),
@@ -63,10 +81,18 @@ const options = fields<GenerationOptions>({
   logprobs: optional(fields<LogprobsOptions>({ top: aCount })),
   thinking: optional(aBoolean),
   truncation: optional(oneOf('auto')),
-  promptCache: optional(fields<PromptCachePolicy>({ implicit: aBoolean, breakpoint: optional(fields<{ message: number; offset: number }>({ message: aCount, offset: aCount })) })),
+  promptCache: optional(
+    fields<PromptCachePolicy>({ implicit: aBoolean, breakpoint: optional(fields<{ message: number; offset: number }>({ message: aCount, offset: aCount })) }),
+  ),
 });
 
-const schedule = fields<JobSchedule>({ acceptedAt: aNumber, startDeadline: aNumber, tier: optional(tier), affinityKey: optional(aString), attemptsBefore: optional(aCount) });
+const schedule = fields<JobSchedule>({
+  acceptedAt: aNumber,
+  startDeadline: aNumber,
+  tier: optional(tier),
+  affinityKey: optional(aString),
+  attemptsBefore: optional(aCount),
+});
 
 /** Every field of the job, checked; `v` is read before (versions decide how the rest reads). */
 const completionJob = fields<CompletionJobData>({ v: tagged, id: aString, model: aString, options, replyTo, schedule, store: optional(store) });

@@ -48,7 +48,10 @@ export function requiredCapabilities(job: Pick<GenerationOptions, 'tools' | 'res
 /** Why `logit_bias` cannot apply exactly on an engine: none at all, a token outside its vocabulary, or one it cannot bias. */
 export type LogitBiasRefusal = { unsupported: true } | { highest: number } | { unbiasable: number };
 
-export function logitBiasRefusal(bias: SamplingParams['logitBias'], capabilities: Pick<EngineCapabilities, 'logitBiasTokens' | 'unbiasableTokens'>): LogitBiasRefusal | undefined {
+export function logitBiasRefusal(
+  bias: SamplingParams['logitBias'],
+  capabilities: Pick<EngineCapabilities, 'logitBiasTokens' | 'unbiasableTokens'>,
+): LogitBiasRefusal | undefined {
   if (!bias || bias.length === 0) return undefined;
   if (capabilities.logitBiasTokens === 0) return { unsupported: true };
   const highest = Math.max(...bias.map(({ token }) => token));

@@ -95,7 +95,6 @@ export function appendPart(parts: OutputPart[], part: OutputPart): void {
   }
 }
 
-
 function isTopLogprob(value: unknown): value is TopLogprob {
   return (
     isRecord(value) &&

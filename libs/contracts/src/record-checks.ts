@@ -12,7 +12,8 @@ export type Check = (value: unknown, path: string) => string | undefined;
 export type Shape<T> = { readonly [K in keyof T]-?: Check };
 
 /** What is wrong with a value at `path` that is not `what`. */
-const wrong = (value: unknown, path: string, what: string): string => (value === undefined ? `${path} is missing` : `${path} is ${jsonKindOf(value)}, not ${what}`);
+const wrong = (value: unknown, path: string, what: string): string =>
+  value === undefined ? `${path} is missing` : `${path} is ${jsonKindOf(value)}, not ${what}`;
 
 const expect =
   (test: (value: unknown) => boolean, what: string): Check =>

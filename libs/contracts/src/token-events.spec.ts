@@ -44,8 +44,14 @@ describe('decodeTokenEvent', () => {
     ['a param on another error', { ...envelope, type: 'error', code: 'engine_error', message: 'x', param: 'tools' }],
     ['an end with an unknown finish reason', { ...envelope, type: 'end', finishReason: 'done', usage }],
     ['usage with a text count', { ...envelope, type: 'end', finishReason: 'stop', usage: { ...usage, total_tokens: '5' } }],
-    ['usage with a negative cached count', { ...envelope, type: 'end', finishReason: 'stop', usage: { ...usage, prompt_tokens_details: { cached_tokens: -1 } } }],
-    ['usage with prompt token details that are not an object', { ...envelope, type: 'end', finishReason: 'stop', usage: { ...usage, prompt_tokens_details: 3 } }],
+    [
+      'usage with a negative cached count',
+      { ...envelope, type: 'end', finishReason: 'stop', usage: { ...usage, prompt_tokens_details: { cached_tokens: -1 } } },
+    ],
+    [
+      'usage with prompt token details that are not an object',
+      { ...envelope, type: 'end', finishReason: 'stop', usage: { ...usage, prompt_tokens_details: 3 } },
+    ],
     ['an error with an unknown code', { ...envelope, type: 'error', code: 'oops', message: 'x' }],
     ['an error without a message', { ...envelope, type: 'error', code: 'engine_error' }],
     ['started without its worker', { ...envelope, type: 'started' }],

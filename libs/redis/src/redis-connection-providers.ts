@@ -26,9 +26,7 @@ class RedisConnectionsCloser implements OnApplicationShutdown {
  */
 export function redisConnectionProviders(target: RedisTarget, connections: RedisConnectionSpec[]): Provider[] {
   return [
-    ...connections.map(
-      ({ provide, role, name }): Provider => ({ provide, useFactory: () => connectRedis(createRedisConnection(target, role, name)) }),
-    ),
+    ...connections.map(({ provide, role, name }): Provider => ({ provide, useFactory: () => connectRedis(createRedisConnection(target, role, name)) })),
     {
       provide: RedisConnectionsCloser,
       inject: connections.map(({ provide }) => provide),

@@ -88,7 +88,12 @@ export class SentinelSwitchWatch {
   }
 
   private subscribe(sentinel: HostPort): Redis {
-    const subscriber = new Redis({ ...sentinel, retryStrategy: this.retryStrategy, maxRetriesPerRequest: null, connectionName: `switch-watch:${this.masterName}` });
+    const subscriber = new Redis({
+      ...sentinel,
+      retryStrategy: this.retryStrategy,
+      maxRetriesPerRequest: null,
+      connectionName: `switch-watch:${this.masterName}`,
+    });
     // A Sentinel that is away is retried; the others (and a reconnect's resolution) cover for it.
     subscriber.on('error', () => undefined);
     subscriber.on('message', (channel: string, message: string) => {

@@ -87,7 +87,8 @@ function setUp() {
     false,
   );
   // The worker's processor; without a token the step does not schedule its next tick.
-  const step = (): Promise<void> => (coordinator as unknown as { step(job: Job<BatchJobData>, token?: string): Promise<void> }).step({ data: { batchId: saved.id } } as Job<BatchJobData>);
+  const step = (): Promise<void> =>
+    (coordinator as unknown as { step(job: Job<BatchJobData>, token?: string): Promise<void> }).step({ data: { batchId: saved.id } } as Job<BatchJobData>);
   return { step, storage, written, record: () => saved };
 }
 
@@ -96,7 +97,12 @@ describe('BatchCoordinator finalize', () => {
     const { step, written, record } = setUp();
     await step();
     expect(written).toEqual(['batch_0123456789abcdefghijklmn_output.jsonl', 'batch_0123456789abcdefghijklmn_error.jsonl']);
-    expect(record()).toMatchObject({ status: 'completed', output_file_id: 'file-1', error_file_id: 'file-2', request_counts: { total: 2, completed: 1, failed: 1 } });
+    expect(record()).toMatchObject({
+      status: 'completed',
+      output_file_id: 'file-1',
+      error_file_id: 'file-2',
+      request_counts: { total: 2, completed: 1, failed: 1 },
+    });
     expect(record().usage).toMatchObject({ input_tokens: 3, output_tokens: 1, total_tokens: 4 });
   });
 
@@ -108,7 +114,12 @@ describe('BatchCoordinator finalize', () => {
     expect(record()).toMatchObject({ status: 'finalizing', output_file_id: 'file-1', error_file_id: null });
     await step();
     expect(written).toEqual(['batch_0123456789abcdefghijklmn_output.jsonl', 'batch_0123456789abcdefghijklmn_error.jsonl']);
-    expect(record()).toMatchObject({ status: 'completed', output_file_id: 'file-1', error_file_id: 'file-2', request_counts: { total: 2, completed: 1, failed: 1 } });
+    expect(record()).toMatchObject({
+      status: 'completed',
+      output_file_id: 'file-1',
+      error_file_id: 'file-2',
+      request_counts: { total: 2, completed: 1, failed: 1 },
+    });
     expect(record().usage).toMatchObject({ output_tokens: 1 });
   });
 });

@@ -236,7 +236,12 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
         errors.push(parsed);
       } else {
         if (customIds.has(parsed.customId)) {
-          errors.push({ code: 'duplicate_custom_id', message: `Line ${line}: custom_id '${parsed.customId}' is already used by an earlier line.`, param: 'custom_id', line });
+          errors.push({
+            code: 'duplicate_custom_id',
+            message: `Line ${line}: custom_id '${parsed.customId}' is already used by an earlier line.`,
+            param: 'custom_id',
+            line,
+          });
         }
         customIds.add(parsed.customId);
         const { model } = parsed.body;
@@ -250,7 +255,12 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
     batch.request_counts = { total, completed: 0, failed: 0 };
     if (total === 0) errors.push({ code: 'empty_file', message: 'The input file has no requests.', param: 'input_file_id', line: null });
     if (batch.model !== undefined && !this.models.serves(batch.model)) {
-      errors.push({ code: 'model_not_found', message: `The model \`${batch.model}\` does not exist or you do not have access to it.`, param: 'model', line: null });
+      errors.push({
+        code: 'model_not_found',
+        message: `The model \`${batch.model}\` does not exist or you do not have access to it.`,
+        param: 'model',
+        line: null,
+      });
     }
     return errors;
   }
@@ -263,12 +273,20 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
     const replyTo = { stopWhenUnheard: false };
     const queue = this.queues.forModel(batch.model);
     // Read just before adding: a line answered since the pass began (and gone from the queue) is not run again.
-    const outcomes = await this.records.outcomes(batch.id, lines.map(({ index }) => index));
+    const outcomes = await this.records.outcomes(
+      batch.id,
+      lines.map(({ index }) => index),
+    );
     const open = lines.filter((_, position) => !outcomes[position].answer && !outcomes[position].failure);
     await queue.addBulk(
       open.map(({ index, job }) => ({
         name: CompletionJobName.BatchLine,
-        data: { v: COMPLETION_JOB_VERSION, ...job, replyTo, store: { key: keys.answers, field: String(index), ttlMs: this.retentionMs, failuresKey: keys.failures } },
+        data: {
+          v: COMPLETION_JOB_VERSION,
+          ...job,
+          replyTo,
+          store: { key: keys.answers, field: String(index), ttlMs: this.retentionMs, failuresKey: keys.failures },
+        },
         opts: { jobId: job.id, priority: BATCH_PRIORITY },
       })),
     );
@@ -413,7 +431,10 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
     chunk: Array<{ index: number; customId: string; body: Record<string, unknown> }>,
     counted: (outcome: LineOutcome) => void,
   ): AsyncGenerator<string> {
-    const outcomes = await this.records.outcomes(batch.id, chunk.map(({ index }) => index));
+    const outcomes = await this.records.outcomes(
+      batch.id,
+      chunk.map(({ index }) => index),
+    );
     for (const [position, { index, customId, body }] of chunk.entries()) {
       // Decided before formatting: the other file's lines are not built only to be dropped.
       if (fileOf(outcomes[position]) !== file) continue;

@@ -26,6 +26,10 @@ describe('batch lines', () => {
     await expect(lineJob({ ...body, temperature: 9 }, 'c-1', 0, 1)).rejects.toMatchObject({ status: 400, param: 'temperature' });
     await expect(lineJob({ ...body, stream: true }, 'c-1', 0, 1)).rejects.toMatchObject({ status: 400, param: 'stream' });
     await expect(lineJob({ ...body, store: true }, 'c-1', 0, 1)).rejects.toMatchObject({ status: 400, param: 'store' });
-    await expect(lineJob(body, 'c-1', 1000, 5000)).resolves.toMatchObject({ id: 'c-1', model: 'tiny-chat', schedule: { acceptedAt: 1000, startDeadline: 5000 } });
+    await expect(lineJob(body, 'c-1', 1000, 5000)).resolves.toMatchObject({
+      id: 'c-1',
+      model: 'tiny-chat',
+      schedule: { acceptedAt: 1000, startDeadline: 5000 },
+    });
   });
 });

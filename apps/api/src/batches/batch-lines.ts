@@ -50,8 +50,10 @@ export const isBatchError = (parsed: BatchLine | BatchError): parsed is BatchErr
  */
 export async function lineJob(body: Record<string, unknown>, completionId: string, acceptedAt: number, startDeadline: number): Promise<CompletionJobInput> {
   const request = await validateBody(body, ChatCompletionRequestDto);
-  if (request.stream === true) throw OpenAiError.invalidRequest('A batch answers whole bodies: stream is not supported in a batch line.', 'stream', 'unsupported_parameter');
-  if (request.store === true) throw OpenAiError.invalidRequest('store is not supported in a batch line; its answers are in the output file.', 'store', 'unsupported_parameter');
+  if (request.stream === true)
+    throw OpenAiError.invalidRequest('A batch answers whole bodies: stream is not supported in a batch line.', 'stream', 'unsupported_parameter');
+  if (request.store === true)
+    throw OpenAiError.invalidRequest('store is not supported in a batch line; its answers are in the output file.', 'store', 'unsupported_parameter');
   const job = toCompletionJob(request, completionId, acceptedAt, 0);
   return { ...job, schedule: { ...job.schedule, startDeadline } };
 }

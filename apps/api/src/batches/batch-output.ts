@@ -58,7 +58,13 @@ export function outputLine(batch: BatchRecord, index: number, customId: string, 
 export function addUsage(total: BatchUsage | undefined, outcome: LineOutcome): BatchUsage | undefined {
   if (!outcome.answer) return total;
   const { prompt_tokens: input, completion_tokens: output, prompt_tokens_details: details } = outcome.answer.usage;
-  const sum = total ?? { input_tokens: 0, input_tokens_details: { cached_tokens: 0 }, output_tokens: 0, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 0 };
+  const sum = total ?? {
+    input_tokens: 0,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: 0,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: 0,
+  };
   return {
     ...sum,
     input_tokens: sum.input_tokens + input,

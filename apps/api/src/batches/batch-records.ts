@@ -1,5 +1,21 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { aCount, anObject, anyOf, aNumber, arrayOf, aString, fields, isCompletionFailure, nullable, oneOf, optional, parseChecked, recordOf, satisfies, storedAnswerCheck } from '@app/contracts';
+import {
+  aCount,
+  anObject,
+  anyOf,
+  aNumber,
+  arrayOf,
+  aString,
+  fields,
+  isCompletionFailure,
+  nullable,
+  oneOf,
+  optional,
+  parseChecked,
+  recordOf,
+  satisfies,
+  storedAnswerCheck,
+} from '@app/contracts';
 import type { CompletionFailure, StoredAnswer } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import { COMMANDS_REDIS } from '../redis/api-redis.module';
@@ -26,7 +42,16 @@ redis.call('PEXPIRE', KEYS[2], ARGV[3])
 return written
 `;
 
-const BATCH_STATUSES = ['validating', 'failed', 'in_progress', 'finalizing', 'completed', 'expired', 'cancelling', 'cancelled'] as const satisfies readonly BatchStatus[];
+const BATCH_STATUSES = [
+  'validating',
+  'failed',
+  'in_progress',
+  'finalizing',
+  'completed',
+  'expired',
+  'cancelling',
+  'cancelled',
+] as const satisfies readonly BatchStatus[];
 const batchStop = oneOf('cancelled', 'expired');
 const time = nullable(aNumber);
 
@@ -36,7 +61,12 @@ const batchRecord = fields<BatchRecord>({
   object: oneOf('batch'),
   endpoint: aString,
   model: optional(aString),
-  errors: nullable(fields<NonNullable<BatchRecord['errors']>>({ object: oneOf('list'), data: arrayOf(fields<BatchError>({ code: aString, message: aString, param: nullable(aString), line: nullable(aCount) })) })),
+  errors: nullable(
+    fields<NonNullable<BatchRecord['errors']>>({
+      object: oneOf('list'),
+      data: arrayOf(fields<BatchError>({ code: aString, message: aString, param: nullable(aString), line: nullable(aCount) })),
+    }),
+  ),
   input_file_id: aString,
   completion_window: oneOf('24h'),
   status: oneOf(...BATCH_STATUSES),
@@ -64,7 +94,9 @@ const batchRecord = fields<BatchRecord>({
 const lineFailure = anyOf(
   'a line failure',
   satisfies(isCompletionFailure, 'a completion failure'),
-  fields<{ refused: { status: number; body: OpenAiErrorBody } }>({ refused: fields<{ status: number; body: OpenAiErrorBody }>({ status: aCount, body: anObject }) }),
+  fields<{ refused: { status: number; body: OpenAiErrorBody } }>({
+    refused: fields<{ status: number; body: OpenAiErrorBody }>({ status: aCount, body: anObject }),
+  }),
   fields<{ unrun: BatchStop }>({ unrun: batchStop }),
 );
 

@@ -42,7 +42,14 @@ describe('batch transitions', () => {
     moveBatch(record, { to: 'in_progress' }, NOW);
     moveBatch(record, { to: 'finalizing' }, NOW + 5);
     moveBatch(record, { to: 'completed' }, NOW + 6);
-    expect(record).toMatchObject({ status: 'completed', in_progress_at: NOW, finalizing_at: NOW + 5, completed_at: NOW + 6, failed_at: null, cancelled_at: null });
+    expect(record).toMatchObject({
+      status: 'completed',
+      in_progress_at: NOW,
+      finalizing_at: NOW + 5,
+      completed_at: NOW + 6,
+      failed_at: null,
+      cancelled_at: null,
+    });
   });
 
   it('shows a cancel from the time the client asked, and ends cancelled after finalizing', () => {

@@ -54,6 +54,9 @@ export const batchWorkerProviders = (coordinates: (env: ApiEnv) => boolean): Pro
   {
     provide: START_BATCH_WORKER,
     inject: [ApiEnv, API_INSTANCE_ID],
-    useFactory: (env: ApiEnv, instanceId: string): StartBatchWorker => (step) => startBatchWorker(env, instanceId, step),
+    useFactory:
+      (env: ApiEnv, instanceId: string): StartBatchWorker =>
+      (step) =>
+        startBatchWorker(env, instanceId, step),
   },
 ];

@@ -54,7 +54,8 @@ export class BatchesController {
     const input = await this.files.get(owner, request.input_file_id).catch(() => {
       throw OpenAiError.invalidRequest(`No file found with id '${request.input_file_id}'.`, 'input_file_id', 'invalid_value');
     });
-    if (input.purpose !== 'batch') throw OpenAiError.invalidRequest(`File '${input.id}' was not uploaded with purpose 'batch'.`, 'input_file_id', 'invalid_value');
+    if (input.purpose !== 'batch')
+      throw OpenAiError.invalidRequest(`File '${input.id}' was not uploaded with purpose 'batch'.`, 'input_file_id', 'invalid_value');
     const now = Date.now();
     const createdAt = Math.floor(now / 1000);
     const record: BatchRecord = {

@@ -70,7 +70,10 @@ describe('ChatCompletionFormatter', () => {
   });
 
   describe('reasoning', () => {
-    const ending = { finishReason: 'stop' as const, usage: { prompt_tokens: 1, completion_tokens: 3, total_tokens: 4, completion_tokens_details: { reasoning_tokens: 2 } } };
+    const ending = {
+      finishReason: 'stop' as const,
+      usage: { prompt_tokens: 1, completion_tokens: 3, total_tokens: 4, completion_tokens_details: { reasoning_tokens: 2 } },
+    };
 
     it('streams it as reasoning_content deltas', () => {
       expect((JSON.parse(formatter.partChunk({ type: 'reasoning', choice: 0, text: 'Hmm' })) as { choices: unknown }).choices).toEqual([

@@ -1,5 +1,16 @@
 import { callsAllowed, schemaGrammar } from '@app/contracts';
-import type { ChatMessage, CompletionJobInput, GrammarSchema, JsonValue, LogprobsOptions, PromptCachePolicy, ResponseFormat, ToolCall, ToolChoice, ToolOptions } from '@app/contracts';
+import type {
+  ChatMessage,
+  CompletionJobInput,
+  GrammarSchema,
+  JsonValue,
+  LogprobsOptions,
+  PromptCachePolicy,
+  ResponseFormat,
+  ToolCall,
+  ToolChoice,
+  ToolOptions,
+} from '@app/contracts';
 import { randomInt } from 'node:crypto';
 import { OpenAiError } from '../errors/openai-error';
 import type { ChatCompletionRequestDto, ChatMessageDto } from './chat-completion-request.dto';
@@ -57,7 +68,8 @@ function toChatMessages(messages: ChatMessageDto[]): ChatMessage[] {
         if (id === undefined) {
           throw OpenAiError.invalidRequest(`Missing required parameter: '${at}.tool_call_id'.`, `${at}.tool_call_id`, 'missing_required_parameter');
         }
-        if (!calledIds.has(id)) throw invalid(`'${at}.tool_call_id' (${id}) does not answer a tool call of an earlier assistant message.`, `${at}.tool_call_id`);
+        if (!calledIds.has(id))
+          throw invalid(`'${at}.tool_call_id' (${id}) does not answer a tool call of an earlier assistant message.`, `${at}.tool_call_id`);
         return { role: 'tool', content, toolCallId: id };
       }
     }
@@ -75,7 +87,11 @@ export function checkedSchema(schema: JsonValue, param: string, strict: boolean,
   if (!checked.ok) {
     const { kind, keyword, path, message } = checked.problem;
     const why = kind === 'unsupported' ? `${message} Structured output with strict: true cannot honour it; send strict: false to have it as a hint.` : message;
-    throw OpenAiError.invalidRequest(`Invalid schema in '${param}' (${kind === 'limit' ? `limit '${keyword}'` : `'${keyword}' at ${path}`}): ${why}`, param, code);
+    throw OpenAiError.invalidRequest(
+      `Invalid schema in '${param}' (${kind === 'limit' ? `limit '${keyword}'` : `'${keyword}' at ${path}`}): ${why}`,
+      param,
+      code,
+    );
   }
   return schema as GrammarSchema;
 }
@@ -92,8 +108,13 @@ function toolOptions(request: ChatCompletionRequestDto): ToolOptions | undefined
     if (names.has(fn.name)) throw invalid(`Two tools are named '${fn.name}'.`, `${param}.name`);
     names.add(fn.name);
     const parameters = (fn.parameters ?? { type: 'object', properties: {} }) as JsonValue;
-    if ((parameters as { type?: unknown }).type !== 'object') throw invalid(`A function's parameters must be a JSON Schema of type 'object'.`, `${param}.parameters`);
-    return { name: fn.name, description: fn.description, parameters: checkedSchema(parameters, `${param}.parameters`, fn.strict === true, 'invalid_function_parameters') };
+    if ((parameters as { type?: unknown }).type !== 'object')
+      throw invalid(`A function's parameters must be a JSON Schema of type 'object'.`, `${param}.parameters`);
+    return {
+      name: fn.name,
+      description: fn.description,
+      parameters: checkedSchema(parameters, `${param}.parameters`, fn.strict === true, 'invalid_function_parameters'),
+    };
   });
   let toolChoice: ToolChoice;
   if (choice === undefined || choice === 'auto') toolChoice = { type: 'auto' };
@@ -116,11 +137,7 @@ function responseFormat(request: ChatCompletionRequestDto): ResponseFormat {
 function maxTokens(request: ChatCompletionRequestDto): number | undefined {
   const { max_tokens: legacy, max_completion_tokens: current } = request;
   if (legacy !== undefined && current !== undefined && legacy !== current) {
-    throw OpenAiError.invalidRequest(
-      'max_tokens and max_completion_tokens disagree; send only max_completion_tokens.',
-      'max_tokens',
-      'invalid_value',
-    );
+    throw OpenAiError.invalidRequest('max_tokens and max_completion_tokens disagree; send only max_completion_tokens.', 'max_tokens', 'invalid_value');
   }
   return current ?? legacy;
 }
@@ -146,12 +163,7 @@ function promptCachePolicy(request: ChatCompletionRequestDto): PromptCachePolicy
 }
 
 /** A validated request becomes the job a worker runs, with OpenAI's defaults filled in. */
-export function toCompletionJob(
-  request: ChatCompletionRequestDto,
-  completionId: string,
-  acceptedAt: number,
-  maxQueueWaitMs: number,
-): CompletionJobInput {
+export function toCompletionJob(request: ChatCompletionRequestDto, completionId: string, acceptedAt: number, maxQueueWaitMs: number): CompletionJobInput {
   const tools = toolOptions(request);
   const format = responseFormat(request);
   if (callsAllowed(tools) && format.type !== 'text') {

@@ -23,7 +23,9 @@ const hasOnlyKeys = (value: Record<string, unknown>, keys: readonly string[]): b
 const absent = (value: unknown): boolean => value === undefined || value === null;
 
 function isBreakpoint(value: unknown): value is PromptCacheBreakpoint {
-  return isRecord(value) && value.mode === 'explicit' && (absent(value.ttl) || value.ttl === '30m' || value.ttl === '12h') && hasOnlyKeys(value, ['mode', 'ttl']);
+  return (
+    isRecord(value) && value.mode === 'explicit' && (absent(value.ttl) || value.ttl === '30m' || value.ttl === '12h') && hasOnlyKeys(value, ['mode', 'ttl'])
+  );
 }
 
 function isTextPart(value: unknown): value is TextContentPart {
@@ -48,7 +50,8 @@ export function IsMessageContent(options?: ValidationOptions): PropertyDecorator
       validator: {
         validate: (value: unknown) => isMessageContent(value),
         defaultMessage: buildMessage(
-          () => "content must be a string or an array of text parts ({type: 'text', text}, optionally with prompt_cache_breakpoint {mode: 'explicit', ttl?: '30m' | '12h'})",
+          () =>
+            "content must be a string or an array of text parts ({type: 'text', text}, optionally with prompt_cache_breakpoint {mode: 'explicit', ttl?: '30m' | '12h'})",
           options,
         ),
       },

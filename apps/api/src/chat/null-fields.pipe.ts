@@ -3,7 +3,8 @@ import type { ArgumentMetadata, PipeTransform } from '@nestjs/common';
 import { isJsonObject } from '@app/contracts';
 import { isChatRequestBody } from './chat-request-body';
 
-const withoutNulls = (object: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(Object.entries(object).filter(([, value]) => value !== null));
+const withoutNulls = (object: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(object).filter(([, value]) => value !== null));
 
 /**
  * OpenAI's API reads a request field, or a message's field, sent as `null` as one not sent (the

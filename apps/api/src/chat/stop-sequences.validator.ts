@@ -21,7 +21,8 @@ export function IsStopSequences(options?: ValidationOptions): PropertyDecorator 
       validator: {
         validate: (value: unknown) => isStop(value),
         defaultMessage: buildMessage(
-          () => `stop must be a non-empty string or an array of at most ${MAX_STOP_SEQUENCES} non-empty strings, of whole characters (no lone UTF-16 surrogate)`,
+          () =>
+            `stop must be a non-empty string or an array of at most ${MAX_STOP_SEQUENCES} non-empty strings, of whole characters (no lone UTF-16 surrogate)`,
           options,
         ),
       },

@@ -69,7 +69,6 @@ function shapeValidator(name: string, validate: (value: unknown) => boolean, mes
     ValidateBy({ name, validator: { validate, defaultMessage: buildMessage(() => message, options) } }, options);
 }
 
-
 function isToolChoice(value: unknown): value is ToolChoiceValue {
   if (value === 'none' || value === 'auto' || value === 'required') return true;
   if (!isJsonObject(value) || value.type !== 'function' || !hasOnlyKeys(value, ['type', 'function'])) return false;
@@ -78,7 +77,11 @@ function isToolChoice(value: unknown): value is ToolChoiceValue {
 }
 
 /** `none`, `auto`, `required`, or `{"type": "function", "function": {"name": ...}}`. */
-export const IsToolChoice = shapeValidator('isToolChoice', isToolChoice, `tool_choice must be 'none', 'auto', 'required' or {"type": "function", "function": {"name": ...}}`);
+export const IsToolChoice = shapeValidator(
+  'isToolChoice',
+  isToolChoice,
+  `tool_choice must be 'none', 'auto', 'required' or {"type": "function", "function": {"name": ...}}`,
+);
 
 export type ResponseFormatValue =
   | { type: 'text' }
@@ -102,7 +105,11 @@ function isResponseFormat(value: unknown): value is ResponseFormatValue {
 }
 
 /** `{"type": "text"}`, `{"type": "json_object"}` or `{"type": "json_schema", "json_schema": {name, schema, strict}}`. */
-export const IsResponseFormat = shapeValidator('isResponseFormat', isResponseFormat, "response_format must be {type: 'text'}, {type: 'json_object'} or {type: 'json_schema', json_schema: {name, schema, strict}}");
+export const IsResponseFormat = shapeValidator(
+  'isResponseFormat',
+  isResponseFormat,
+  "response_format must be {type: 'text'}, {type: 'json_object'} or {type: 'json_schema', json_schema: {name, schema, strict}}",
+);
 
 /** OpenAI's metadata: at most 16 pairs of strings, keys up to 64 characters, values up to 512. */
 function isMetadata(value: unknown): boolean {

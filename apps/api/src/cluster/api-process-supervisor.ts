@@ -75,7 +75,10 @@ export function superviseApiProcesses(processes: number, host: string): void {
   process.on('SIGTERM', stopAll);
   process.on('SIGINT', stopAll);
 
-  cluster.on('message', answerMetricsRequests(() => [...listening.values()]));
+  cluster.on(
+    'message',
+    answerMetricsRequests(() => [...listening.values()]),
+  );
   for (let index = 0; index < processes; index++) start();
 }
 

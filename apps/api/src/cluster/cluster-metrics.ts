@@ -22,7 +22,10 @@ const GATHER_TIMEOUT_MS = 5000;
 const SCRAPE_TIMEOUT_MS = 10_000;
 
 const isMetricsMessage = (message: unknown): message is MetricsMessage =>
-  typeof message === 'object' && message !== null && typeof (message as { type?: unknown }).type === 'string' && typeof (message as { id?: unknown }).id === 'string';
+  typeof message === 'object' &&
+  message !== null &&
+  typeof (message as { type?: unknown }).type === 'string' &&
+  typeof (message as { id?: unknown }).id === 'string';
 
 /**
  * In the supervisor: answers a process's request with the aggregate of `serving()`'s registries.
@@ -71,7 +74,9 @@ export function answerMetricsRequests(serving: () => Worker[]): (from: Worker, m
 export function shareMetricsWithSupervisor(registry: Registry): void {
   process.on('message', (message: unknown) => {
     if (!isMetricsMessage(message) || message.type !== 'api-metrics:collect') return;
-    void registry.getMetricsAsJSON().then((metrics) => process.send?.({ type: 'api-metrics:collected', id: message.id, metrics } satisfies MetricsMessage, () => undefined));
+    void registry
+      .getMetricsAsJSON()
+      .then((metrics) => process.send?.({ type: 'api-metrics:collected', id: message.id, metrics } satisfies MetricsMessage, () => undefined));
   });
 }
 

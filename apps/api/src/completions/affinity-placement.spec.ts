@@ -21,14 +21,26 @@ function setUp({ affinity = true, waitingOnShared = 0 } = {}) {
   const queues = { forWorker: jest.fn(() => ownQueue) };
   const shared = { getWaitingCount: () => Promise.resolve(waitingOnShared) } as unknown as CompletionQueue;
   const metrics = { affinityPlacements: { inc: jest.fn() } } as unknown as ApiMetrics;
-  const placement = new AffinityPlacement(env, models as unknown as ModelRegistry, {} as WaitingLimit, queues as unknown as CompletionQueues, redis as unknown as RedisClient, metrics);
+  const placement = new AffinityPlacement(
+    env,
+    models as unknown as ModelRegistry,
+    {} as WaitingLimit,
+    queues as unknown as CompletionQueues,
+    redis as unknown as RedisClient,
+    metrics,
+  );
   return { placement, redis, shared, queues, ownQueue };
 }
 
 const conversation = {
   id: 'chatcmpl-1',
   model: 'm',
-  options: { messages: [{ role: 'system', content: 'You are a storyteller.' }, { role: 'user', content: 'Who pours?' }] },
+  options: {
+    messages: [
+      { role: 'system', content: 'You are a storyteller.' },
+      { role: 'user', content: 'Who pours?' },
+    ],
+  },
   schedule: { acceptedAt: 0, startDeadline: 30_000 },
 } as unknown as CompletionJobInput;
 

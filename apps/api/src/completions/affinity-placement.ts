@@ -64,7 +64,9 @@ export class AffinityPlacement {
     const worker = workerId === null ? undefined : this.models.liveWorkers(job.model).find((live) => live.workerId === workerId);
     if (!worker) return sharedOnly('miss', affinityKey);
     const queue = this.queues.forWorker(job.model, worker.workerId);
-    const [counts, sharedWaiting] = await Promise.all([queue.getJobCounts('wait', 'prioritized'), shared.getWaitingCount()]).catch(() => [undefined, Infinity] as const);
+    const [counts, sharedWaiting] = await Promise.all([queue.getJobCounts('wait', 'prioritized'), shared.getWaitingCount()]).catch(
+      () => [undefined, Infinity] as const,
+    );
     const waiting = counts === undefined ? Infinity : (counts.wait ?? 0) + (counts.prioritized ?? 0);
     // Requests that arrive together read the same count: this instance's own placements count too.
     const placedHere = this.placedOn.get(worker.workerId) ?? 0;
@@ -84,7 +86,9 @@ export class AffinityPlacement {
     if (affinityKey === undefined) return () => undefined;
     return (event) => {
       if (event.type !== 'started') return;
-      this.redis.set(affinityMapKey(model, affinityKey), event.workerId, 'PX', this.env.AFFINITY_TTL_MS).catch((error: Error) => this.logger.debug(`affinity not recorded: ${error.message}`));
+      this.redis
+        .set(affinityMapKey(model, affinityKey), event.workerId, 'PX', this.env.AFFINITY_TTL_MS)
+        .catch((error: Error) => this.logger.debug(`affinity not recorded: ${error.message}`));
     };
   }
 }

@@ -75,7 +75,19 @@ describe('CompletionAdmission', () => {
 
   it('refuses a logit_bias on a token the engine cannot bias, and one outside its vocabulary, before any Redis work', async () => {
     const { admission, calls } = setup({ unbiasableTokens: [2] });
-    const biased = (token: number): CompletionJobInput => ({ ...job, options: { ...job.options, sampling: { ...job.options.sampling, logitBias: [{ token: 1, bias: 5 }, { token, bias: -100 }] } } });
+    const biased = (token: number): CompletionJobInput => ({
+      ...job,
+      options: {
+        ...job.options,
+        sampling: {
+          ...job.options.sampling,
+          logitBias: [
+            { token: 1, bias: 5 },
+            { token, bias: -100 },
+          ],
+        },
+      },
+    });
     const refused = await admission.admit(biased(2), 'key').catch((error: unknown) => error);
     expect(refused).toMatchObject({ status: 400, param: 'logit_bias', code: 'unsupported_parameter' });
     expect((refused as OpenAiError).message).toContain('end-of-generation token 2');

@@ -83,7 +83,12 @@ export class CompletionAdmission implements BeforeApplicationShutdown {
     this.checkLogitBias(job, workers);
     const choices = job.options.choices ?? 1;
     const fewest = workers.find((worker) => worker.capabilities.maxChoices < choices);
-    if (fewest) throw OpenAiError.invalidRequest(`The engine serving this model (${fewest.engine}) generates at most ${fewest.capabilities.maxChoices} choices.`, 'n', 'invalid_value');
+    if (fewest)
+      throw OpenAiError.invalidRequest(
+        `The engine serving this model (${fewest.engine}) generates at most ${fewest.capabilities.maxChoices} choices.`,
+        'n',
+        'invalid_value',
+      );
   }
 
   /** Every token id must exist in the vocabulary of every engine that may take the job, and be one it can bias. */
@@ -93,9 +98,17 @@ export class CompletionAdmission implements BeforeApplicationShutdown {
       if (!refusal) continue;
       if ('highest' in refusal) {
         const size = worker.capabilities.logitBiasTokens;
-        throw OpenAiError.invalidRequest(`Invalid key in 'logit_bias': ${refusal.highest} is not a token of this model (its vocabulary has ${size}).`, 'logit_bias', 'invalid_value');
+        throw OpenAiError.invalidRequest(
+          `Invalid key in 'logit_bias': ${refusal.highest} is not a token of this model (its vocabulary has ${size}).`,
+          'logit_bias',
+          'invalid_value',
+        );
       }
-      throw OpenAiError.invalidRequest(`The engine serving this model (${worker.engine}) does not support ${describeLogitBiasRefusal(refusal)}.`, 'logit_bias', 'unsupported_parameter');
+      throw OpenAiError.invalidRequest(
+        `The engine serving this model (${worker.engine}) does not support ${describeLogitBiasRefusal(refusal)}.`,
+        'logit_bias',
+        'unsupported_parameter',
+      );
     }
   }
 }
@@ -106,5 +119,9 @@ function unsupportedBy(engine: string, need: RequiredCapability): OpenAiError {
     grammar: 'structured output',
     logprobs: 'log probabilities',
   } satisfies Record<RequiredCapability['capability'], string>;
-  return OpenAiError.invalidRequest(`The engine serving this model (${engine}) does not support ${what[need.capability]}.`, need.param, 'unsupported_parameter');
+  return OpenAiError.invalidRequest(
+    `The engine serving this model (${engine}) does not support ${what[need.capability]}.`,
+    need.param,
+    'unsupported_parameter',
+  );
 }

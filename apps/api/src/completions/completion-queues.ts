@@ -73,7 +73,11 @@ export class CompletionQueues implements OnApplicationShutdown {
   }
 
   private open(name: string, model: string): CompletionQueue {
-    return new Queue<CompletionJobData, CompletionResult>(name, { connection: this.connection, prefix: completionQueuePrefix(model), defaultJobOptions: { ...RETENTION, attempts: 1 } });
+    return new Queue<CompletionJobData, CompletionResult>(name, {
+      connection: this.connection,
+      prefix: completionQueuePrefix(model),
+      defaultJobOptions: { ...RETENTION, attempts: 1 },
+    });
   }
 
   async onApplicationShutdown(): Promise<void> {

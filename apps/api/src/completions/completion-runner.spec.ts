@@ -18,13 +18,25 @@ import type { WaitingLimit } from './waiting-limit';
 function setUp(added: Promise<boolean> = Promise.resolve(true)) {
   const queue = { remove: jest.fn(() => Promise.resolve(1)), getJobState: jest.fn(() => Promise.resolve('unknown')) };
   const waitingLimit = { add: jest.fn(() => added) };
-  const admission = { queue, tokens: { settle: jest.fn(), refund: jest.fn() }, fairShare: { jobOptions: {}, onEvent: jest.fn(), release: jest.fn() }, abandon: jest.fn() };
+  const admission = {
+    queue,
+    tokens: { settle: jest.fn(), refund: jest.fn() },
+    fairShare: { jobOptions: {}, onEvent: jest.fn(), release: jest.fn() },
+    abandon: jest.fn(),
+  };
   const commands = { spublish: jest.fn(() => Promise.resolve(0)) };
   const events = { listen: () => () => undefined, replyTo: () => ({ channel: 'completion-replies:api-1', stopWhenUnheard: true }) };
   const env = { MAX_QUEUE_WAIT_MS: 30_000, MAX_WAITING_JOBS: 7, AFFINITY: false } as ApiEnv;
   // Affinity off: every job goes to the model's shared queue through the waiting limit.
   const metrics = { affinityPlacements: { inc: jest.fn() } } as unknown as ApiMetrics;
-  const placement = new AffinityPlacement(env, {} as ModelRegistry, waitingLimit as unknown as WaitingLimit, {} as CompletionQueues, commands as unknown as RedisClient, metrics);
+  const placement = new AffinityPlacement(
+    env,
+    {} as ModelRegistry,
+    waitingLimit as unknown as WaitingLimit,
+    {} as CompletionQueues,
+    commands as unknown as RedisClient,
+    metrics,
+  );
   const runner = new CompletionRunner(env, events as unknown as CompletionEventBus, placement, commands as unknown as RedisClient);
   const sink: CompletionSink = { canRestart: false, write: () => undefined, restart: () => undefined };
   const job = { id: 'chatcmpl-1', model: 'm', schedule: { acceptedAt: 0, startDeadline: 0 } } as CompletionJobInput;
@@ -45,8 +57,21 @@ describe('CompletionRunner', () => {
     const detached = { stopWhenUnheard: false };
     await expect(runner.run(job, admission as unknown as Admission, sink, gone, detached)).rejects.toMatchObject({ code: 'client_closed' });
     expect(waitingLimit.add).toHaveBeenCalledTimes(1);
-    const [onQueue, name, data, options, limit] = waitingLimit.add.mock.calls[0] as unknown as [unknown, string, { v: number; id: string; replyTo: { stopWhenUnheard: boolean } }, { jobId: string }, number];
-    expect([onQueue, name, data.id, data.replyTo.stopWhenUnheard, options.jobId, limit]).toEqual([queue, 'chat-completion', 'chatcmpl-1', false, 'chatcmpl-1', 7]);
+    const [onQueue, name, data, options, limit] = waitingLimit.add.mock.calls[0] as unknown as [
+      unknown,
+      string,
+      { v: number; id: string; replyTo: { stopWhenUnheard: boolean } },
+      { jobId: string },
+      number,
+    ];
+    expect([onQueue, name, data.id, data.replyTo.stopWhenUnheard, options.jobId, limit]).toEqual([
+      queue,
+      'chat-completion',
+      'chatcmpl-1',
+      false,
+      'chatcmpl-1',
+      7,
+    ]);
     // Stamped with the payload's version, which workers check before running it.
     expect(data.v).toBe(2);
     expect(admission.abandon).not.toHaveBeenCalled();
@@ -57,7 +82,10 @@ describe('CompletionRunner', () => {
 
   it('answers 503 queue_full when the waiting limit refuses the job, gives back its reservation, and cancels nothing', async () => {
     const { runner, admission, queue, commands, sink, job } = setUp(Promise.resolve(false));
-    await expect(runner.run(job, admission as unknown as Admission, sink, new AbortController().signal)).rejects.toMatchObject({ status: 503, code: 'queue_full' });
+    await expect(runner.run(job, admission as unknown as Admission, sink, new AbortController().signal)).rejects.toMatchObject({
+      status: 503,
+      code: 'queue_full',
+    });
     expect(admission.abandon).toHaveBeenCalledTimes(1);
     expect(queue.remove).not.toHaveBeenCalled();
     expect(commands.spublish).not.toHaveBeenCalled();
@@ -65,7 +93,10 @@ describe('CompletionRunner', () => {
 
   it('answers 503 service_unavailable when the add fails, and cancels the job in case Redis ran it', async () => {
     const { runner, admission, queue, commands, sink, job } = setUp(Promise.reject(new Error('Connection is closed.')));
-    await expect(runner.run(job, admission as unknown as Admission, sink, new AbortController().signal)).rejects.toMatchObject({ status: 503, code: 'service_unavailable' });
+    await expect(runner.run(job, admission as unknown as Admission, sink, new AbortController().signal)).rejects.toMatchObject({
+      status: 503,
+      code: 'service_unavailable',
+    });
     expect(admission.abandon).toHaveBeenCalledTimes(1);
     expect(queue.remove).toHaveBeenCalledWith('chatcmpl-1');
     expect(commands.spublish).toHaveBeenCalledTimes(1);

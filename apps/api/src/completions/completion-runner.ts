@@ -22,8 +22,7 @@ const NO_USAGE = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
 
 const QUEUE_FULL = 'queue_full';
 
-const queueFull = (model: string): OpenAiError =>
-  OpenAiError.unavailable(`Too many requests are waiting for ${model}. Please retry shortly.`, QUEUE_FULL, 2);
+const queueFull = (model: string): OpenAiError => OpenAiError.unavailable(`Too many requests are waiting for ${model}. Please retry shortly.`, QUEUE_FULL, 2);
 
 /** The runner refused the job because the queue was full: nothing of it was queued. */
 export const isQueueFull = (error: unknown): boolean => error instanceof OpenAiError && error.code === QUEUE_FULL;

@@ -86,7 +86,11 @@ describe('EventSequenceTracker', () => {
     const tracker = new EventSequenceTracker();
     tracker.accept(started(1));
     const result = tracker.accept({ type: 'error', completionId, attempt: 1, seq: 1, code: 'upstream_unavailable', message: 'down' });
-    expect(result.kind === 'failed' && [result.error.status, result.error.code, result.error.headers['retry-after']]).toEqual([503, 'upstream_unavailable', '5']);
+    expect(result.kind === 'failed' && [result.error.status, result.error.code, result.error.headers['retry-after']]).toEqual([
+      503,
+      'upstream_unavailable',
+      '5',
+    ]);
   });
 
   it('restarts instead of failing when the consumer can take its text back (a non-stream answer)', () => {

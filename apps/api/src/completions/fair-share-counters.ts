@@ -45,7 +45,18 @@ return 0
 `;
 
 type WithFairShare = RedisClient & {
-  fairShareAdmit(state: string, prioritized: string, field: string, cost: number, quantum: number, first: number, levels: number, low: string, high: string, ttlMs: number): Promise<[number, number]>;
+  fairShareAdmit(
+    state: string,
+    prioritized: string,
+    field: string,
+    cost: number,
+    quantum: number,
+    first: number,
+    levels: number,
+    low: string,
+    high: string,
+    ttlMs: number,
+  ): Promise<[number, number]>;
   fairShareStarted(state: string, start: number): Promise<number>;
 };
 
@@ -74,7 +85,18 @@ export class FairShareCounters {
     // Scores as exact decimal strings: Lua would print numbers this large in exponent notation.
     const low = String(first * 2 ** 32);
     const high = String((first + levels) * 2 ** 32);
-    const [priority, start] = await this.redis.fairShareAdmit(stateKey(model, tier), prioritized, field(keyId), cost, FAIR_SHARE_QUANTUM, first, levels, low, high, STATE_TTL_MS);
+    const [priority, start] = await this.redis.fairShareAdmit(
+      stateKey(model, tier),
+      prioritized,
+      field(keyId),
+      cost,
+      FAIR_SHARE_QUANTUM,
+      first,
+      levels,
+      low,
+      high,
+      STATE_TTL_MS,
+    );
     return { priority, start };
   }
 

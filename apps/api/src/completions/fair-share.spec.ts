@@ -16,7 +16,14 @@ const job = {
 } as unknown as CompletionJobInput;
 const queue = { toKey: (type: string) => `{llm:m}:completions-m:${type}` } as unknown as CompletionQueue;
 const started: TokenEvent = { type: 'started', completionId: 'chatcmpl-1', attempt: 1, seq: 0, workerId: 'w' };
-const ended: TokenEvent = { type: 'end', completionId: 'chatcmpl-1', attempt: 1, seq: 1, finishReason: 'stop', usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 } };
+const ended: TokenEvent = {
+  type: 'end',
+  completionId: 'chatcmpl-1',
+  attempt: 1,
+  seq: 1,
+  finishReason: 'stop',
+  usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 },
+};
 
 /** FairShare over recording counters: every charge, start and correction it makes. */
 function setUp(env: Partial<ApiEnv>) {
@@ -40,7 +47,16 @@ describe('FairShare', () => {
     const ticket = await fairShare.admit(job, queue, apiKeyId(KEY));
     expect(ticket.jobOptions).toEqual({ priority: 1234 });
     // 40 characters ≈ 10 prompt tokens, 20 answer tokens at 2: 50, over weight 2: 25.
-    expect(calls[0]).toEqual(['admit', 'm', 'default', apiKeyId(KEY), 25, '{llm:m}:completions-m:prioritized', fairShareBandStart('default'), expect.any(Number)]);
+    expect(calls[0]).toEqual([
+      'admit',
+      'm',
+      'default',
+      apiKeyId(KEY),
+      25,
+      '{llm:m}:completions-m:prioritized',
+      fairShareBandStart('default'),
+      expect.any(Number),
+    ]);
     ticket.onEvent(started);
     ticket.onEvent(ended);
     ticket.release();

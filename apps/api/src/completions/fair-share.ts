@@ -59,11 +59,17 @@ export class FairShare {
     const first = fairShareBandStart(tier);
     const slot = await this.counters.admit(job.model, tier, keyId, estimate, queue.toKey('prioritized'), first, FAIR_SHARE_BAND_LEVELS);
     const quietly = (what: string) => (error: Error) => this.logger.debug(`fair share ${what} not recorded: ${error.message}`);
-    return this.ticket(job, label, { priority: slot.priority }, {
-      started: () => void this.counters.started(job.model, tier, slot.start).catch(quietly('start')),
-      charge: (usage) => void this.counters.correct(job.model, tier, keyId, costOf(usage.prompt_tokens, usage.completion_tokens) - estimate).catch(quietly('usage')),
-      refund: () => void this.counters.correct(job.model, tier, keyId, -estimate).catch(quietly('refund')),
-    });
+    return this.ticket(
+      job,
+      label,
+      { priority: slot.priority },
+      {
+        started: () => void this.counters.started(job.model, tier, slot.start).catch(quietly('start')),
+        charge: (usage) =>
+          void this.counters.correct(job.model, tier, keyId, costOf(usage.prompt_tokens, usage.completion_tokens) - estimate).catch(quietly('usage')),
+        refund: () => void this.counters.correct(job.model, tier, keyId, -estimate).catch(quietly('refund')),
+      },
+    );
   }
 
   private ticket(job: CompletionJobInput, key: string, jobOptions: FairShareTicket['jobOptions'], counter?: CounterHooks): FairShareTicket {

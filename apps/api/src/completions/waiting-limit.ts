@@ -47,7 +47,16 @@ return 0
 `;
 
 type WithWaitingLimit = RedisClient & {
-  holdPlaceOrRefuse(wait: string, prioritized: string, held: string, job: string, limit: number, holdMs: number, id: string, batchScoreFloor: number): Promise<number>;
+  holdPlaceOrRefuse(
+    wait: string,
+    prioritized: string,
+    held: string,
+    job: string,
+    limit: number,
+    holdMs: number,
+    id: string,
+    batchScoreFloor: number,
+  ): Promise<number>;
   settlePlace(held: string, job: string, id: string): Promise<number>;
 };
 

@@ -19,8 +19,12 @@ const textPart: SchemaObject = {
       nullable: true,
       required: ['mode'],
       additionalProperties: false,
-      description: 'The prompt up to the end of this part is kept for later requests (a llama.cpp worker, PROMPT_CACHE); the latest breakpoint of a request counts.',
-      properties: { mode: { type: 'string', enum: ['explicit'] }, ttl: { type: 'string', enum: ['30m', '12h'], description: 'Accepted: a kept prompt lives until its sequence is needed for another.' } },
+      description:
+        'The prompt up to the end of this part is kept for later requests (a llama.cpp worker, PROMPT_CACHE); the latest breakpoint of a request counts.',
+      properties: {
+        mode: { type: 'string', enum: ['explicit'] },
+        ttl: { type: 'string', enum: ['30m', '12h'], description: 'Accepted: a kept prompt lives until its sequence is needed for another.' },
+      },
     },
   },
 };
@@ -44,7 +48,8 @@ const usage: SchemaObject = {
 const finishReason: SchemaObject = {
   type: 'string',
   enum: ['stop', 'length', 'tool_calls'],
-  description: '`stop`: the answer ended or hit a stop sequence (never sent). `length`: max_tokens or the context ran out. `tool_calls`: the model called tools.',
+  description:
+    '`stop`: the answer ended or hit a stop sequence (never sent). `length`: max_tokens or the context ran out. `tool_calls`: the model called tools.',
 };
 
 const toolCall: SchemaObject = {
@@ -56,7 +61,7 @@ const toolCall: SchemaObject = {
     function: {
       type: 'object',
       required: ['name', 'arguments'],
-      properties: { name: { type: 'string' }, arguments: { type: 'string', description: 'JSON text that satisfies the tool\'s parameters schema.' } },
+      properties: { name: { type: 'string' }, arguments: { type: 'string', description: "JSON text that satisfies the tool's parameters schema." } },
     },
   },
 };
@@ -140,7 +145,8 @@ export const OPENAPI_SCHEMAS: Record<string, SchemaObject> = {
         type: 'boolean',
         default: false,
         nullable: true,
-        description: "Each generated token's log probability (the model's own, before temperature, top_p and logit_bias) in `choices[].logprobs.content`. Not with tool calls.",
+        description:
+          "Each generated token's log probability (the model's own, before temperature, top_p and logit_bias) in `choices[].logprobs.content`. Not with tool calls.",
       },
       top_logprobs: { type: 'integer', minimum: 0, maximum: 20, nullable: true, description: 'Most likely alternatives per token; needs `logprobs: true`.' },
       n: { type: 'integer', minimum: 1, maximum: 8, default: 1, nullable: true, description: 'Choices, generated one after another, each with its own seed.' },
@@ -149,7 +155,10 @@ export const OPENAPI_SCHEMAS: Record<string, SchemaObject> = {
         nullable: true,
         oneOf: [
           { type: 'string', enum: ['none', 'auto', 'required'] },
-          { type: 'object', properties: { type: { type: 'string', enum: ['function'] }, function: { type: 'object', properties: { name: { type: 'string' } } } } },
+          {
+            type: 'object',
+            properties: { type: { type: 'string', enum: ['function'] }, function: { type: 'object', properties: { name: { type: 'string' } } } },
+          },
         ],
         description: 'Default `auto`; `required` and a named function force a call from the first token.',
       },
@@ -163,30 +172,55 @@ export const OPENAPI_SCHEMAS: Record<string, SchemaObject> = {
             type: 'object',
             properties: {
               type: { type: 'string', enum: ['json_schema'] },
-              json_schema: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, schema: { type: 'object' }, strict: { type: 'boolean' } } },
+              json_schema: {
+                type: 'object',
+                required: ['name'],
+                properties: { name: { type: 'string' }, schema: { type: 'object' }, strict: { type: 'boolean' } },
+              },
             },
           },
         ],
       },
       user: { type: 'string', maxLength: 256, nullable: true, description: 'Accepted and ignored.' },
-      metadata: { type: 'object', additionalProperties: { type: 'string', maxLength: 512 }, maxProperties: 16, description: 'Kept with a stored completion (store: true), for filtering the list.' },
-      store: { type: 'boolean', description: 'Keep the answer (GET /v1/chat/completions/{id}), finish it even if the client leaves, and make a stream resumable (Last-Event-ID).' },
+      metadata: {
+        type: 'object',
+        additionalProperties: { type: 'string', maxLength: 512 },
+        maxProperties: 16,
+        description: 'Kept with a stored completion (store: true), for filtering the list.',
+      },
+      store: {
+        type: 'boolean',
+        description: 'Keep the answer (GET /v1/chat/completions/{id}), finish it even if the client leaves, and make a stream resumable (Last-Event-ID).',
+      },
       service_tier: {
         type: 'string',
         enum: ['auto', 'default', 'flex', 'priority', 'scale'],
-        description: 'priority (keys in PRIORITY_TIER_KEYS) is taken before default, default before flex, flex before batch lines; the answer names the tier used.',
+        description:
+          'priority (keys in PRIORITY_TIER_KEYS) is taken before default, default before flex, flex before batch lines; the answer names the tier used.',
       },
-      prompt_cache_key: { type: 'string', description: 'Requests with one key go to the worker that served it last (its prompt cache holds their start); without it, requests whose conversations begin alike do.' },
+      prompt_cache_key: {
+        type: 'string',
+        description:
+          'Requests with one key go to the worker that served it last (its prompt cache holds their start); without it, requests whose conversations begin alike do.',
+      },
       prompt_cache_options: {
         type: 'object',
         properties: {
-          mode: { type: 'string', enum: ['implicit', 'explicit'], description: 'implicit (the default) keeps the whole conversation and its answer for the next turn (its start, system messages and tools, serves other requests too); explicit keeps only up to the latest prompt_cache_breakpoint, or nothing.' },
+          mode: {
+            type: 'string',
+            enum: ['implicit', 'explicit'],
+            description:
+              'implicit (the default) keeps the whole conversation and its answer for the next turn (its start, system messages and tools, serves other requests too); explicit keeps only up to the latest prompt_cache_breakpoint, or nothing.',
+          },
           ttl: { type: 'string', enum: ['30m'], description: 'Accepted: a kept prompt lives until its sequence is needed for another.' },
         },
       },
       safety_identifier: { type: 'string', description: 'Accepted and ignored.' },
       verbosity: { type: 'string', enum: ['low', 'medium', 'high'], description: 'Accepted and ignored.' },
-      reasoning_effort: { type: 'string', description: "none and minimal turn a reasoning model's thinking off; the other efforts leave it as the chat template has it." },
+      reasoning_effort: {
+        type: 'string',
+        description: "none and minimal turn a reasoning model's thinking off; the other efforts leave it as the chat template has it.",
+      },
       modalities: { type: 'array', items: { type: 'string', enum: ['text'] }, description: 'Text only.' },
     },
   },
@@ -244,8 +278,11 @@ export const OPENAPI_SCHEMAS: Record<string, SchemaObject> = {
                 content: { type: 'string' },
                 tool_calls: {
                   type: 'array',
-                  description: 'A call\'s first fragment has index, id, type and function.name; later ones index and more function.arguments.',
-                  items: { type: 'object', properties: { index: { type: 'integer' }, id: { type: 'string' }, type: { type: 'string' }, function: { type: 'object' } } },
+                  description: "A call's first fragment has index, id, type and function.name; later ones index and more function.arguments.",
+                  items: {
+                    type: 'object',
+                    properties: { index: { type: 'integer' }, id: { type: 'string' }, type: { type: 'string' }, function: { type: 'object' } },
+                  },
                 },
               },
             },
@@ -274,7 +311,7 @@ export const OPENAPI_SCHEMAS: Record<string, SchemaObject> = {
   Error: {
     type: 'object',
     required: ['error'],
-    description: "OpenAI's error shape. After a stream has begun, an error comes as a last `data: {\"error\": …}` event before `data: [DONE]`.",
+    description: 'OpenAI\'s error shape. After a stream has begun, an error comes as a last `data: {"error": …}` event before `data: [DONE]`.',
     properties: {
       error: {
         type: 'object',

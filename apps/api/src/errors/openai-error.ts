@@ -38,13 +38,7 @@ export class OpenAiError extends Error {
   }
 
   static modelNotFound(model: string): OpenAiError {
-    return new OpenAiError(
-      404,
-      'invalid_request_error',
-      `The model \`${model}\` does not exist or you do not have access to it.`,
-      'model',
-      'model_not_found',
-    );
+    return new OpenAiError(404, 'invalid_request_error', `The model \`${model}\` does not exist or you do not have access to it.`, 'model', 'model_not_found');
   }
 
   /** 404: nothing by that id, or nothing this API key may see (the two are not told apart). */

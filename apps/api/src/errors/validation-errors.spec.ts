@@ -13,7 +13,15 @@ describe('validationErrorToOpenAi', () => {
   const messages = [{ role: 'user', content: 'hi' }];
 
   it('names a nested field the way OpenAI does', () => {
-    expect(errorFor({ model: 'm', messages: [{ role: 'user', content: 'a' }, { role: 'x', content: 'b' }] }).param).toBe('messages[1].role');
+    expect(
+      errorFor({
+        model: 'm',
+        messages: [
+          { role: 'user', content: 'a' },
+          { role: 'x', content: 'b' },
+        ],
+      }).param,
+    ).toBe('messages[1].role');
   });
 
   it('reports the wrong type before any other rule of the same field', () => {

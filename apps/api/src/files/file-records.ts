@@ -43,7 +43,13 @@ interface FileHash {
 }
 
 const decimal = satisfies((value) => typeof value === 'string' && /^\d+$/.test(value), 'a count as text');
-const fileHash = fields<FileHash>({ owner: aString, filename: aString, bytes: decimal, purpose: satisfies(isFilePurpose, 'a file purpose'), created_at: decimal });
+const fileHash = fields<FileHash>({
+  owner: aString,
+  filename: aString,
+  bytes: decimal,
+  purpose: satisfies(isFilePurpose, 'a file purpose'),
+  created_at: decimal,
+});
 
 /** The record, or undefined when its hash is gone (HGETALL answers an empty hash); a hash it cannot read throws. */
 function parseRecord(id: string, hash: Record<string, string>): FileRecord | undefined {
@@ -70,12 +76,7 @@ export class FileRecords {
     await orUnavailable(this.redis.hset(fileKey(id), hash));
     const score = fileIdTime(id);
     await orUnavailable(
-      this.redis
-        .multi()
-        .zadd(ownerFilesKey(owner), score, id)
-        .zadd(ownerPurposeFilesKey(owner, purpose), score, id)
-        .exec()
-        .then(execResults),
+      this.redis.multi().zadd(ownerFilesKey(owner), score, id).zadd(ownerPurposeFilesKey(owner, purpose), score, id).exec().then(execResults),
     );
   }
 
@@ -85,9 +86,7 @@ export class FileRecords {
 
   async remove(record: FileRecord): Promise<void> {
     const { id, owner, purpose } = record;
-    await orUnavailable(
-      this.redis.multi().zrem(ownerFilesKey(owner), id).zrem(ownerPurposeFilesKey(owner, purpose), id).exec().then(execResults),
-    );
+    await orUnavailable(this.redis.multi().zrem(ownerFilesKey(owner), id).zrem(ownerPurposeFilesKey(owner, purpose), id).exec().then(execResults));
     await orUnavailable(this.redis.del(fileKey(id)));
   }
 

@@ -7,7 +7,6 @@ import { FilesService } from './files.service';
 import { ListFilesQueryDto } from './list-files-query.dto';
 import { readUploadForm } from './upload-form';
 
-
 /** OpenAI's Files API: upload (batch input only), retrieve, list, content, delete. */
 @Controller('v1/files')
 @UseGuards(ApiKeyGuard)

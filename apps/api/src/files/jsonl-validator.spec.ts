@@ -9,7 +9,10 @@ import type { JsonlLimits } from './jsonl-validator';
 const LIMITS: JsonlLimits = { maxBytes: 1024 * 1024, maxLines: 100 };
 
 /** Runs `chunks` through a validator; the bytes that came out, or the error, and the status it maps to. */
-async function check(chunks: Array<string | Buffer>, limits = LIMITS): Promise<{ out?: Buffer; size: number; error?: OpenAiErrorBody['error']; status?: number }> {
+async function check(
+  chunks: Array<string | Buffer>,
+  limits = LIMITS,
+): Promise<{ out?: Buffer; size: number; error?: OpenAiErrorBody['error']; status?: number }> {
   const validator = new JsonlValidator(limits);
   const out = buffer(validator);
   void out.catch(() => undefined); // the same error is the pipeline's

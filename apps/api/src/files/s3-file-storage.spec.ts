@@ -7,11 +7,10 @@ import { text } from 'node:stream/consumers';
 import { StoredFileMissingError } from './file-storage';
 import { S3FileStorage, S3_KEY_PREFIX, s3ClientConfig } from './s3-file-storage';
 
-
 /** `size` bytes of generated JSONL-ish text in 64 KiB chunks. */
 function* chunks(size: number): Generator<Buffer> {
   const line = Buffer.from(`${JSON.stringify({ custom_id: 'x', body: 'y'.repeat(100) })}\n`);
-  for (let sent = 0; sent < size; ) {
+  for (let sent = 0; sent < size;) {
     const chunk = Buffer.alloc(Math.min(64 * 1024, size - sent));
     for (let at = 0; at < chunk.length; at += line.length) line.copy(chunk, at);
     sent += chunk.length;
@@ -91,13 +90,7 @@ describe('S3FileStorage', () => {
     it('streams a 12 MiB body of unknown length as a multipart upload and reads back the same bytes', async () => {
       const size = 12 * 1024 * 1024;
       await storage.put('file-large', generated(size));
-      expect(sent).toEqual([
-        'CreateMultipartUploadCommand',
-        'UploadPartCommand',
-        'UploadPartCommand',
-        'UploadPartCommand',
-        'CompleteMultipartUploadCommand',
-      ]);
+      expect(sent).toEqual(['CreateMultipartUploadCommand', 'UploadPartCommand', 'UploadPartCommand', 'UploadPartCommand', 'CompleteMultipartUploadCommand']);
       expect(await sha256(await storage.open('file-large'))).toBe(await sha256(generated(size)));
     });
 

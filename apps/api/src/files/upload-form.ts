@@ -91,7 +91,8 @@ export async function readUploadForm(request: FastifyRequest, maxBytes: number, 
       if (part.fieldname === 'purpose' && part.type === 'field') {
         purpose = uploadPurpose(part.value, part.valueTruncated);
       } else if (part.fieldname === 'file' && part.type === 'file') {
-        if (part.filename.length > MAX_FILENAME_LENGTH) throw OpenAiError.invalidRequest(`The file name is longer than ${MAX_FILENAME_LENGTH} characters.`, 'file');
+        if (part.filename.length > MAX_FILENAME_LENGTH)
+          throw OpenAiError.invalidRequest(`The file name is longer than ${MAX_FILENAME_LENGTH} characters.`, 'file');
         storing = true;
         received = await sink.receive(fileBody(part.file), part.filename || 'file');
         storing = false;

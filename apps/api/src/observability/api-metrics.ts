@@ -72,7 +72,7 @@ export class ApiMetrics {
 
   readonly affinityPlacements = new Counter({
     name: 'llm_api_affinity_placements_total',
-    help: "Where prefix-cache affinity placed interactive jobs, by model and outcome: hit (the own queue of the worker that served the key last), miss (no live worker holds the key), busy (its worker had as many jobs waiting as sequences, or the shared queue was full), off (AFFINITY off, a stored or flex job), fallback (a hit its worker did not start within AFFINITY_WAIT_MS, moved to the shared queue; counted besides its hit).",
+    help: 'Where prefix-cache affinity placed interactive jobs, by model and outcome: hit (the own queue of the worker that served the key last), miss (no live worker holds the key), busy (its worker had as many jobs waiting as sequences, or the shared queue was full), off (AFFINITY off, a stored or flex job), fallback (a hit its worker did not start within AFFINITY_WAIT_MS, moved to the shared queue; counted besides its hit).',
     labelNames: ['model', 'outcome'] as const,
     registers: [this.registry],
   });
@@ -98,18 +98,25 @@ export class ApiMetrics {
     // With AFFINITY on, a model's jobs also wait and run in its live workers' own queues: counted with the shared queue's.
     const served: ServedQueues = {
       models: () => registry.list().map(({ id }) => id),
-      queues: (model) => [queues.forModel(model), ...(env.AFFINITY ? registry.liveWorkers(model).map(({ workerId }) => queues.forWorker(model, workerId)) : [])],
+      queues: (model) => [
+        queues.forModel(model),
+        ...(env.AFFINITY ? registry.liveWorkers(model).map(({ workerId }) => queues.forWorker(model, workerId)) : []),
+      ],
     };
-    const where = 'the model queue and its live workers\' own queues';
-    queueGauge(this.registry, served, 'llm_api_queue_waiting_jobs', `Jobs waiting for a worker in ${where} (read from Redis on scrape).`, (queue) => queue.getWaitingCount());
+    const where = "the model queue and its live workers' own queues";
+    queueGauge(this.registry, served, 'llm_api_queue_waiting_jobs', `Jobs waiting for a worker in ${where} (read from Redis on scrape).`, (queue) =>
+      queue.getWaitingCount(),
+    );
     queueGauge(
       this.registry,
       served,
       'llm_api_queue_prioritized_jobs',
-      'Jobs waiting in the model queue\'s prioritized set: flex requests and batch lines, and with FAIR_SHARE every interactive request (read from Redis on scrape).',
+      "Jobs waiting in the model queue's prioritized set: flex requests and batch lines, and with FAIR_SHARE every interactive request (read from Redis on scrape).",
       (queue) => queue.getPrioritizedCount(),
     );
-    queueGauge(this.registry, served, 'llm_api_queue_active_jobs', `Jobs a worker is running from ${where} (read from Redis on scrape).`, (queue) => queue.getActiveCount());
+    queueGauge(this.registry, served, 'llm_api_queue_active_jobs', `Jobs a worker is running from ${where} (read from Redis on scrape).`, (queue) =>
+      queue.getActiveCount(),
+    );
   }
 
   /** The text a scrape answers: this process's metrics, or the whole host's under the supervisor. */
@@ -125,13 +132,7 @@ interface ServedQueues {
 }
 
 /** A per-model gauge whose values (summed over its queues) are read on each scrape; a model whose queues cannot be read has no sample. */
-function queueGauge(
-  registry: Registry,
-  queues: ServedQueues,
-  name: string,
-  help: string,
-  read: (queue: CompletionQueue) => Promise<number>,
-): void {
+function queueGauge(registry: Registry, queues: ServedQueues, name: string, help: string, read: (queue: CompletionQueue) => Promise<number>): void {
   const gauge: Gauge<'model'> = new Gauge({
     name,
     help,

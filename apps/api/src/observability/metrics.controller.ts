@@ -22,13 +22,22 @@ export class MetricsController {
   }
 
   @Get()
-  @ApiOperation({ summary: 'Prometheus metrics of this API instance, all its processes (text exposition format); needs METRICS_TOKEN as a Bearer token when one is set.' })
+  @ApiOperation({
+    summary: 'Prometheus metrics of this API instance, all its processes (text exposition format); needs METRICS_TOKEN as a Bearer token when one is set.',
+  })
   @ApiProduces('text/plain')
   async scrape(@Headers('authorization') authorization: string | undefined, @Res({ passthrough: true }) reply: FastifyReply): Promise<string> {
     if (!this.token.accepts(authorization)) {
-      throw new OpenAiError(401, 'invalid_request_error', 'Metrics need the metrics token (Authorization: Bearer METRICS_TOKEN).', null, 'invalid_metrics_token', {
-        'www-authenticate': 'Bearer realm="metrics"',
-      });
+      throw new OpenAiError(
+        401,
+        'invalid_request_error',
+        'Metrics need the metrics token (Authorization: Bearer METRICS_TOKEN).',
+        null,
+        'invalid_metrics_token',
+        {
+          'www-authenticate': 'Bearer realm="metrics"',
+        },
+      );
     }
     const body = await this.metrics.scrape();
     void reply.header('content-type', this.metrics.registry.contentType).header('cache-control', 'no-store');

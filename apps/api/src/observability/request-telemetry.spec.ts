@@ -14,7 +14,14 @@ type OnRequest = (request: FastifyRequest, reply: FastifyReply, done: () => void
 function exchange(): { request: FastifyRequest; reply: FastifyReply; raw: EventEmitter } {
   const raw = Object.assign(new EventEmitter(), { setHeader: () => undefined, writableFinished: true, statusCode: 200 });
   const log = { info: () => undefined, warn: () => undefined, debug: () => undefined };
-  const request = { id: 'request-1', method: 'POST', url: '/v1/chat/completions', routeOptions: { url: '/v1/chat/completions' }, body: {}, log } as unknown as FastifyRequest;
+  const request = {
+    id: 'request-1',
+    method: 'POST',
+    url: '/v1/chat/completions',
+    routeOptions: { url: '/v1/chat/completions' },
+    body: {},
+    log,
+  } as unknown as FastifyRequest;
   return { request, reply: { raw, request } as unknown as FastifyReply, raw };
 }
 

@@ -106,7 +106,12 @@ export class BackgroundResponses {
   async stream(job: CompletionJobInput, admission: Admission, record: StoredResponseRecord, reply: FastifyReply): Promise<void> {
     const streamed = new StreamedResponse(reply, record.identity, { after: -1 });
     // Its headers go out once the job is queued: an error before then is an HTTP error, any later one an event.
-    const sink: CompletionSink = { canRestart: false, write: (parts) => streamed.write(parts), restart: () => streamed.restart(), queued: () => streamed.open() };
+    const sink: CompletionSink = {
+      canRestart: false,
+      write: (parts) => streamed.write(parts),
+      restart: () => streamed.restart(),
+      queued: () => streamed.open(),
+    };
     const run = this.run(job, admission, sink);
     let ending: CompletionEnding;
     try {

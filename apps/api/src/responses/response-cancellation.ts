@@ -30,7 +30,10 @@ export class ResponseCancellation {
     if (ended?.state.status !== 'cancelled') return ended;
     const { id, model } = record.identity;
     await Promise.all([
-      this.queues.forModel(model).remove(id).catch(() => 0),
+      this.queues
+        .forModel(model)
+        .remove(id)
+        .catch(() => 0),
       this.redis.spublish(cancellationsChannel(model), id).catch(() => 0),
       // What the creating instance watches for: a job taken off its queue sends it no event.
       this.redis.set(storedResponseKeys(id).cancelled, '1', 'PX', this.stored.keepMs).catch(() => null),

@@ -17,4 +17,5 @@ export const newItemId = (prefix: 'msg' | 'fc' | 'fco' | 'rs'): string => `${pre
  * The id of the output item at `outputIndex` of a response: derived from the response's id, so
  * every API instance that replays its events names its items alike.
  */
-export const outputItemId = (responseId: string, prefix: 'msg' | 'fc' | 'rs', outputIndex: number): string => `${prefix}_${responseId.slice(PREFIX.length)}${outputIndex}`;
+export const outputItemId = (responseId: string, prefix: 'msg' | 'fc' | 'rs', outputIndex: number): string =>
+  `${prefix}_${responseId.slice(PREFIX.length)}${outputIndex}`;

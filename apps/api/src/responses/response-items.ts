@@ -4,9 +4,7 @@ import { OpenAiError } from '../errors/openai-error';
 import { newItemId } from './response-ids';
 
 /** A text part of a message as the Responses API stores it: `input_text` from the client, `output_text` from the model. */
-export type ItemContentPart =
-  | { type: 'input_text'; text: string }
-  | { type: 'output_text'; text: string; annotations: unknown[]; logprobs: unknown[] };
+export type ItemContentPart = { type: 'input_text'; text: string } | { type: 'output_text'; text: string; annotations: unknown[]; logprobs: unknown[] };
 
 /**
  * The items a conversation is made of, normalised: every item has an id (the client's, or one
@@ -36,7 +34,12 @@ const missing = (param: string): OpenAiError => OpenAiError.invalidRequest(`Miss
 function requiredString(item: Record<string, unknown>, field: string, at: string): string {
   const value = item[field];
   if (value === undefined || value === null) throw missing(`${at}.${field}`);
-  if (typeof value !== 'string') throw OpenAiError.invalidRequest(`Invalid type for '${at}.${field}': expected a string, but got ${jsonKindOf(value)} instead.`, `${at}.${field}`, 'invalid_type');
+  if (typeof value !== 'string')
+    throw OpenAiError.invalidRequest(
+      `Invalid type for '${at}.${field}': expected a string, but got ${jsonKindOf(value)} instead.`,
+      `${at}.${field}`,
+      'invalid_type',
+    );
   return value;
 }
 
@@ -50,12 +53,14 @@ function optionalId(item: Record<string, unknown>, at: string): string | undefin
 /** A message's content: a string, or text parts; images, files and audio cannot be read by the models served here. */
 function contentParts(content: unknown, role: string, at: string): ItemContentPart[] {
   const textType = role === 'assistant' ? 'output_text' : 'input_text';
-  const part = (text: string): ItemContentPart => (textType === 'output_text' ? { type: 'output_text', text, annotations: [], logprobs: [] } : { type: 'input_text', text });
+  const part = (text: string): ItemContentPart =>
+    textType === 'output_text' ? { type: 'output_text', text, annotations: [], logprobs: [] } : { type: 'input_text', text };
   if (typeof content === 'string') return [part(content)];
   if (!Array.isArray(content)) throw missing(`${at}.content`);
   return content.map((entry, index) => {
     const param = `${at}.content[${index}]`;
-    if (!isJsonObject(entry)) throw OpenAiError.invalidRequest(`Invalid type for '${param}': expected an object, but got ${jsonKindOf(entry)} instead.`, param, 'invalid_type');
+    if (!isJsonObject(entry))
+      throw OpenAiError.invalidRequest(`Invalid type for '${param}': expected an object, but got ${jsonKindOf(entry)} instead.`, param, 'invalid_type');
     switch (entry.type) {
       case 'input_text':
       case 'output_text':
@@ -78,10 +83,12 @@ function contentParts(content: unknown, role: string, at: string): ItemContentPa
  */
 function reasoningTexts<T extends 'summary_text' | 'reasoning_text'>(parts: unknown, type: T, at: string): Array<{ type: T; text: string }> {
   if (parts === undefined || parts === null) return [];
-  if (!Array.isArray(parts)) throw OpenAiError.invalidRequest(`Invalid type for '${at}': expected an array, but got ${jsonKindOf(parts)} instead.`, at, 'invalid_type');
+  if (!Array.isArray(parts))
+    throw OpenAiError.invalidRequest(`Invalid type for '${at}': expected an array, but got ${jsonKindOf(parts)} instead.`, at, 'invalid_type');
   return parts.map((part, index) => {
     const param = `${at}[${index}]`;
-    if (!isJsonObject(part)) throw OpenAiError.invalidRequest(`Invalid type for '${param}': expected an object, but got ${jsonKindOf(part)} instead.`, param, 'invalid_type');
+    if (!isJsonObject(part))
+      throw OpenAiError.invalidRequest(`Invalid type for '${param}': expected an object, but got ${jsonKindOf(part)} instead.`, param, 'invalid_type');
     if (part.type !== type && !(type === 'reasoning_text' && part.type === 'text')) throw invalid(`'${param}.type' must be '${type}'.`, `${param}.type`);
     return { type, text: requiredString(part, 'text', param) };
   });
@@ -112,8 +119,18 @@ async function normaliseItem(raw: Record<string, unknown>, at: string, lookup: I
     case 'function_call_output': {
       const output = raw.output;
       // A list of output parts is allowed; their text is what the model reads.
-      const text = Array.isArray(output) ? contentParts(output, 'user', `${at}.output`).map((part) => part.text).join('') : requiredString(raw, 'output', at);
-      return { type: 'function_call_output', id: optionalId(raw, at) ?? newItemId('fco'), call_id: requiredString(raw, 'call_id', at), output: text, status: 'completed' };
+      const text = Array.isArray(output)
+        ? contentParts(output, 'user', `${at}.output`)
+            .map((part) => part.text)
+            .join('')
+        : requiredString(raw, 'output', at);
+      return {
+        type: 'function_call_output',
+        id: optionalId(raw, at) ?? newItemId('fco'),
+        call_id: requiredString(raw, 'call_id', at),
+        output: text,
+        status: 'completed',
+      };
     }
     case 'reasoning': {
       const summary = reasoningTexts(raw.summary, 'summary_text', `${at}.summary`);
@@ -143,7 +160,8 @@ async function normaliseItem(raw: Record<string, unknown>, at: string, lookup: I
 /** The request's `input` as conversation items, in order (a string is one user message). */
 export async function inputItems(input: string | Array<Record<string, unknown>> | undefined, lookup: ItemLookup): Promise<ConversationItem[]> {
   if (input === undefined) return [];
-  if (typeof input === 'string') return [{ type: 'message', id: newItemId('msg'), role: 'user', content: [{ type: 'input_text', text: input }], status: 'completed' }];
+  if (typeof input === 'string')
+    return [{ type: 'message', id: newItemId('msg'), role: 'user', content: [{ type: 'input_text', text: input }], status: 'completed' }];
   if (input.length > MAX_MESSAGES) throw OpenAiError.tooLarge(`Too many items in 'input': at most ${MAX_MESSAGES}.`, 'input');
   const items: ConversationItem[] = [];
   for (const [index, raw] of input.entries()) items.push(await normaliseItem(raw, `input[${index}]`, lookup));

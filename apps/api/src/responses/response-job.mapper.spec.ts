@@ -4,14 +4,28 @@ import { CreateResponseDto } from './create-response.dto';
 import { toChatMessages, toResponseJob } from './response-job.mapper';
 import type { ConversationItem } from './response-items';
 
-const user = (text: string): ConversationItem => ({ type: 'message', id: `msg_${text}`, role: 'user', content: [{ type: 'input_text', text }], status: 'completed' });
-const answer = (text: string): ConversationItem => ({ type: 'message', id: `msg_${text}`, role: 'assistant', content: [{ type: 'output_text', text, annotations: [], logprobs: [] }], status: 'completed' });
+const user = (text: string): ConversationItem => ({
+  type: 'message',
+  id: `msg_${text}`,
+  role: 'user',
+  content: [{ type: 'input_text', text }],
+  status: 'completed',
+});
+const answer = (text: string): ConversationItem => ({
+  type: 'message',
+  id: `msg_${text}`,
+  role: 'assistant',
+  content: [{ type: 'output_text', text, annotations: [], logprobs: [] }],
+  status: 'completed',
+});
 const call = (id: string): ConversationItem => ({ type: 'function_call', id: `fc_${id}`, call_id: id, name: 'f', arguments: '{}', status: 'completed' });
 const thought = (text: string, where: 'content' | 'summary' = 'content'): ConversationItem =>
-  where === 'content' ? { type: 'reasoning', id: `rs_${text}`, summary: [], content: [{ type: 'reasoning_text', text }] } : { type: 'reasoning', id: `rs_${text}`, summary: [{ type: 'summary_text', text }] };
+  where === 'content'
+    ? { type: 'reasoning', id: `rs_${text}`, summary: [], content: [{ type: 'reasoning_text', text }] }
+    : { type: 'reasoning', id: `rs_${text}`, summary: [{ type: 'summary_text', text }] };
 
 describe('toChatMessages with reasoning items', () => {
-  it('gives a reasoning item\'s text (content, else summary) to the assistant turn that follows it', () => {
+  it("gives a reasoning item's text (content, else summary) to the assistant turn that follows it", () => {
     expect(toChatMessages(null, [user('q'), thought('hmm'), answer('a'), user('r')], 0)).toEqual([
       { role: 'user', content: 'q' },
       { role: 'assistant', content: 'a', reasoning: 'hmm' },
@@ -24,7 +38,15 @@ describe('toChatMessages with reasoning items', () => {
     const messages = toChatMessages(null, [user('q'), answer('a'), thought('then'), call('c1'), call('c2')], 0);
     expect(messages.slice(1)).toEqual([
       { role: 'assistant', content: 'a' },
-      { role: 'assistant', content: '', reasoning: 'then', toolCalls: [{ id: 'c1', name: 'f', arguments: '{}' }, { id: 'c2', name: 'f', arguments: '{}' }] },
+      {
+        role: 'assistant',
+        content: '',
+        reasoning: 'then',
+        toolCalls: [
+          { id: 'c1', name: 'f', arguments: '{}' },
+          { id: 'c2', name: 'f', arguments: '{}' },
+        ],
+      },
     ]);
   });
 
@@ -39,7 +61,8 @@ describe('toChatMessages with reasoning items', () => {
 
 describe('toResponseJob: the affinity key', () => {
   const affinityKeyOf = (body: object, continuedKey?: string) =>
-    toResponseJob(plainToInstance(CreateResponseDto, { model: 'm', ...body }), [user('Who pours the tea?')], 0, 'resp_1', 1_000, 30_000, continuedKey).job.schedule.affinityKey;
+    toResponseJob(plainToInstance(CreateResponseDto, { model: 'm', ...body }), [user('Who pours the tea?')], 0, 'resp_1', 1_000, 30_000, continuedKey).job
+      .schedule.affinityKey;
 
   it("is the request's prompt_cache_key, before the key of the response it continues", () => {
     expect(affinityKeyOf({ prompt_cache_key: 'conversation-7' }, 'key:earlier')).toBe(clientAffinityKey('conversation-7'));

@@ -1,5 +1,15 @@
 import { callsAllowed } from '@app/contracts';
-import type { ChatMessage, CompletionJobInput, JsonValue, LogprobsOptions, ResponseFormat, ToolCall, ToolChoice, ToolDefinition, ToolOptions } from '@app/contracts';
+import type {
+  ChatMessage,
+  CompletionJobInput,
+  JsonValue,
+  LogprobsOptions,
+  ResponseFormat,
+  ToolCall,
+  ToolChoice,
+  ToolDefinition,
+  ToolOptions,
+} from '@app/contracts';
 import { randomInt } from 'node:crypto';
 import { FUNCTION_NAME } from '../chat/tool-and-format.dto';
 import { checkedSchema, MAX_MESSAGE_CHARS } from '../chat/completion-job.mapper';
@@ -21,7 +31,8 @@ export interface FunctionToolEcho {
 }
 
 /** `text.format` as the Response object echoes it. */
-export type TextFormatEcho = { type: 'text' } | { type: 'json_object' } | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict: boolean; description?: string };
+export type TextFormatEcho =
+  { type: 'text' } | { type: 'json_object' } | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict: boolean; description?: string };
 
 /** The request's settings as every Response object of it repeats them. */
 export interface ResponseSettings {
@@ -64,17 +75,30 @@ function functionTools(request: CreateResponseDto): { definitions: ToolDefinitio
     if (!isFunctionTool(tool)) continue;
     const param = `tools[${index}]`;
     const { name, description, parameters, strict } = tool;
-    if (typeof name !== 'string' || !FUNCTION_NAME.test(name)) throw invalid(`'${param}.name' must be 1-64 characters of a-z, A-Z, 0-9, underscores and dashes.`, `${param}.name`);
+    if (typeof name !== 'string' || !FUNCTION_NAME.test(name))
+      throw invalid(`'${param}.name' must be 1-64 characters of a-z, A-Z, 0-9, underscores and dashes.`, `${param}.name`);
     if (names.has(name)) throw invalid(`Two tools are named '${name}'.`, `${param}.name`);
     names.add(name);
-    if (description !== undefined && description !== null && typeof description !== 'string') throw invalid(`'${param}.description' must be a string.`, `${param}.description`);
+    if (description !== undefined && description !== null && typeof description !== 'string')
+      throw invalid(`'${param}.description' must be a string.`, `${param}.description`);
     if (strict !== undefined && strict !== null && typeof strict !== 'boolean') throw invalid(`'${param}.strict' must be a boolean.`, `${param}.strict`);
     const schema = (parameters ?? { type: 'object', properties: {} }) as JsonValue;
-    if ((schema as { type?: unknown }).type !== 'object') throw invalid(`A function's parameters must be a JSON Schema of type 'object'.`, `${param}.parameters`);
-    definitions.push({ name, ...(typeof description === 'string' ? { description } : {}), parameters: checkedSchema(schema, `${param}.parameters`, strict !== false, 'invalid_function_parameters') });
+    if ((schema as { type?: unknown }).type !== 'object')
+      throw invalid(`A function's parameters must be a JSON Schema of type 'object'.`, `${param}.parameters`);
+    definitions.push({
+      name,
+      ...(typeof description === 'string' ? { description } : {}),
+      parameters: checkedSchema(schema, `${param}.parameters`, strict !== false, 'invalid_function_parameters'),
+    });
     // Arguments always satisfy the schema here (a grammar), strict or not; strict, as at OpenAI, is the
     // default for a Responses function tool, so a keyword no grammar enforces is refused unless strict: false.
-    echoes.push({ type: 'function', name, description: typeof description === 'string' ? description : null, parameters: schema as Record<string, unknown>, strict: strict !== false });
+    echoes.push({
+      type: 'function',
+      name,
+      description: typeof description === 'string' ? description : null,
+      parameters: schema as Record<string, unknown>,
+      strict: strict !== false,
+    });
   }
   return { definitions, echoes };
 }
@@ -85,14 +109,23 @@ function toolChoice(request: CreateResponseDto, names: Set<string>): ToolChoice 
   if (choice === 'none' || choice === 'required') return { type: choice };
   if (choice.type === 'function') {
     const name = choice.name;
-    if (typeof name !== 'string' || !names.has(name)) throw invalid(`'tool_choice' names '${String(name)}', which is not among the function tools.`, 'tool_choice.name');
+    if (typeof name !== 'string' || !names.has(name))
+      throw invalid(`'tool_choice' names '${String(name)}', which is not among the function tools.`, 'tool_choice.name');
     return { type: 'function', name };
   }
   if (choice.type === 'allowed_tools') {
-    throw OpenAiError.invalidRequest(`'tool_choice' of type 'allowed_tools' is not supported here; send only the allowed tools.`, 'tool_choice.type', 'unsupported_value');
+    throw OpenAiError.invalidRequest(
+      `'tool_choice' of type 'allowed_tools' is not supported here; send only the allowed tools.`,
+      'tool_choice.type',
+      'unsupported_value',
+    );
   }
   // A hosted tool (web_search_preview, file_search, …): none of them runs here.
-  throw OpenAiError.invalidRequest(`'tool_choice' asks for the hosted tool ${JSON.stringify(choice.type)}, which cannot run here.`, 'tool_choice.type', 'unsupported_value');
+  throw OpenAiError.invalidRequest(
+    `'tool_choice' asks for the hosted tool ${JSON.stringify(choice.type)}, which cannot run here.`,
+    'tool_choice.type',
+    'unsupported_value',
+  );
 }
 
 function textFormat(request: CreateResponseDto): { format: ResponseFormat; echo: TextFormatEcho } {
@@ -100,7 +133,8 @@ function textFormat(request: CreateResponseDto): { format: ResponseFormat; echo:
   if (!format || format.type === 'text') return { format: { type: 'text' }, echo: { type: 'text' } };
   if (format.type === 'json_object') return { format: { type: 'json_object' }, echo: { type: 'json_object' } };
   const { name, schema, strict, description } = format;
-  if (typeof name !== 'string' || !FUNCTION_NAME.test(name)) throw invalid(`'text.format.name' must be 1-64 characters of a-z, A-Z, 0-9, underscores and dashes.`, 'text.format.name');
+  if (typeof name !== 'string' || !FUNCTION_NAME.test(name))
+    throw invalid(`'text.format.name' must be 1-64 characters of a-z, A-Z, 0-9, underscores and dashes.`, 'text.format.name');
   if (schema === undefined || schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
     throw OpenAiError.invalidRequest(`Missing required parameter: 'text.format.schema'.`, 'text.format.schema', 'missing_required_parameter');
   }
@@ -108,7 +142,13 @@ function textFormat(request: CreateResponseDto): { format: ResponseFormat; echo:
   if (description !== undefined && typeof description !== 'string') throw invalid(`'text.format.description' must be a string.`, 'text.format.description');
   return {
     format: { type: 'json_schema', name, schema: checkedSchema(schema as JsonValue, 'text.format.schema', strict === true, 'invalid_json_schema') },
-    echo: { type: 'json_schema', name, schema: schema as Record<string, unknown>, strict: strict === true, ...(typeof description === 'string' ? { description } : {}) },
+    echo: {
+      type: 'json_schema',
+      name,
+      schema: schema as Record<string, unknown>,
+      strict: strict === true,
+      ...(typeof description === 'string' ? { description } : {}),
+    },
   };
 }
 
@@ -169,7 +209,8 @@ export function toChatMessages(instructions: string | null, items: ConversationI
       }
     }
   });
-  if (!messages.some((message) => message.role !== 'system')) throw OpenAiError.invalidRequest(`Missing required parameter: 'input'.`, 'input', 'missing_required_parameter');
+  if (!messages.some((message) => message.role !== 'system'))
+    throw OpenAiError.invalidRequest(`Missing required parameter: 'input'.`, 'input', 'missing_required_parameter');
   return messages;
 }
 
@@ -199,22 +240,26 @@ export function toResponseJob(
   maxQueueWaitMs: number,
   continuedKey?: string,
 ): ResponseJob {
-  if (request.prompt !== undefined && request.prompt !== null) throw OpenAiError.invalidRequest(`Reusable prompts ('prompt') are not available here; send 'instructions' and 'input'.`, 'prompt', 'unsupported_parameter');
+  if (request.prompt !== undefined && request.prompt !== null)
+    throw OpenAiError.invalidRequest(`Reusable prompts ('prompt') are not available here; send 'instructions' and 'input'.`, 'prompt', 'unsupported_parameter');
   if (request.conversation !== undefined && request.conversation !== null) {
     throw OpenAiError.invalidRequest(`Conversations are not available here; continue with 'previous_response_id'.`, 'conversation', 'unsupported_parameter');
   }
   // A background response is polled, cancelled and resumed through its stored record.
-  if (request.background === true && request.store === false) throw invalid(`Background responses must be stored; 'background': true requires 'store': true.`, 'background');
+  if (request.background === true && request.store === false)
+    throw invalid(`Background responses must be stored; 'background': true requires 'store': true.`, 'background');
   const { definitions, echoes } = functionTools(request);
   const choice = toolChoice(request, new Set(definitions.map((tool) => tool.name)));
-  if (definitions.length === 0 && (choice.type === 'required' || choice.type === 'function')) throw invalid(`'tool_choice' requires function tools in 'tools'.`, 'tool_choice');
+  if (definitions.length === 0 && (choice.type === 'required' || choice.type === 'function'))
+    throw invalid(`'tool_choice' requires function tools in 'tools'.`, 'tool_choice');
   const tools: ToolOptions | undefined = definitions.length > 0 ? { definitions, choice, parallel: request.parallel_tool_calls ?? true } : undefined;
   const { format, echo } = textFormat(request);
   if (callsAllowed(tools) && format.type !== 'text') {
     throw invalid(`'text.format' other than text cannot be combined with tool calls here; set 'tool_choice' to 'none' or drop one.`, 'text.format');
   }
   const logprobs = logprobsOptions(request);
-  if (logprobs && callsAllowed(tools)) throw invalid(`Log probabilities cannot be combined with tool calls here; set 'tool_choice' to 'none' or drop one.`, 'top_logprobs');
+  if (logprobs && callsAllowed(tools))
+    throw invalid(`Log probabilities cannot be combined with tool calls here; set 'tool_choice' to 'none' or drop one.`, 'top_logprobs');
   const instructions = request.instructions ?? null;
   const affinityKey = clientAffinityKey(request.prompt_cache_key) ?? continuedKey;
   const job: CompletionJobInput = {

@@ -29,9 +29,23 @@ describe('ResponseOutput', () => {
     ]);
     expect(frames.map((frame) => data(frame).sequence_number)).toEqual([0, 1, 2, 3, 4, 5, 6]);
     expect(frames.map((frame) => data(frame).type)).toEqual(frames.map((frame) => frame.event));
-    expect(data(frames[2])).toEqual({ type: 'response.output_text.delta', item_id: 'msg_0mwxabcdefghijklmnopqrst0', output_index: 0, content_index: 0, delta: 'Hel', logprobs: [], sequence_number: 2 });
+    expect(data(frames[2])).toEqual({
+      type: 'response.output_text.delta',
+      item_id: 'msg_0mwxabcdefghijklmnopqrst0',
+      output_index: 0,
+      content_index: 0,
+      delta: 'Hel',
+      logprobs: [],
+      sequence_number: 2,
+    });
     expect(items).toEqual([
-      { type: 'message', id: 'msg_0mwxabcdefghijklmnopqrst0', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Hello', annotations: [], logprobs: [] }] },
+      {
+        type: 'message',
+        id: 'msg_0mwxabcdefghijklmnopqrst0',
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: 'Hello', annotations: [], logprobs: [] }],
+      },
     ]);
   });
 
@@ -51,7 +65,14 @@ describe('ResponseOutput', () => {
       'response.function_call_arguments.done',
       'response.output_item.done',
     ]);
-    expect(items[1]).toEqual({ type: 'function_call', id: 'fc_0mwxabcdefghijklmnopqrst1', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Rome"}', status: 'completed' });
+    expect(items[1]).toEqual({
+      type: 'function_call',
+      id: 'fc_0mwxabcdefghijklmnopqrst1',
+      call_id: 'call_1',
+      name: 'get_weather',
+      arguments: '{"city":"Rome"}',
+      status: 'completed',
+    });
   });
 
   it('marks the last item incomplete when the answer was cut short, and an empty answer still has its message', () => {
@@ -76,8 +97,12 @@ describe('ResponseOutput', () => {
     expect(silent.finish(false)).toEqual(run([parts]).items);
   });
 
-  describe('a reasoning model\'s thought', () => {
-    const thought: OutputPart[][] = [[{ type: 'reasoning', choice: 0, text: 'The ' }], [{ type: 'reasoning', choice: 0, text: 'rabbit' }], [{ type: 'text', choice: 0, text: 'Hi' }]];
+  describe("a reasoning model's thought", () => {
+    const thought: OutputPart[][] = [
+      [{ type: 'reasoning', choice: 0, text: 'The ' }],
+      [{ type: 'reasoning', choice: 0, text: 'rabbit' }],
+      [{ type: 'text', choice: 0, text: 'Hi' }],
+    ];
     const ID = 'rs_0mwxabcdefghijklmnopqrst0';
 
     it('comes first as a reasoning item with its text as reasoning_text content, streamed as reasoning_text events', () => {
@@ -94,7 +119,14 @@ describe('ResponseOutput', () => {
       expect(frames.map((frame) => data(frame).sequence_number)).toEqual(frames.map((_, index) => index));
       expect(frames.map((frame) => data(frame).type)).toEqual(frames.map((frame) => frame.event));
       expect(data(frames[0])).toMatchObject({ item: { type: 'reasoning', id: ID, summary: [], content: [], status: 'in_progress' } });
-      expect(data(frames[3])).toEqual({ type: 'response.reasoning_text.delta', item_id: ID, output_index: 0, content_index: 0, delta: 'rabbit', sequence_number: 3 });
+      expect(data(frames[3])).toEqual({
+        type: 'response.reasoning_text.delta',
+        item_id: ID,
+        output_index: 0,
+        content_index: 0,
+        delta: 'rabbit',
+        sequence_number: 3,
+      });
       expect(data(frames[4])).toMatchObject({ text: 'The rabbit' });
       expect(items).toEqual([
         { type: 'reasoning', id: ID, summary: [], content: [{ type: 'reasoning_text', text: 'The rabbit' }], status: 'completed' },
@@ -117,9 +149,29 @@ describe('ResponseOutput', () => {
         'response.reasoning_summary_text.done',
         'response.reasoning_summary_part.done',
       ]);
-      expect(data(frames[6])).toEqual({ type: 'response.reasoning_summary_text.delta', item_id: ID, output_index: 0, summary_index: 0, delta: 'rabbit', sequence_number: 6 });
-      expect(data(frames[10])).toEqual({ type: 'response.reasoning_summary_part.done', item_id: ID, output_index: 0, summary_index: 0, part: { type: 'summary_text', text: 'The rabbit' }, sequence_number: 10 });
-      expect(items[0]).toEqual({ type: 'reasoning', id: ID, summary: [{ type: 'summary_text', text: 'The rabbit' }], content: [{ type: 'reasoning_text', text: 'The rabbit' }], status: 'completed' });
+      expect(data(frames[6])).toEqual({
+        type: 'response.reasoning_summary_text.delta',
+        item_id: ID,
+        output_index: 0,
+        summary_index: 0,
+        delta: 'rabbit',
+        sequence_number: 6,
+      });
+      expect(data(frames[10])).toEqual({
+        type: 'response.reasoning_summary_part.done',
+        item_id: ID,
+        output_index: 0,
+        summary_index: 0,
+        part: { type: 'summary_text', text: 'The rabbit' },
+        sequence_number: 10,
+      });
+      expect(items[0]).toEqual({
+        type: 'reasoning',
+        id: ID,
+        summary: [{ type: 'summary_text', text: 'The rabbit' }],
+        content: [{ type: 'reasoning_text', text: 'The rabbit' }],
+        status: 'completed',
+      });
     });
 
     it('cut short, ends the output as an incomplete reasoning item; ended alone, is followed by an empty message', () => {
@@ -133,7 +185,13 @@ describe('ResponseOutput', () => {
     });
 
     it('between calls or text, opens a new reasoning item each time', () => {
-      const { items } = run([[{ type: 'reasoning', choice: 0, text: 'a' }, { type: 'text', choice: 0, text: 'b' }, { type: 'reasoning', choice: 0, text: 'c' }]]);
+      const { items } = run([
+        [
+          { type: 'reasoning', choice: 0, text: 'a' },
+          { type: 'text', choice: 0, text: 'b' },
+          { type: 'reasoning', choice: 0, text: 'c' },
+        ],
+      ]);
       expect((items as Array<{ type: string }>).map((item) => item.type)).toEqual(['reasoning', 'message', 'reasoning']);
     });
   });

@@ -266,7 +266,12 @@ export class ResponseOutput {
     this.open = message;
     this.deltaHead = `{"type":"response.output_text.delta","item_id":${JSON.stringify(message.id)},"output_index":${outputIndex},"content_index":0,"delta":`;
     this.event('response.output_item.added', { output_index: outputIndex, item: messageItem(message) });
-    this.event('response.content_part.added', { item_id: message.id, output_index: outputIndex, content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } });
+    this.event('response.content_part.added', {
+      item_id: message.id,
+      output_index: outputIndex,
+      content_index: 0,
+      part: { type: 'output_text', text: '', annotations: [], logprobs: [] },
+    });
   }
 
   private close(status: 'completed' | 'incomplete'): void {

@@ -24,14 +24,19 @@ export class ResponseReplay {
     const { id, model } = record.identity;
     const streamed = new StreamedResponse(reply, record.identity, { after });
     const gone = OpenAiError.notFound(`The events of response '${id}' are no longer kept; retrieve it without 'stream'.`, 'response_id');
-    await this.resumption.replay({ id, model, log: storedResponseKeys(id).log, gone }, {
-      canRestart: false,
-      write: (parts) => streamed.write(parts),
-      restart: () => streamed.restart(),
-      open: () => streamed.open(),
-      // Whoever sees the end first records it; the others find it recorded.
-      finish: (ending) => streamed.finish(ending, async ({ state, output }) => void (await this.stored.endIfOpen(record, state, output).catch(() => undefined))),
-      fail: (error) => void streamed.fail(error),
-    }, signal);
+    await this.resumption.replay(
+      { id, model, log: storedResponseKeys(id).log, gone },
+      {
+        canRestart: false,
+        write: (parts) => streamed.write(parts),
+        restart: () => streamed.restart(),
+        open: () => streamed.open(),
+        // Whoever sees the end first records it; the others find it recorded.
+        finish: (ending) =>
+          streamed.finish(ending, async ({ state, output }) => void (await this.stored.endIfOpen(record, state, output).catch(() => undefined))),
+        fail: (error) => void streamed.fail(error),
+      },
+      signal,
+    );
   }
 }

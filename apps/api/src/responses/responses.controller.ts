@@ -86,7 +86,14 @@ export class ResponsesController {
     let release: ReleaseLease = () => undefined;
     if (settings.store) {
       const { affinityKey } = job.schedule;
-      record = { owner, identity, history, inputStart: earlier.length, state: { status: settings.background ? 'queued' : 'in_progress', output: [] }, ...(affinityKey ? { affinityKey } : {}) };
+      record = {
+        owner,
+        identity,
+        history,
+        inputStart: earlier.length,
+        state: { status: settings.background ? 'queued' : 'in_progress', output: [] },
+        ...(affinityKey ? { affinityKey } : {}),
+      };
       release = await this.stored.begin(record).catch(() => {
         admission.abandon();
         throw redisUnavailable();
@@ -143,14 +150,19 @@ export class ResponsesController {
     const unknown = Object.keys(query).find((name) => !RETRIEVE_QUERY.has(name));
     if (unknown !== undefined) throw OpenAiError.invalidRequest(`Unrecognized request argument supplied: ${unknown}`, unknown, 'unknown_parameter');
     const { stream, starting_after: startingAfter } = query;
-    if (stream !== undefined && stream !== 'true' && stream !== 'false') throw OpenAiError.invalidRequest(`'stream' must be true or false.`, 'stream', 'invalid_value');
+    if (stream !== undefined && stream !== 'true' && stream !== 'false')
+      throw OpenAiError.invalidRequest(`'stream' must be true or false.`, 'stream', 'invalid_value');
     const record = await this.find(http, id);
     if (stream !== 'true') {
       await reply.send(responseObject(record.identity, record.state));
       return;
     }
     if (!record.identity.settings.background) {
-      throw OpenAiError.invalidRequest(`Only a response created with 'background': true can be streamed again; retrieve it without 'stream'.`, 'stream', 'invalid_value');
+      throw OpenAiError.invalidRequest(
+        `Only a response created with 'background': true can be streamed again; retrieve it without 'stream'.`,
+        'stream',
+        'invalid_value',
+      );
     }
     await this.replay.stream(record, resumeCursor(http.headers['last-event-id'], startingAfter), reply, clientGoneSignal(reply));
   }

@@ -13,7 +13,14 @@ import type { ResponseIdentity, ResponseState } from './response-object';
  */
 export const storedResponseKeys = (id: string): { record: string; answer: string; failure: string; log: string; lease: string; cancelled: string } => {
   const tag = `{response:${id}}`;
-  return { record: `${tag}:record`, answer: `${tag}:answer`, failure: `${tag}:failure`, log: `${tag}:events`, lease: `${tag}:lease`, cancelled: `${tag}:cancelled` };
+  return {
+    record: `${tag}:record`,
+    answer: `${tag}:answer`,
+    failure: `${tag}:failure`,
+    log: `${tag}:events`,
+    lease: `${tag}:lease`,
+    cancelled: `${tag}:cancelled`,
+  };
 };
 
 /** Whether a response may still change: its job has not ended (or nobody has recorded that it did). */

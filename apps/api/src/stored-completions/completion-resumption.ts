@@ -60,7 +60,11 @@ export class CompletionResumption {
     const keys = storedCompletionKeys(record.id);
     const response = new StreamedChatCompletion(reply, formatterOf(record, record.includeUsage), { after: afterFrame });
     const gone = `The stream of completion '${record.id}' can no longer be resumed; retrieve the stored completion instead.`;
-    await this.replay({ id: record.id, model: record.model, log: keys.log, lease: keys.lease, gone: OpenAiError.notFound(gone, 'completion_id') }, response, signal);
+    await this.replay(
+      { id: record.id, model: record.model, log: keys.log, lease: keys.lease, gone: OpenAiError.notFound(gone, 'completion_id') },
+      response,
+      signal,
+    );
   }
 
   /**

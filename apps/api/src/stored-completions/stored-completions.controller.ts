@@ -114,7 +114,13 @@ export class StoredCompletionsController {
     if (answer) return answer;
     const state = await this.queues.forModel(record.model).getJobState(record.id);
     if (isInProgress(state)) {
-      throw new OpenAiError(409, 'invalid_request_error', `Chat completion '${record.id}' is still being generated.`, 'completion_id', 'completion_in_progress');
+      throw new OpenAiError(
+        409,
+        'invalid_request_error',
+        `Chat completion '${record.id}' is still being generated.`,
+        'completion_id',
+        'completion_in_progress',
+      );
     }
     // It ended without an answer (an error, or cancelled): nothing was stored.
     throw notFound(record.id);

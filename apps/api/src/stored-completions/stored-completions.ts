@@ -1,6 +1,21 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
-import { aBoolean, aCount, aNumber, anObject, arrayOf, aString, fields, oneOf, optional, parseChecked, recordOf, storedAnswerCheck, storedCompletionKeys, storedCompletionsIndexKey } from '@app/contracts';
+import {
+  aBoolean,
+  aCount,
+  aNumber,
+  anObject,
+  arrayOf,
+  aString,
+  fields,
+  oneOf,
+  optional,
+  parseChecked,
+  recordOf,
+  storedAnswerCheck,
+  storedCompletionKeys,
+  storedCompletionsIndexKey,
+} from '@app/contracts';
 import type { StoredAnswer, StoredCompletionRecord } from '@app/contracts';
 import { execResults } from '@app/redis';
 import type { RedisClient } from '@app/redis';
@@ -133,7 +148,10 @@ export class StoredCompletions implements ChatCompletionStore {
    * One page of the owner's finished completions in creation order, after the id `after`,
    * filtered by model and metadata; `hasMore` when another would follow.
    */
-  async list(owner: string, query: StoredCompletionQuery): Promise<{ items: Array<{ record: StoredCompletionRecord; answer: StoredAnswer }>; hasMore: boolean }> {
+  async list(
+    owner: string,
+    query: StoredCompletionQuery,
+  ): Promise<{ items: Array<{ record: StoredCompletionRecord; answer: StoredAnswer }>; hasMore: boolean }> {
     const index = storedCompletionsIndexKey(owner);
     let start = query.after === undefined ? 0 : await this.rankAfter(index, query.after, query.order);
     const items: Array<{ record: StoredCompletionRecord; answer: StoredAnswer }> = [];

@@ -36,7 +36,9 @@ const logger = new Logger('SelfTest');
 export async function selfTestInChildProcess(env: WorkerEnv): Promise<void> {
   const llama = env.ENGINE === 'llama';
   const subject = llama ? env.MODEL_PATH : env.MODEL_NAME;
-  logger.log(`self-test: in a child process, the ${env.ENGINE} engine ${llama ? `loads ${subject} and ` : ''}generates a few tokens before the worker takes jobs`);
+  logger.log(
+    `self-test: in a child process, the ${env.ENGINE} engine ${llama ? `loads ${subject} and ` : ''}generates a few tokens before the worker takes jobs`,
+  );
   const child = fork(CHILD_ENTRY, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' });
   // What the child has reported so far: how far it got, the backend it named, the error it caught.
   const heard: { stage: 'loading' | 'generating' | 'passed'; backend?: string; failure?: string } = { stage: 'loading' };
@@ -64,7 +66,9 @@ export async function selfTestInChildProcess(env: WorkerEnv): Promise<void> {
   const when = heard.stage === 'loading' ? `while loading ${subject}` : `while generating with ${subject}`;
   if (signal && CRASH_SIGNALS.has(signal)) {
     const verb = signal === 'SIGABRT' ? 'aborted' : 'crashed';
-    const why = llama ? `; this llama.cpp build cannot run that model on this machine's GPU, driver or CPU (llama.cpp's own message is in the lines above) — see docs/gpu.md, "CUDA images"` : '';
+    const why = llama
+      ? `; this llama.cpp build cannot run that model on this machine's GPU, driver or CPU (llama.cpp's own message is in the lines above) — see docs/gpu.md, "CUDA images"`
+      : '';
     throw new Error(`worker self-test failed: ${what} ${verb} (${signal}) ${when}${why}`);
   }
   const how = signal ? `was killed (${signal}${signal === 'SIGKILL' ? ', out of memory?' : ''})` : `exited with code ${String(code)}`;

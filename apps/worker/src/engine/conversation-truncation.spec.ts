@@ -43,8 +43,14 @@ describe('fitConversation (truncation: auto)', () => {
 
   it('moves a cache breakpoint with its message, and drops one whose message was dropped', () => {
     const fitted = { messages: [], from: 1, dropped: 4 };
-    expect(truncatedCachePolicy({ implicit: false, breakpoint: { message: 6, offset: 1 } }, fitted)).toEqual({ implicit: false, breakpoint: { message: 2, offset: 1 } });
+    expect(truncatedCachePolicy({ implicit: false, breakpoint: { message: 6, offset: 1 } }, fitted)).toEqual({
+      implicit: false,
+      breakpoint: { message: 2, offset: 1 },
+    });
     expect(truncatedCachePolicy({ implicit: true, breakpoint: { message: 3, offset: 1 } }, fitted)).toEqual({ implicit: true });
-    expect(truncatedCachePolicy({ implicit: false, breakpoint: { message: 0, offset: 2 } }, fitted)).toEqual({ implicit: false, breakpoint: { message: 0, offset: 2 } });
+    expect(truncatedCachePolicy({ implicit: false, breakpoint: { message: 0, offset: 2 } }, fitted)).toEqual({
+      implicit: false,
+      breakpoint: { message: 0, offset: 2 },
+    });
   });
 });

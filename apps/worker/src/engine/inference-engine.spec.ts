@@ -24,11 +24,13 @@ describe('answerBudget', () => {
   });
 
   it('refuses a prompt that leaves less than the engine needs, saying so', () => {
-    expect(refusal(() => answerBudget(256, 255, undefined, 2))).toMatch(/your messages resulted in 255 tokens, and this engine needs at least 2 more for the completion\./);
+    expect(refusal(() => answerBudget(256, 255, undefined, 2))).toMatch(
+      /your messages resulted in 255 tokens, and this engine needs at least 2 more for the completion\./,
+    );
     expect(refusal(() => answerBudget(256, 255, 1, 2))).toMatch(/needs at least 2 more/);
   });
 
-  it("words a prompt beyond the context as OpenAI does", () => {
+  it('words a prompt beyond the context as OpenAI does', () => {
     expect(refusal(() => answerBudget(256, 300, undefined, 2))).toBe(
       "This model's maximum context length is 256 tokens. However, your messages resulted in 300 tokens. Please reduce the length of the messages or completion.",
     );

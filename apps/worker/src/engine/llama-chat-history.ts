@@ -58,6 +58,10 @@ export function toChatHistory(messages: ChatMessage[], answerStart?: AnswerStart
         break; // carried as the result of its call
     }
   }
-  if (!openResponse) history.push({ type: 'model', response: answerStart ? [{ type: 'segment', segmentType: 'thought', text: '', ended: answerStart === 'after thought' }] : [] });
+  if (!openResponse)
+    history.push({
+      type: 'model',
+      response: answerStart ? [{ type: 'segment', segmentType: 'thought', text: '', ended: answerStart === 'after thought' }] : [],
+    });
   return history;
 }

@@ -62,7 +62,8 @@ const MAX_PARALLEL_CALLS = 8;
  * and its last resort ("The context size is too small to generate a response"). "Failed to
  * compress chat history to fit context window" (its decision helpers) is matched by the same words.
  */
-const CONTEXT_OVERFLOW = /did not return a history that fits the context size|Failed to compress chat history|The context size is too small to generate|too small to fit the context shift size/;
+const CONTEXT_OVERFLOW =
+  /did not return a history that fits the context size|Failed to compress chat history|The context size is too small to generate|too small to fit the context shift size/;
 
 export const isContextOverflow = (error: unknown): boolean => error instanceof Error && CONTEXT_OVERFLOW.test(error.message);
 
@@ -232,7 +233,14 @@ export class LlamaCppEngine implements InferenceEngine {
 
   static async load(options: LlamaCppEngineOptions): Promise<LlamaCppEngine> {
     // node-llama-cpp is ESM-only with top-level await, so it cannot be require()d from CommonJS.
-    const { getLlama, LlamaChat: LlamaChatClass, LlamaLogLevel, LlamaText: toLlamaText, TokenBias: TokenBiasClass, resolveChatWrapper } = await import('node-llama-cpp');
+    const {
+      getLlama,
+      LlamaChat: LlamaChatClass,
+      LlamaLogLevel,
+      LlamaText: toLlamaText,
+      TokenBias: TokenBiasClass,
+      resolveChatWrapper,
+    } = await import('node-llama-cpp');
     const llama = await getLlama({
       gpu: options.gpu === 'false' ? false : options.gpu,
       build: 'never',
@@ -248,7 +256,9 @@ export class LlamaCppEngine implements InferenceEngine {
     const devices = await llama.getGpuDeviceNames();
     options.log?.(
       `llama.cpp backend ${llama.gpu === false ? 'cpu' : llama.gpu} (GPU=${String(options.gpu)})` +
-        (devices.length > 0 ? `, devices ${devices.join(', ')}, VRAM ${(vram.total / 2 ** 30).toFixed(1)} GiB (${(vram.free / 2 ** 30).toFixed(1)} free)` : '') +
+        (devices.length > 0
+          ? `, devices ${devices.join(', ')}, VRAM ${(vram.total / 2 ** 30).toFixed(1)} GiB (${(vram.free / 2 ** 30).toFixed(1)} free)`
+          : '') +
         `, ${model.gpuLayers} layers offloaded, ${options.threads} CPU threads`,
     );
     const context = await model.createContext({
@@ -287,10 +297,7 @@ export class LlamaCppEngine implements InferenceEngine {
     }
   }
 
-  private async generateWith(
-    request: GenerationRequest,
-    functions: ChatModelFunctions | undefined,
-  ): Promise<GenerationOutcome> {
+  private async generateWith(request: GenerationRequest, functions: ChatModelFunctions | undefined): Promise<GenerationOutcome> {
     const { sampling, tools, responseFormat, logprobs, thinking, signal, output, anotherChoiceFollows } = request;
     const mustCall = functions !== undefined && tools?.choice.type !== 'auto';
     const answerStart = this.answerStart(thinking, mustCall);
@@ -372,7 +379,10 @@ export class LlamaCppEngine implements InferenceEngine {
         if (signal.aborted) throw new GenerationAbortedError();
         const kept = stop.stopped ? answerTokens.within(text.length) : scored.length;
         // Each piece of text followed by its tokens' log probabilities: a stream's chunk carries both.
-        for (const { text: [from, to], tokens: [first, last] } of answerTokens.pieces(text.length, kept)) {
+        for (const {
+          text: [from, to],
+          tokens: [first, last],
+        } of answerTokens.pieces(text.length, kept)) {
           output.write({ type: 'text', choice: 0, text: text.slice(from, to) });
           if (last > first) output.write({ type: 'logprobs', choice: 0, content: scored.slice(first, last) });
         }
@@ -437,7 +447,11 @@ export class LlamaCppEngine implements InferenceEngine {
       }
     };
     const fitted = fitConversation(messages, fits) ?? { messages, from: 0, dropped: 0 };
-    return { messages: fitted.messages, promptCache: truncatedCachePolicy(promptCache, fitted), ...(renderings.get(fitted.messages) ?? render(fitted.messages)) };
+    return {
+      messages: fitted.messages,
+      promptCache: truncatedCachePolicy(promptCache, fitted),
+      ...(renderings.get(fitted.messages) ?? render(fitted.messages)),
+    };
   }
 
   /** Erases all of a finished job's sequence but the start of its prompt that later prompts may reuse. */

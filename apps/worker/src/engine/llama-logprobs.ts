@@ -48,7 +48,8 @@ export async function scoreAnswer(
     const normaliser = Math.max(...logits.values()) + Math.log(next.totalLogitWeight);
     // detokenize reads only the last few tokens before one (for a leading space and the like),
     // the prompt's last ones before the first answer tokens, as LlamaChat reads the answer's text.
-    const earlier = position >= TOKEN_TRAIL ? answer.slice(position - TOKEN_TRAIL, position) : [...promptTokens.slice(position - TOKEN_TRAIL), ...answer.slice(0, position)];
+    const earlier =
+      position >= TOKEN_TRAIL ? answer.slice(position - TOKEN_TRAIL, position) : [...promptTokens.slice(position - TOKEN_TRAIL), ...answer.slice(0, position)];
     const describe = (token: Token): TopLogprob => {
       const text = model.detokenize([token], false, earlier);
       const logprob = (logits.get(token) ?? -Infinity) - normaliser;

@@ -33,7 +33,8 @@ export const TAKEOVER_MARGIN = 0.1;
  * serves that prompt, and another only when every idle sequence is reserved.
  */
 export function pickSequence(sequences: readonly HeldTokens[], prompt: readonly Token[]): { index: number; cachedTokens: number } {
-  const nextChoiceOf = ({ contextTokens }: HeldTokens) => contextTokens.length === prompt.length - 1 && commonPrefixLength(contextTokens, prompt) === contextTokens.length;
+  const nextChoiceOf = ({ contextTokens }: HeldTokens) =>
+    contextTokens.length === prompt.length - 1 && commonPrefixLength(contextTokens, prompt) === contextTokens.length;
   const open = [...sequences.entries()].filter(([, sequence]) => !sequence.reserved || nextChoiceOf(sequence));
   const candidates = open.length > 0 ? open : [...sequences.entries()];
   let lossless = { index: -1, cachedTokens: -1 };

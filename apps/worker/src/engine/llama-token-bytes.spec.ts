@@ -1,7 +1,8 @@
 import type { LlamaModel, Token } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
 import { vocabularyBytes } from './llama-token-bytes';
 
-const withVocabulary = (model: string, tokens: string[]): LlamaModel => ({ fileInfo: { metadata: { tokenizer: { ggml: { model, tokens } } } } }) as unknown as LlamaModel;
+const withVocabulary = (model: string, tokens: string[]): LlamaModel =>
+  ({ fileInfo: { metadata: { tokenizer: { ggml: { model, tokens } } } } }) as unknown as LlamaModel;
 const token = (id: number): Token => id as Token;
 
 describe('vocabularyBytes', () => {

@@ -74,7 +74,9 @@ export class LlamaToolGrammars {
       if (active) active.users++;
       else this.active.set(marker, { gbnf, users: 1 });
     }
-    const functions = Object.fromEntries(definitions.map((definition, index) => [definition.name, { description: definition.description, params: grammars[index].standIn }]));
+    const functions = Object.fromEntries(
+      definitions.map((definition, index) => [definition.name, { description: definition.description, params: grammars[index].standIn }]),
+    );
     let released = false;
     const release = (): void => {
       if (released) return;
@@ -97,7 +99,10 @@ export class LlamaToolGrammars {
   shownFunctions(functions: ChatModelFunctions | undefined): ChatModelFunctions | undefined {
     if (functions === undefined) return undefined;
     return Object.fromEntries(
-      Object.entries(functions).map(([name, fn]) => [name, { ...fn, params: (fn.params && this.shown.get(fn.params)) as GbnfJsonSchema | undefined ?? fn.params }]),
+      Object.entries(functions).map(([name, fn]) => [
+        name,
+        { ...fn, params: ((fn.params && this.shown.get(fn.params)) as GbnfJsonSchema | undefined) ?? fn.params },
+      ]),
     );
   }
 

@@ -262,7 +262,12 @@ describe('OpenAiUpstreamEngine', () => {
 
     it('a 400 with code context_length_exceeded: ContextLengthExceededError', async () => {
       handler = answerWith(400, {
-        error: { message: "This model's maximum context length is 512 tokens.", type: 'invalid_request_error', param: 'messages', code: 'context_length_exceeded' },
+        error: {
+          message: "This model's maximum context length is 512 tokens.",
+          type: 'invalid_request_error',
+          param: 'messages',
+          code: 'context_length_exceeded',
+        },
       });
       const { error } = await generate(engine());
       expect(error).toBeInstanceOf(ContextLengthExceededError);
@@ -274,7 +279,7 @@ describe('OpenAiUpstreamEngine', () => {
       expect((await generate(engine())).error).toBeInstanceOf(EngineUnavailableError);
     });
 
-    it.each([401, 403, 404])('a %i says the worker is misconfigured: an engine error, not the client\'s fault', async (status) => {
+    it.each([401, 403, 404])("a %i says the worker is misconfigured: an engine error, not the client's fault", async (status) => {
       handler = answerWith(status, { error: { message: 'Incorrect API key provided: sk-up***', type: 'invalid_request_error' } });
       const { error } = await generate(engine());
       expect(error).not.toBeInstanceOf(UpstreamRejectedError);
@@ -282,7 +287,7 @@ describe('OpenAiUpstreamEngine', () => {
       expect(error).toBeInstanceOf(Error);
     });
 
-    it('an error that quotes the worker\'s key back: the key reaches neither the log nor the error', async () => {
+    it("an error that quotes the worker's key back: the key reaches neither the log nor the error", async () => {
       const apiKey = 'sk-worker-upstream-key-0123456789';
       const logged: string[] = [];
       Logger.overrideLogger({ log: () => undefined, error: () => undefined, warn: (message: string) => logged.push(message) });
@@ -291,7 +296,10 @@ describe('OpenAiUpstreamEngine', () => {
         const refused = (await generate(engine({ apiKey }))).error as Error;
         handler = answerWith(400, { error: { message: `Bad request from ${apiKey}`, type: 'invalid_request_error' } });
         const rejected = (await generate(engine({ apiKey }))).error as Error;
-        expect([refused.message, rejected.message]).toEqual(['The upstream server refused this worker (401): Invalid key: *** is not known here', 'Bad request from ***']);
+        expect([refused.message, rejected.message]).toEqual([
+          'The upstream server refused this worker (401): Invalid key: *** is not known here',
+          'Bad request from ***',
+        ]);
         expect(logged).toHaveLength(2);
         expect(logged.join('\n')).not.toContain(apiKey);
       } finally {
@@ -398,7 +406,11 @@ describe('OpenAiUpstreamEngine', () => {
       messages: [
         { role: 'system', content: 'Be brief.' },
         { role: 'user', content: 'Weather in Paris?' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+        },
         { role: 'tool', content: '{"temp":21}', tool_call_id: 'call_1' },
       ],
       stream: true,

@@ -50,7 +50,14 @@ export class OpenAiUpstreamEngine implements InferenceEngine {
    * any logit_bias id is passed on). Choices are asked for one at a time (the use case generates
    * `n` of them).
    */
-  readonly capabilities: EngineCapabilities = { tools: true, grammar: true, logprobs: true, maxChoices: MAX_CHOICES, logitBiasTokens: Number.MAX_SAFE_INTEGER, unbiasableTokens: [] };
+  readonly capabilities: EngineCapabilities = {
+    tools: true,
+    grammar: true,
+    logprobs: true,
+    maxChoices: MAX_CHOICES,
+    logitBiasTokens: Number.MAX_SAFE_INTEGER,
+    unbiasableTokens: [],
+  };
   readonly slots: number;
   readonly contextSize: number;
   readonly mayBeUnavailable = true;
@@ -79,9 +86,7 @@ export class OpenAiUpstreamEngine implements InferenceEngine {
     const silence = new SilenceTimer(this.options.timeoutMs);
     const requestSignal = AbortSignal.any([signal, silence.signal]);
     try {
-      const response = await this.client.chat.completions
-        .create(toUpstreamRequest(this.options.model, request), { signal: requestSignal })
-        .asResponse();
+      const response = await this.client.chat.completions.create(toUpstreamRequest(this.options.model, request), { signal: requestSignal }).asResponse();
       if (!response.body) throw new UpstreamProtocolError('The upstream server answered with an empty body.');
       silence.start();
       for await (const event of readServerSentEvents(silence.watch(response.body))) {

@@ -51,7 +51,7 @@ describe('StopSequences', () => {
       const first = ends.reduce((best, next) => (next.end < best.end || (next.end === best.end && next.sequence.length > best.sequence.length) ? next : best));
       const expected = first.end === Infinity ? text : text.slice(0, first.end - first.sequence.length);
       const chunks: string[] = [];
-      for (let at = 0; at < text.length; ) {
+      for (let at = 0; at < text.length;) {
         const size = 1 + random(4);
         chunks.push(text.slice(at, at + size));
         at += size;

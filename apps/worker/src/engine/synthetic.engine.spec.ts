@@ -116,7 +116,12 @@ describe('SyntheticEngine', () => {
       engine({ contextSize: 256 }).generate({ messages: long, sampling: sampling(), signal: new AbortController().signal, output: { write: () => undefined } }),
     ).rejects.toThrow(/maximum context length/);
     await expect(
-      engine({ contextSize: 256 }).generate({ messages, sampling: sampling({ maxTokens: 300 }), signal: new AbortController().signal, output: { write: () => undefined } }),
+      engine({ contextSize: 256 }).generate({
+        messages,
+        sampling: sampling({ maxTokens: 300 }),
+        signal: new AbortController().signal,
+        output: { write: () => undefined },
+      }),
     ).rejects.toThrow(/maximum context length/);
   });
 });

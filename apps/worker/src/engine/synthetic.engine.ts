@@ -37,7 +37,14 @@ function countPromptTokens(messages: ChatMessage[]): number {
 export class SyntheticEngine implements InferenceEngine {
   readonly name = 'synthetic';
   /** It samples nothing, so it can honour no option beyond max_tokens and stop. */
-  readonly capabilities: EngineCapabilities = { tools: false, grammar: false, logprobs: false, maxChoices: MAX_CHOICES, logitBiasTokens: 0, unbiasableTokens: [] };
+  readonly capabilities: EngineCapabilities = {
+    tools: false,
+    grammar: false,
+    logprobs: false,
+    maxChoices: MAX_CHOICES,
+    logitBiasTokens: 0,
+    unbiasableTokens: [],
+  };
   readonly slots: number;
   readonly contextSize: number;
 

@@ -33,11 +33,13 @@ const request = (onText: (text: string) => void = () => undefined): GenerationRe
 
 /** Sum of the samples called `name` (a histogram's `_count` included) whose labels include `labels`. */
 async function value(metrics: WorkerMetrics, name: string, labels: Record<string, string> = {}): Promise<number> {
-  return (await metrics.registry.getMetricsAsJSON())
-    // Histogram samples carry their own name (`_bucket`, `_sum`, `_count`); prom-client's JSON type leaves it out.
-    .flatMap((metric) => metric.values.map((sample) => ({ ...sample, name: (sample as { metricName?: string }).metricName ?? metric.name })))
-    .filter((sample) => sample.name === name && Object.entries(labels).every(([key, expected]) => sample.labels[key] === expected))
-    .reduce((sum, sample) => sum + sample.value, 0);
+  return (
+    (await metrics.registry.getMetricsAsJSON())
+      // Histogram samples carry their own name (`_bucket`, `_sum`, `_count`); prom-client's JSON type leaves it out.
+      .flatMap((metric) => metric.values.map((sample) => ({ ...sample, name: (sample as { metricName?: string }).metricName ?? metric.name })))
+      .filter((sample) => sample.name === name && Object.entries(labels).every(([key, expected]) => sample.labels[key] === expected))
+      .reduce((sum, sample) => sum + sample.value, 0)
+  );
 }
 
 describe('ObservedEngine', () => {
@@ -57,7 +59,11 @@ describe('ObservedEngine', () => {
 
     const [{ request: passed, finish }] = inner.pending;
     for (const text of ['Once', ' upon', ' a']) passed.output.write({ type: 'text', choice: 0, text });
-    finish({ text: 'Once upon a', finishReason: 'length', usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8, prompt_tokens_details: { cached_tokens: 4 } } });
+    finish({
+      text: 'Once upon a',
+      finishReason: 'length',
+      usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8, prompt_tokens_details: { cached_tokens: 4 } },
+    });
     await running;
 
     expect(seen).toEqual(['Once', ' upon', ' a']);

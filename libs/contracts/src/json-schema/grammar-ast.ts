@@ -140,7 +140,7 @@ function canBeEmpty(node: GrammarNode, empty: Set<string>): boolean {
 /** The least set of rules closed under `holds`. */
 function fixpoint(rules: Rules, names: string[], holds: (node: GrammarNode, set: Set<string>) => boolean): Set<string> {
   const set = new Set<string>();
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (const name of names) {
       if (!set.has(name) && holds(rules.get(name) as GrammarNode, set)) {
@@ -203,11 +203,13 @@ export function grammarFault(rules: Rules): GrammarFault | undefined {
   const empty = fixpoint(rules, names, canBeEmpty);
   const looping = names.find((name) => repeatsEmpty(rules.get(name) as GrammarNode, empty));
   if (looping !== undefined) return { fault: 'empty-repeat', rule: looping };
-  const left = new Map(names.map((name) => {
-    const into = new Set<string>();
-    leftRules(rules.get(name) as GrammarNode, empty, into);
-    return [name, into] as const;
-  }));
+  const left = new Map(
+    names.map((name) => {
+      const into = new Set<string>();
+      leftRules(rules.get(name) as GrammarNode, empty, into);
+      return [name, into] as const;
+    }),
+  );
   for (const start of names) {
     const stack = [...(left.get(start) ?? [])];
     const seen = new Set<string>();

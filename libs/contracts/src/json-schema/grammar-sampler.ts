@@ -46,7 +46,14 @@ export function sampleGrammar(rules: Rules, random: () => number, options: { max
         const top = node.max ?? node.min + maxRepeat;
         const edge = random();
         // Counts at both ends of the range half the time, anywhere within it otherwise.
-        let times = depth > maxDepth ? node.min : edge < 0.25 ? node.min : edge < 0.5 ? Math.min(top, node.min + maxRepeat) : node.min + pick(Math.min(top, node.min + maxRepeat) - node.min + 1);
+        let times =
+          depth > maxDepth
+            ? node.min
+            : edge < 0.25
+              ? node.min
+              : edge < 0.5
+                ? Math.min(top, node.min + maxRepeat)
+                : node.min + pick(Math.min(top, node.min + maxRepeat) - node.min + 1);
         if (node.max !== undefined) times = Math.min(times, node.max);
         for (let i = 0; i < times; i++) emit(node.item, depth + 1);
         return;
@@ -77,7 +84,7 @@ function costOf(node: GrammarNode, rules: Map<string, number>): number {
 /** The shortest text each rule can finish with (a fixpoint: rules refer to each other). */
 function finishingCosts(rules: Rules): Map<string, number> {
   const costs = new Map<string, number>();
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (const [name, node] of rules) {
       const cost = costOf(node, costs);

@@ -30,9 +30,12 @@ function magnitude(lo: bigint, loExclusive: boolean, hi: bigint | undefined, hiE
   const intLo = loExclusive ? lo + 1n : lo;
   const intHi = hi === undefined ? undefined : hi - 1n;
   if (intHi === undefined || intLo <= intHi) alternatives.push(sequence(integerRange(intLo, intHi), fraction));
-  if (loExclusive && fractionDigits > 0 && (hi === undefined || lo < hi)) alternatives.push(sequence(literal(`${lo}.`), repeat(digit, 0, fractionDigits - 1), chars([[0x31, 0x39]])));
+  if (loExclusive && fractionDigits > 0 && (hi === undefined || lo < hi))
+    alternatives.push(sequence(literal(`${lo}.`), repeat(digit, 0, fractionDigits - 1), chars([[0x31, 0x39]])));
   if (hi !== undefined && !hiExclusive && (loExclusive ? hi > lo : hi >= lo)) {
-    alternatives.push(sequence(literal(hi.toString()), fractionDigits > 0 ? optional(sequence(literal('.'), repeat(literal('0'), 1, fractionDigits))) : literal('')));
+    alternatives.push(
+      sequence(literal(hi.toString()), fractionDigits > 0 ? optional(sequence(literal('.'), repeat(literal('0'), 1, fractionDigits))) : literal('')),
+    );
   }
   return choice(...alternatives);
 }
@@ -61,7 +64,18 @@ export function numberRange(min: Bound | undefined, max: Bound | undefined, frac
   // Below zero: the magnitude above 0 (or above -upper) and up to -lower.
   if (lower === undefined || lower.value < 0n) {
     const negativeUpper = upper !== undefined && upper.value < 0n;
-    alternatives.push(sequence(literal('-'), magnitude(negativeUpper ? -upper.value : 0n, negativeUpper ? upper.exclusive : true, lower === undefined ? undefined : -lower.value, lower?.exclusive ?? false, fractionDigits)));
+    alternatives.push(
+      sequence(
+        literal('-'),
+        magnitude(
+          negativeUpper ? -upper.value : 0n,
+          negativeUpper ? upper.exclusive : true,
+          lower === undefined ? undefined : -lower.value,
+          lower?.exclusive ?? false,
+          fractionDigits,
+        ),
+      ),
+    );
   }
   return choice(...alternatives.filter((node) => !(node.kind === 'choice' && node.items.length === 0)));
 }
@@ -69,5 +83,24 @@ export function numberRange(min: Bound | undefined, max: Bound | undefined, frac
 /** Any JSON number, as llama.cpp writes them (at most 16 digits in each part). */
 export function anyNumber(): GrammarNode {
   const integral = choice(literal('0'), sequence(chars([[0x31, 0x39]]), repeat(digit, 0, MAX_DIGITS - 1)));
-  return sequence(optional(literal('-')), integral, optional(sequence(literal('.'), repeat(digit, 1, MAX_DIGITS))), optional(sequence(chars([[0x45, 0x45], [0x65, 0x65]]), optional(chars([[0x2b, 0x2b], [0x2d, 0x2d]])), integral)));
+  return sequence(
+    optional(literal('-')),
+    integral,
+    optional(sequence(literal('.'), repeat(digit, 1, MAX_DIGITS))),
+    optional(
+      sequence(
+        chars([
+          [0x45, 0x45],
+          [0x65, 0x65],
+        ]),
+        optional(
+          chars([
+            [0x2b, 0x2b],
+            [0x2d, 0x2d],
+          ]),
+        ),
+        integral,
+      ),
+    ),
+  );
 }

@@ -71,11 +71,29 @@ export function intersect(x: Array<[number, number]>, y: Array<[number, number]>
 
 const code = (c: string): number => c.codePointAt(0) as number;
 const DIGITS: Array<[number, number]> = [[0x30, 0x39]];
-const WORD: Array<[number, number]> = [[0x30, 0x39], [0x41, 0x5a], [0x5f, 0x5f], [0x61, 0x7a]];
-const SPACE: Array<[number, number]> = [
-  [0x09, 0x0d], [0x20, 0x20], [0xa0, 0xa0], [0x1680, 0x1680], [0x2000, 0x200a], [0x2028, 0x2029], [0x202f, 0x202f], [0x205f, 0x205f], [0x3000, 0x3000], [0xfeff, 0xfeff],
+const WORD: Array<[number, number]> = [
+  [0x30, 0x39],
+  [0x41, 0x5a],
+  [0x5f, 0x5f],
+  [0x61, 0x7a],
 ];
-const LINE_ENDS: Array<[number, number]> = [[0x0a, 0x0a], [0x0d, 0x0d], [0x2028, 0x2029]];
+const SPACE: Array<[number, number]> = [
+  [0x09, 0x0d],
+  [0x20, 0x20],
+  [0xa0, 0xa0],
+  [0x1680, 0x1680],
+  [0x2000, 0x200a],
+  [0x2028, 0x2029],
+  [0x202f, 0x202f],
+  [0x205f, 0x205f],
+  [0x3000, 0x3000],
+  [0xfeff, 0xfeff],
+];
+const LINE_ENDS: Array<[number, number]> = [
+  [0x0a, 0x0a],
+  [0x0d, 0x0d],
+  [0x2028, 0x2029],
+];
 const SIMPLE_ESCAPES: Record<string, number> = { t: 9, n: 10, v: 11, f: 12, r: 13, '0': 0 };
 const CLASS_ESCAPES: Record<string, Array<[number, number]>> = { d: DIGITS, w: WORD, s: SPACE };
 
@@ -109,7 +127,11 @@ class RegexParser {
         this.i++;
         continue;
       }
-      if (this.i < this.chars.length) throw new PatternProblem(this.peek() === ')' ? 'invalid' : 'unsupported', this.peek() === ')' ? 'unbalanced parentheses' : `'${this.peek()}' inside the pattern (anchors only at its start and end)`);
+      if (this.i < this.chars.length)
+        throw new PatternProblem(
+          this.peek() === ')' ? 'invalid' : 'unsupported',
+          this.peek() === ')' ? 'unbalanced parentheses' : `'${this.peek()}' inside the pattern (anchors only at its start and end)`,
+        );
       return branches;
     }
   }
@@ -266,7 +288,8 @@ class RegexParser {
       if (this.peek() === '-' && this.peek(1) !== ']' && this.peek(1) !== undefined) {
         this.i++;
         const to = this.classAtom();
-        if (from.length !== 1 || to.length !== 1 || from[0][0] !== from[0][1] || to[0][0] !== to[0][1]) throw new PatternProblem('invalid', 'a class escape in a range');
+        if (from.length !== 1 || to.length !== 1 || from[0][0] !== from[0][1] || to[0][0] !== to[0][1])
+          throw new PatternProblem('invalid', 'a class escape in a range');
         if (to[0][0] < from[0][0]) throw new PatternProblem('invalid', 'range out of order in character class');
         ranges.push([from[0][0], to[0][0]]);
       } else ranges.push(...from);
@@ -334,11 +357,12 @@ function expanded(node: RegexNode): number {
 export function parsePattern(pattern: string): RegexNode {
   if (pattern.length > PATTERN_LIMITS.length) throw new PatternProblem('limit', `a pattern longer than ${PATTERN_LIMITS.length} characters`);
   const anyText: RegexNode = { t: 'rep', item: set(ANY), min: 0, max: undefined };
-  const branches = new RegexParser(pattern).parseTop().map(({ node, start, end }): RegexNode =>
-    start && end ? node : { t: 'seq', items: [...(start ? [] : [anyText]), node, ...(end ? [] : [anyText])] },
-  );
+  const branches = new RegexParser(pattern)
+    .parseTop()
+    .map(({ node, start, end }): RegexNode => (start && end ? node : { t: 'seq', items: [...(start ? [] : [anyText]), node, ...(end ? [] : [anyText])] }));
   const node: RegexNode = branches.length === 1 ? branches[0] : { t: 'alt', items: branches };
-  if (nestedRepeats(node) > PATTERN_LIMITS.nestedRepeats) throw new PatternProblem('limit', `repetitions nested more than ${PATTERN_LIMITS.nestedRepeats} deep`);
+  if (nestedRepeats(node) > PATTERN_LIMITS.nestedRepeats)
+    throw new PatternProblem('limit', `repetitions nested more than ${PATTERN_LIMITS.nestedRepeats} deep`);
   if (expanded(node) > PATTERN_LIMITS.expanded) throw new PatternProblem('limit', `a pattern that expands to more than ${PATTERN_LIMITS.expanded} parts`);
   return node;
 }
@@ -382,7 +406,15 @@ export function fitLength(node: RegexNode, min: number, max: number | undefined)
 
 /** JSON's escapes for the characters a string may not hold as they are. */
 const SHORT_ESCAPES: Record<number, string> = { 0x22: '\\"', 0x5c: '\\\\', 0x08: '\\b', 0x09: '\\t', 0x0a: '\\n', 0x0c: '\\f', 0x0d: '\\r' };
-const PLAIN: Array<[number, number]> = intersect(complement([[0, 0x1f], [0x22, 0x22], [0x5c, 0x5c], [0x7f, 0x7f]]), ANY);
+const PLAIN: Array<[number, number]> = intersect(
+  complement([
+    [0, 0x1f],
+    [0x22, 0x22],
+    [0x5c, 0x5c],
+    [0x7f, 0x7f],
+  ]),
+  ANY,
+);
 
 /** One character of the set, as it appears inside a JSON string. */
 export function jsonChars(ranges: Array<[number, number]>): GrammarNode {
@@ -398,7 +430,11 @@ export function jsonChars(ranges: Array<[number, number]>): GrammarNode {
 export function regexGrammar(node: RegexNode): GrammarNode {
   switch (node.t) {
     case 'set':
-      return node.ranges.length === 1 && node.ranges[0][0] === node.ranges[0][1] && SHORT_ESCAPES[node.ranges[0][0]] === undefined && node.ranges[0][0] >= 0x20 && node.ranges[0][0] !== 0x7f
+      return node.ranges.length === 1 &&
+        node.ranges[0][0] === node.ranges[0][1] &&
+        SHORT_ESCAPES[node.ranges[0][0]] === undefined &&
+        node.ranges[0][0] >= 0x20 &&
+        node.ranges[0][0] !== 0x7f
         ? literal(String.fromCodePoint(node.ranges[0][0]))
         : jsonChars(node.ranges);
     case 'seq':

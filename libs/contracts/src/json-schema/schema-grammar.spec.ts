@@ -63,9 +63,10 @@ describe('schemaGrammar: every keyword yields a grammar whose samples satisfy th
     ['pattern (alternation, groups, classes)', { type: 'string', pattern: '^(?:foo|ba[rz])(?<n>\\.[^\\s"\\\\]{1,3})*$' }],
     ['pattern (escapes that JSON escapes)', { type: 'string', pattern: '^["\\\\\\n\\t]{1,4}$' }],
     ['pattern with minLength / maxLength', { type: 'string', pattern: '^[a-z0-9-]+$', minLength: 3, maxLength: 8 }],
-    ...(['date-time', 'date', 'time', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uri', 'uuid'] as const).map(
-      (format): [string, JsonValue] => [`format: ${format}`, { type: 'string', format }],
-    ),
+    ...(['date-time', 'date', 'time', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uri', 'uuid'] as const).map((format): [string, JsonValue] => [
+      `format: ${format}`,
+      { type: 'string', format },
+    ]),
     ['format: int32', { type: 'integer', format: 'int32' }],
     ['format: int64', { type: 'integer', format: 'int64' }],
     ['minLength / maxLength', { type: 'string', minLength: 2, maxLength: 5 }],
@@ -74,27 +75,97 @@ describe('schemaGrammar: every keyword yields a grammar whose samples satisfy th
     ['enum', { enum: ['red', 'green', 'blue', 1, null, { a: [1] }] }],
     ['a large enum (a trie)', { type: 'string', enum: Array.from({ length: 500 }, (_, i) => `item-${i}`) }],
     ['const', { const: 'fixed "value"' }],
-    ['anyOf', { anyOf: [{ type: 'string', maxLength: 3 }, { type: 'integer', minimum: 5 }] }],
+    [
+      'anyOf',
+      {
+        anyOf: [
+          { type: 'string', maxLength: 3 },
+          { type: 'integer', minimum: 5 },
+        ],
+      },
+    ],
     [
       'oneOf (a discriminated union, as zod 4 writes it)',
       {
         oneOf: [
-          { type: 'object', properties: { kind: { type: 'string', const: 'circle' }, radius: { type: 'number', exclusiveMinimum: 0 } }, required: ['kind', 'radius'], additionalProperties: false },
-          { type: 'object', properties: { kind: { type: 'string', const: 'square' }, side: { type: 'integer', minimum: 1 } }, required: ['kind', 'side'], additionalProperties: false },
+          {
+            type: 'object',
+            properties: { kind: { type: 'string', const: 'circle' }, radius: { type: 'number', exclusiveMinimum: 0 } },
+            required: ['kind', 'radius'],
+            additionalProperties: false,
+          },
+          {
+            type: 'object',
+            properties: { kind: { type: 'string', const: 'square' }, side: { type: 'integer', minimum: 1 } },
+            required: ['kind', 'side'],
+            additionalProperties: false,
+          },
         ],
       },
     ],
-    ['anyOf beside properties', { type: 'object', properties: { a: { type: 'string' }, b: { type: 'integer' } }, anyOf: [{ required: ['a'] }, { required: ['b'] }], additionalProperties: false }],
-    ['allOf of objects', { allOf: [{ type: 'object', properties: { a: { type: 'string' } }, required: ['a'] }, { type: 'object', properties: { b: { type: 'integer', maximum: 3 } }, required: ['b'] }] }],
-    ['propertyNames (z.record)', { type: 'object', propertyNames: { type: 'string', pattern: '^[a-z]{1,4}$' }, additionalProperties: { type: 'integer', minimum: 0 } }],
-    ['additionalProperties with a schema', { type: 'object', properties: { id: { type: 'string' } }, required: ['id'], additionalProperties: { type: 'boolean' } }],
-    ['$ref / $defs with recursion', { $ref: '#/$defs/node', $defs: { node: { type: 'object', properties: { value: { type: 'integer' }, children: { type: 'array', items: { $ref: '#/$defs/node' }, maxItems: 2 } }, required: ['value'] } } }],
-    ['$ref to the root, and definitions', { type: 'object', properties: { name: { $ref: '#/definitions/name' }, parent: { $ref: '#' } }, required: ['name'], definitions: { name: { type: 'string', minLength: 1 } } }],
+    [
+      'anyOf beside properties',
+      {
+        type: 'object',
+        properties: { a: { type: 'string' }, b: { type: 'integer' } },
+        anyOf: [{ required: ['a'] }, { required: ['b'] }],
+        additionalProperties: false,
+      },
+    ],
+    [
+      'allOf of objects',
+      {
+        allOf: [
+          { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] },
+          { type: 'object', properties: { b: { type: 'integer', maximum: 3 } }, required: ['b'] },
+        ],
+      },
+    ],
+    [
+      'propertyNames (z.record)',
+      { type: 'object', propertyNames: { type: 'string', pattern: '^[a-z]{1,4}$' }, additionalProperties: { type: 'integer', minimum: 0 } },
+    ],
+    [
+      'additionalProperties with a schema',
+      { type: 'object', properties: { id: { type: 'string' } }, required: ['id'], additionalProperties: { type: 'boolean' } },
+    ],
+    [
+      '$ref / $defs with recursion',
+      {
+        $ref: '#/$defs/node',
+        $defs: {
+          node: {
+            type: 'object',
+            properties: { value: { type: 'integer' }, children: { type: 'array', items: { $ref: '#/$defs/node' }, maxItems: 2 } },
+            required: ['value'],
+          },
+        },
+      },
+    ],
+    [
+      '$ref to the root, and definitions',
+      {
+        type: 'object',
+        properties: { name: { $ref: '#/definitions/name' }, parent: { $ref: '#' } },
+        required: ['name'],
+        definitions: { name: { type: 'string', minLength: 1 } },
+      },
+    ],
     ['type arrays', { type: ['string', 'integer', 'null'], minLength: 1, maximum: 9 }],
     ['nullable (OpenAPI)', { type: 'string', format: 'uuid', nullable: true }],
     [
       'annotations accepted and ignored',
-      { $schema: 'https://json-schema.org/draft/2020-12/schema', $id: 'x', $comment: 'c', title: 't', description: 'd', examples: [1], default: 2, type: 'integer', minimum: 1 },
+      {
+        $schema: 'https://json-schema.org/draft/2020-12/schema',
+        $id: 'x',
+        $comment: 'c',
+        title: 't',
+        description: 'd',
+        examples: [1],
+        default: 2,
+        type: 'integer',
+        minimum: 1,
+      },
     ],
     ['{} and true: any value', { type: 'object', properties: { anything: {}, also: true }, required: ['anything', 'also'] }],
   ])('%s', (_keyword, schema) => {
@@ -107,10 +178,20 @@ describe('schemaGrammar: edge values', () => {
     expectSamplesValid({ type: 'string', minLength: 300, maxLength: 20_000 }, 20);
     expectSamplesValid({ type: 'array', items: { type: 'integer' }, minItems: 260, maxItems: 700 }, 20);
     const schema = { type: 'string', minLength: 300, maxLength: 20_000 };
-    for (const [length, allowed] of [[299, false], [300, true], [16_447, true], [20_000, true], [20_001, false]] as const) expect(accepts(schema, 'y'.repeat(length))).toBe(allowed);
+    for (const [length, allowed] of [
+      [299, false],
+      [300, true],
+      [16_447, true],
+      [20_000, true],
+      [20_001, false],
+    ] as const)
+      expect(accepts(schema, 'y'.repeat(length))).toBe(allowed);
   });
 
-  const bound = fc.oneof(fc.integer({ min: -1_000_000, max: 1_000_000 }), fc.constantFrom(0, 1, -1, 9, 10, 99, 100, 101, 105, 999, 1000, 2 ** 31 - 1, -(2 ** 31)));
+  const bound = fc.oneof(
+    fc.integer({ min: -1_000_000, max: 1_000_000 }),
+    fc.constantFrom(0, 1, -1, 9, 10, 99, 100, 101, 105, 999, 1000, 2 ** 31 - 1, -(2 ** 31)),
+  );
 
   it('integer ranges hold both bounds and nothing beyond them', () => {
     fc.assert(
@@ -179,7 +260,10 @@ describe('schemaGrammar: edge values', () => {
     const patterns = ['^[a-z]{1,8}(?:-[a-z0-9]{1,4}){0,3}$', '^\\d{3}-\\d{2}-\\d{4}$', '^(?:[A-Z][a-z]+ ?){1,3}$', '^#?[0-9a-fA-F]{6}$'];
     for (const pattern of patterns) {
       const schema = { type: 'string', pattern };
-      fc.assert(fc.property(fc.stringMatching(new RegExp(pattern)), (text) => accepts(schema, text)), { numRuns: 100 });
+      fc.assert(
+        fc.property(fc.stringMatching(new RegExp(pattern)), (text) => accepts(schema, text)),
+        { numRuns: 100 },
+      );
       expectSamplesValid(schema, 100);
     }
   });
@@ -194,7 +278,15 @@ describe('schemaGrammar: edge values', () => {
   });
 
   it("formats also satisfy zod's own checks and WHATWG URL parsing", () => {
-    const checks: Array<[string, z.ZodType]> = [['uri', z.url()], ['email', z.email()], ['uuid', z.uuid()], ['date-time', z.iso.datetime({ offset: true })], ['date', z.iso.date()], ['ipv4', z.ipv4()], ['ipv6', z.ipv6()]];
+    const checks: Array<[string, z.ZodType]> = [
+      ['uri', z.url()],
+      ['email', z.email()],
+      ['uuid', z.uuid()],
+      ['date-time', z.iso.datetime({ offset: true })],
+      ['date', z.iso.date()],
+      ['ipv4', z.ipv4()],
+      ['ipv6', z.ipv6()],
+    ];
     for (const [format, check] of checks) {
       for (const value of expectSamplesValid({ type: 'string', format }, 100)) {
         expect({ format, value, ok: check.safeParse(value).success }).toEqual({ format, value, ok: true });
@@ -221,18 +313,30 @@ describe('schemaGrammar: refusals', () => {
   it.each<[string, JsonValue, { kind: string; keyword: string }]>([
     ['a $ref to nothing', { type: 'object', properties: { a: { $ref: '#/$defs/missing' } } }, { kind: 'invalid', keyword: '$ref' }],
     ['a $ref outside the schema', { $ref: 'https://example.com/schema.json' }, { kind: 'invalid', keyword: '$ref' }],
-    ['a $ref cycle with no way out', { $ref: '#/$defs/a', $defs: { a: { $ref: '#/$defs/b' }, b: { $ref: '#/$defs/a' } } }, { kind: 'invalid', keyword: '$ref' }],
+    [
+      'a $ref cycle with no way out',
+      { $ref: '#/$defs/a', $defs: { a: { $ref: '#/$defs/b' }, b: { $ref: '#/$defs/a' } } },
+      { kind: 'invalid', keyword: '$ref' },
+    ],
     ['a required self-reference', { type: 'object', properties: { next: { $ref: '#' } }, required: ['next'] }, { kind: 'invalid', keyword: '$ref' }],
     ['an invalid pattern', { type: 'string', pattern: '^[a-z$' }, { kind: 'invalid', keyword: 'pattern' }],
     ['a pattern with counts out of order', { type: 'string', pattern: '^a{3,1}$' }, { kind: 'invalid', keyword: 'pattern' }],
     ['bounds nothing satisfies', { type: 'integer', minimum: 5, maximum: 4 }, { kind: 'invalid', keyword: 'minimum' }],
     ['a huge enum', { enum: Array.from({ length: 20_000 }, (_, i) => i) }, { kind: 'limit', keyword: 'enumValues' }],
     ['thousands of branches', { anyOf: Array.from({ length: 3000 }, (_, i) => ({ const: i })) }, { kind: 'limit', keyword: 'branches' }],
-    ['deep nesting', Array.from({ length: 100 }).reduce<JsonValue>((inner) => ({ type: 'array', items: inner }), { type: 'string' }), { kind: 'limit', keyword: 'nesting' }],
+    [
+      'deep nesting',
+      Array.from({ length: 100 }).reduce<JsonValue>((inner) => ({ type: 'array', items: inner }), { type: 'string' }),
+      { kind: 'limit', keyword: 'nesting' },
+    ],
     ['a huge length', { type: 'string', minLength: 1_000_000 }, { kind: 'limit', keyword: 'repetition' }],
     ['a huge repeat in a pattern', { type: 'string', pattern: '^a{100000}$' }, { kind: 'limit', keyword: 'pattern' }],
     ['nested repeats in a pattern', { type: 'string', pattern: '^((((a+)+)+)+)$' }, { kind: 'limit', keyword: 'pattern' }],
-    ['thousands of properties', { type: 'object', properties: Object.fromEntries(Array.from({ length: 6000 }, (_, i) => [`p${i}`, { type: 'string' }])) }, { kind: 'limit', keyword: 'properties' }],
+    [
+      'thousands of properties',
+      { type: 'object', properties: Object.fromEntries(Array.from({ length: 6000 }, (_, i) => [`p${i}`, { type: 'string' }])) },
+      { kind: 'limit', keyword: 'properties' },
+    ],
     ['a huge schema', { type: 'string', description: 'x'.repeat(300_000) }, { kind: 'limit', keyword: 'size' }],
   ])('refuses %s, strict or not', (_what, schema, problem) => {
     for (const strict of [true, false]) {
@@ -248,7 +352,11 @@ describe('schemaGrammar: refusals', () => {
   });
 
   it('refuses what it cannot enforce only when strict, naming the keyword and path', () => {
-    const schema = { type: 'object', properties: { tags: { type: 'array', items: { type: 'string' }, uniqueItems: true }, code: { type: 'string', pattern: '^(?!x)[a-z]+$' } }, required: ['tags', 'code'] };
+    const schema = {
+      type: 'object',
+      properties: { tags: { type: 'array', items: { type: 'string' }, uniqueItems: true }, code: { type: 'string', pattern: '^(?!x)[a-z]+$' } },
+      required: ['tags', 'code'],
+    };
     const strict = schemaGrammar(schema, { strict: true });
     expect(strict).toMatchObject({ ok: false, problem: { kind: 'unsupported', keyword: 'uniqueItems', path: '$.properties.tags.uniqueItems' } });
     const hint = schemaGrammar(schema, { strict: false });

@@ -41,9 +41,48 @@ class Refusal extends Error {
 }
 
 /** Describe a value and change nothing it may be. */
-const ANNOTATIONS = new Set(['title', 'description', 'default', 'examples', 'example', '$schema', '$id', '$comment', '$anchor', 'deprecated', 'readOnly', 'writeOnly', 'contentEncoding', 'contentMediaType', '$defs', 'definitions', 'discriminator', 'xml', 'externalDocs']);
+const ANNOTATIONS = new Set([
+  'title',
+  'description',
+  'default',
+  'examples',
+  'example',
+  '$schema',
+  '$id',
+  '$comment',
+  '$anchor',
+  'deprecated',
+  'readOnly',
+  'writeOnly',
+  'contentEncoding',
+  'contentMediaType',
+  '$defs',
+  'definitions',
+  'discriminator',
+  'xml',
+  'externalDocs',
+]);
 /** Keywords that restrict values in ways a grammar does not follow here. */
-const UNENFORCED = new Set(['not', 'if', 'then', 'else', 'dependentRequired', 'dependentSchemas', 'dependencies', 'patternProperties', 'unevaluatedProperties', 'unevaluatedItems', 'contains', 'minContains', 'maxContains', 'uniqueItems', 'minProperties', 'maxProperties', '$dynamicRef', '$recursiveRef']);
+const UNENFORCED = new Set([
+  'not',
+  'if',
+  'then',
+  'else',
+  'dependentRequired',
+  'dependentSchemas',
+  'dependencies',
+  'patternProperties',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  'contains',
+  'minContains',
+  'maxContains',
+  'uniqueItems',
+  'minProperties',
+  'maxProperties',
+  '$dynamicRef',
+  '$recursiveRef',
+]);
 const TYPES = ['string', 'number', 'integer', 'boolean', 'null', 'object', 'array'] as const;
 type TypeName = (typeof TYPES)[number];
 const KEYWORDS_OF: Record<TypeName, string[]> = {
@@ -60,13 +99,35 @@ KEYWORDS_OF.integer = KEYWORDS_OF.number;
 const WS = optional(literal(' '));
 const QUOTE = literal('"');
 /** A character of a free string: any but the ones JSON escapes, or the escapes a model would write. */
-const STRING_CHAR = choice(chars([[0x20, 0x21], [0x23, 0x5b], [0x5d, 0x7e], [0xa0, 0xd7ff], [0xe000, 0x10ffff]]), literal('\\"'), literal('\\\\'), literal('\\n'), literal('\\t'));
+const STRING_CHAR = choice(
+  chars([
+    [0x20, 0x21],
+    [0x23, 0x5b],
+    [0x5d, 0x7e],
+    [0xa0, 0xd7ff],
+    [0xe000, 0x10ffff],
+  ]),
+  literal('\\"'),
+  literal('\\\\'),
+  literal('\\n'),
+  literal('\\t'),
+);
 /** Counts up to this are written as llama.cpp's `{m,n}`; larger ones in chunks (see repeat). */
 const DIRECT_COUNT = 256;
 const CHUNK = 64;
 
 const typeOf = (value: JsonValue): TypeName =>
-  value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value === 'object' ? 'object' : typeof value === 'number' ? (Number.isInteger(value) ? 'integer' : 'number') : (typeof value as 'string' | 'boolean');
+  value === null
+    ? 'null'
+    : Array.isArray(value)
+      ? 'array'
+      : typeof value === 'object'
+        ? 'object'
+        : typeof value === 'number'
+          ? Number.isInteger(value)
+            ? 'integer'
+            : 'number'
+          : (typeof value as 'string' | 'boolean');
 
 const describe = (value: JsonValue): string => JSON.stringify(value).slice(0, 60);
 
@@ -102,7 +163,8 @@ class SchemaGrammarBuilder {
 
   private count(limit: 'enumValues' | 'branches', n: number, path: string, what: string): void {
     if (n > SCHEMA_LIMITS[limit]) this.overLimit(limit, path, what);
-    if (limit === 'enumValues' && (this.enumValues += n) > SCHEMA_LIMITS.totalEnumValues) this.overLimit('totalEnumValues', path, 'The enum values of the schema');
+    if (limit === 'enumValues' && (this.enumValues += n) > SCHEMA_LIMITS.totalEnumValues)
+      this.overLimit('totalEnumValues', path, 'The enum values of the schema');
     if (limit === 'branches' && (this.branches += n) > SCHEMA_LIMITS.totalBranches) this.overLimit('totalBranches', path, 'The alternatives of the schema');
   }
 
@@ -111,7 +173,11 @@ class SchemaGrammarBuilder {
   }
 
   newRule(base: string, node: GrammarNode): string {
-    let name = base.replace(/[^a-zA-Z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'r';
+    let name =
+      base
+        .replace(/[^a-zA-Z0-9-]+/g, '-')
+        .replace(/^-+|-+$/g, '')
+        .slice(0, 40) || 'r';
     if (this.usedNames.has(name)) {
       let i = 1;
       while (this.usedNames.has(`${name}-${i}`)) i++;
@@ -135,7 +201,12 @@ class SchemaGrammarBuilder {
     // min copies (whole chunks of CHUNK, then the rest), then up to max - min more.
     const chunk = rule(this.newRule(`${name}-chunk`, { kind: 'repeat', item: unit, min: CHUNK, max: CHUNK }));
     const minChunks = Math.floor(min / CHUNK);
-    const least = sequence(minChunks > 0 ? this.repeat(chunk, minChunks, minChunks, `${name}-chunks`) : EMPTY, { kind: 'repeat', item: unit, min: min % CHUNK, max: min % CHUNK });
+    const least = sequence(minChunks > 0 ? this.repeat(chunk, minChunks, minChunks, `${name}-chunks`) : EMPTY, {
+      kind: 'repeat',
+      item: unit,
+      min: min % CHUNK,
+      max: min % CHUNK,
+    });
     if (max === undefined) return sequence(least, { kind: 'repeat', item: unit, min: 0, max: undefined });
     const extra = max - min;
     if (extra <= DIRECT_COUNT) return sequence(least, { kind: 'repeat', item: unit, min: 0, max: extra });
@@ -157,22 +228,27 @@ class SchemaGrammarBuilder {
     if (!isJsonObject(schema)) this.fail('invalid', 'schema', path, `The schema at ${path} is not an object.`);
 
     for (const keyword of Object.keys(schema)) {
-      if (UNENFORCED.has(keyword) && !(keyword === 'uniqueItems' && schema[keyword] === false)) this.unsupported(keyword, `${path}.${keyword}`, `'${keyword}' (at ${path}.${keyword}) is not enforced by structured output here.`);
+      if (UNENFORCED.has(keyword) && !(keyword === 'uniqueItems' && schema[keyword] === false))
+        this.unsupported(keyword, `${path}.${keyword}`, `'${keyword}' (at ${path}.${keyword}) is not enforced by structured output here.`);
     }
     if (schema.$ref !== undefined) return this.visitRef(schema, path, depth);
     if (schema.allOf !== undefined) return this.visit(this.mergeAllOf(schema, path, depth), path, depth + 1);
     const union = schema.anyOf ?? schema.oneOf;
     if (union !== undefined) {
       const keyword = schema.anyOf !== undefined ? 'anyOf' : 'oneOf';
-      if (schema.anyOf !== undefined && schema.oneOf !== undefined) this.unsupported('oneOf', `${path}.oneOf`, `'oneOf' beside 'anyOf' (at ${path}) is not enforced here.`);
-      if (!Array.isArray(union) || union.length === 0) this.fail('invalid', keyword, `${path}.${keyword}`, `'${keyword}' at ${path} must be a non-empty array of schemas.`);
+      if (schema.anyOf !== undefined && schema.oneOf !== undefined)
+        this.unsupported('oneOf', `${path}.oneOf`, `'oneOf' beside 'anyOf' (at ${path}) is not enforced here.`);
+      if (!Array.isArray(union) || union.length === 0)
+        this.fail('invalid', keyword, `${path}.${keyword}`, `'${keyword}' at ${path} must be a non-empty array of schemas.`);
       this.count('branches', union.length, `${path}.${keyword}`, `The ${union.length} alternatives of '${keyword}'`);
       const siblings = this.constraintsBeside(schema, ['anyOf', 'oneOf']);
-      return choice(...union.map((branch, index) => {
-        const at = `${path}.${keyword}[${index}]`;
-        const merged = Object.keys(siblings).length === 0 ? branch : this.merge(siblings, this.resolved(branch, at), at);
-        return this.visit(merged, at, depth + 1);
-      }));
+      return choice(
+        ...union.map((branch, index) => {
+          const at = `${path}.${keyword}[${index}]`;
+          const merged = Object.keys(siblings).length === 0 ? branch : this.merge(siblings, this.resolved(branch, at), at);
+          return this.visit(merged, at, depth + 1);
+        }),
+      );
     }
     if (schema.const !== undefined) return this.literals([schema.const], schema, path);
     if (schema.enum !== undefined) {
@@ -191,8 +267,20 @@ class SchemaGrammarBuilder {
       this.rules.set('any-value', EMPTY);
       const string = sequence(QUOTE, { kind: 'repeat', item: STRING_CHAR, min: 0, max: undefined }, QUOTE);
       const member = sequence(string, literal(':'), WS, rule('any-value'));
-      const object = sequence(literal('{'), WS, optional(sequence(member, { kind: 'repeat', item: sequence(literal(','), WS, member), min: 0, max: undefined })), WS, literal('}'));
-      const array = sequence(literal('['), WS, optional(sequence(rule('any-value'), { kind: 'repeat', item: sequence(literal(','), WS, rule('any-value')), min: 0, max: undefined })), WS, literal(']'));
+      const object = sequence(
+        literal('{'),
+        WS,
+        optional(sequence(member, { kind: 'repeat', item: sequence(literal(','), WS, member), min: 0, max: undefined })),
+        WS,
+        literal('}'),
+      );
+      const array = sequence(
+        literal('['),
+        WS,
+        optional(sequence(rule('any-value'), { kind: 'repeat', item: sequence(literal(','), WS, rule('any-value')), min: 0, max: undefined })),
+        WS,
+        literal(']'),
+      );
       this.rules.set('any-value', choice(object, array, string, anyNumber(), literal('true'), literal('false'), literal('null')));
     }
     return rule('any-value');
@@ -245,7 +333,8 @@ class SchemaGrammarBuilder {
   /** One schema with every `allOf` member's keywords (objects' properties joined, bounds tightened). */
   private mergeAllOf(schema: JsonObject, path: string, depth: number): JsonObject {
     const members = schema.allOf;
-    if (!Array.isArray(members) || members.length === 0) this.fail('invalid', 'allOf', `${path}.allOf`, `'allOf' at ${path} must be a non-empty array of schemas.`);
+    if (!Array.isArray(members) || members.length === 0)
+      this.fail('invalid', 'allOf', `${path}.allOf`, `'allOf' at ${path} must be a non-empty array of schemas.`);
     this.count('branches', members.length, `${path}.allOf`, `The ${members.length} members of 'allOf'`);
     if (depth > SCHEMA_LIMITS.nesting) this.overLimit('nesting', path, 'The nesting of schemas');
     let merged: JsonObject = Object.fromEntries(Object.entries(schema).filter(([keyword]) => keyword !== 'allOf'));
@@ -274,12 +363,17 @@ class SchemaGrammarBuilder {
       else if (keyword === 'type') {
         const a = Array.isArray(mine) ? mine : [mine];
         const b = Array.isArray(value) ? value : [value];
-        const both = a.filter((type) => b.includes(type) || (type === 'integer' && b.includes('number'))).concat(b.filter((type) => type === 'integer' && a.includes('number')));
+        const both = a
+          .filter((type) => b.includes(type) || (type === 'integer' && b.includes('number')))
+          .concat(b.filter((type) => type === 'integer' && a.includes('number')));
         if (both.length === 0) this.fail('invalid', 'type', path, `The types at ${path} have nothing in common: no value satisfies them.`);
         out.type = [...new Set(both)];
-      } else if (['minimum', 'minLength', 'minItems', 'exclusiveMinimum'].includes(keyword) && typeof mine === 'number' && typeof value === 'number') out[keyword] = Math.max(mine, value);
-      else if (['maximum', 'maxLength', 'maxItems', 'exclusiveMaximum'].includes(keyword) && typeof mine === 'number' && typeof value === 'number') out[keyword] = Math.min(mine, value);
-      else if (keyword === 'enum' && Array.isArray(mine) && Array.isArray(value)) out.enum = mine.filter((item) => value.some((other) => JSON.stringify(other) === JSON.stringify(item)));
+      } else if (['minimum', 'minLength', 'minItems', 'exclusiveMinimum'].includes(keyword) && typeof mine === 'number' && typeof value === 'number')
+        out[keyword] = Math.max(mine, value);
+      else if (['maximum', 'maxLength', 'maxItems', 'exclusiveMaximum'].includes(keyword) && typeof mine === 'number' && typeof value === 'number')
+        out[keyword] = Math.min(mine, value);
+      else if (keyword === 'enum' && Array.isArray(mine) && Array.isArray(value))
+        out.enum = mine.filter((item) => value.some((other) => JSON.stringify(other) === JSON.stringify(item)));
       else if (JSON.stringify(mine) !== JSON.stringify(value)) {
         // Two of anyOf, pattern, items...: the grammar keeps one (the first).
         this.unsupported(keyword, `${path}.${keyword}`, `'${keyword}' given twice by 'allOf' (at ${path}) is not enforced here.`);
@@ -298,7 +392,9 @@ class SchemaGrammarBuilder {
     } else {
       const list = Array.isArray(declared) ? declared : [declared];
       if (list.length === 0) this.fail('invalid', 'type', `${path}.type`, `'type' at ${path} is an empty list.`);
-      for (const type of list) if (typeof type !== 'string' || !(TYPES as readonly string[]).includes(type)) this.fail('invalid', 'type', `${path}.type`, `'type' at ${path} names ${describe(type)}, which is not a JSON Schema type.`);
+      for (const type of list)
+        if (typeof type !== 'string' || !(TYPES as readonly string[]).includes(type))
+          this.fail('invalid', 'type', `${path}.type`, `'type' at ${path} names ${describe(type)}, which is not a JSON Schema type.`);
       types = [...new Set(list as TypeName[])];
       if (types.includes('number')) types = types.filter((type) => type !== 'integer');
     }
@@ -309,8 +405,11 @@ class SchemaGrammarBuilder {
   /** Enum or const values, as their JSON text, that have a type the schema allows. */
   private literals(values: JsonValue[], schema: JsonObject, path: string): GrammarNode {
     const allowed = schema.type === undefined ? undefined : this.typesOf(schema, path);
-    const kept = values.filter((value) => allowed === undefined || allowed.includes(typeOf(value)) || (typeOf(value) === 'integer' && allowed.includes('number')));
-    if (kept.length === 0) this.fail('invalid', schema.const !== undefined ? 'const' : 'enum', path, `No value of 'enum'/'const' at ${path} has the schema's type.`);
+    const kept = values.filter(
+      (value) => allowed === undefined || allowed.includes(typeOf(value)) || (typeOf(value) === 'integer' && allowed.includes('number')),
+    );
+    if (kept.length === 0)
+      this.fail('invalid', schema.const !== undefined ? 'const' : 'enum', path, `No value of 'enum'/'const' at ${path} has the schema's type.`);
     return textChoice([...new Set(kept.map((value) => JSON.stringify(value)))]);
   }
 
@@ -335,7 +434,8 @@ class SchemaGrammarBuilder {
   private length(schema: JsonObject, keyword: string, path: string): number | undefined {
     const value = schema[keyword];
     if (value === undefined) return undefined;
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) this.fail('invalid', keyword, `${path}.${keyword}`, `'${keyword}' at ${path} must be a non-negative integer.`);
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 0)
+      this.fail('invalid', keyword, `${path}.${keyword}`, `'${keyword}' at ${path} must be a non-negative integer.`);
     this.countCount(value, `${path}.${keyword}`);
     return value;
   }
@@ -343,7 +443,8 @@ class SchemaGrammarBuilder {
   private visitString(schema: JsonObject, path: string): GrammarNode {
     const min = this.length(schema, 'minLength', path) ?? 0;
     const max = this.length(schema, 'maxLength', path);
-    if (max !== undefined && max < min) this.fail('invalid', 'maxLength', `${path}.maxLength`, `'maxLength' at ${path} is below 'minLength': no string satisfies both.`);
+    if (max !== undefined && max < min)
+      this.fail('invalid', 'maxLength', `${path}.maxLength`, `'maxLength' at ${path} is below 'minLength': no string satisfies both.`);
     let regex: RegexNode | undefined;
     let source: 'pattern' | 'format' | undefined;
     if (schema.pattern !== undefined) {
@@ -357,7 +458,12 @@ class SchemaGrammarBuilder {
       source = 'format';
     } else if (format !== undefined && typeof format === 'string' && STRING_FORMATS[format] === undefined && INTEGER_FORMATS[format] === undefined) {
       // Formats are annotations unless a validator knows them; one no grammar here knows is left to the model.
-      this.ignored.push({ kind: 'unsupported', keyword: 'format', path: `${path}.format`, message: `format ${describe(format)} (at ${path}) is not enforced here.` });
+      this.ignored.push({
+        kind: 'unsupported',
+        keyword: 'format',
+        path: `${path}.format`,
+        message: `format ${describe(format)} (at ${path}) is not enforced here.`,
+      });
     }
     if (regex !== undefined) {
       const fitted = fitLength(regex, min, max);
@@ -406,8 +512,20 @@ class SchemaGrammarBuilder {
     const maximum = this.bound(schema, 'maximum', path);
     const exclusiveMinimum = this.bound(schema, 'exclusiveMinimum', path);
     const exclusiveMaximum = this.bound(schema, 'exclusiveMaximum', path);
-    const lower = tighter([minimum === undefined ? undefined : { value: minimum, exclusive: schema.exclusiveMinimum === true }, exclusiveMinimum === undefined ? undefined : { value: exclusiveMinimum, exclusive: true }], 'lower');
-    const upper = tighter([maximum === undefined ? undefined : { value: maximum, exclusive: schema.exclusiveMaximum === true }, exclusiveMaximum === undefined ? undefined : { value: exclusiveMaximum, exclusive: true }], 'upper');
+    const lower = tighter(
+      [
+        minimum === undefined ? undefined : { value: minimum, exclusive: schema.exclusiveMinimum === true },
+        exclusiveMinimum === undefined ? undefined : { value: exclusiveMinimum, exclusive: true },
+      ],
+      'lower',
+    );
+    const upper = tighter(
+      [
+        maximum === undefined ? undefined : { value: maximum, exclusive: schema.exclusiveMaximum === true },
+        exclusiveMaximum === undefined ? undefined : { value: exclusiveMaximum, exclusive: true },
+      ],
+      'upper',
+    );
     const multipleOf = this.bound(schema, 'multipleOf', path);
     if (multipleOf !== undefined && !(multipleOf > 0)) this.fail('invalid', 'multipleOf', `${path}.multipleOf`, `'multipleOf' at ${path} must be above 0.`);
     const format = typeof schema.format === 'string' ? INTEGER_FORMATS[schema.format] : undefined;
@@ -421,15 +539,23 @@ class SchemaGrammarBuilder {
         min = min === undefined || min < format[0] ? format[0] : min;
         max = max === undefined || max > format[1] ? format[1] : max;
       }
-      if (min !== undefined && max !== undefined && min > max) this.fail('invalid', 'minimum', path, `The bounds at ${path} leave no ${type === 'integer' ? 'integer' : 'number the grammar can write'}.`);
+      if (min !== undefined && max !== undefined && min > max)
+        this.fail('invalid', 'minimum', path, `The bounds at ${path} leave no ${type === 'integer' ? 'integer' : 'number the grammar can write'}.`);
       if (multipleOf !== undefined && wholeMultiple && multipleOf > 1) return this.multiples(BigInt(multipleOf), min, max, path);
-      if (multipleOf !== undefined && !wholeMultiple && !Number.isInteger(1 / multipleOf)) this.unsupported('multipleOf', `${path}.multipleOf`, `'multipleOf' ${multipleOf} for integers at ${path} is not enforced here.`);
+      if (multipleOf !== undefined && !wholeMultiple && !Number.isInteger(1 / multipleOf))
+        this.unsupported('multipleOf', `${path}.multipleOf`, `'multipleOf' ${multipleOf} for integers at ${path} is not enforced here.`);
       return min === undefined && max === undefined ? integerRange(undefined, undefined) : integerRange(min, max);
     }
-    if (multipleOf !== undefined) this.unsupported('multipleOf', `${path}.multipleOf`, `'multipleOf' ${multipleOf} at ${path} is not enforced here (a whole number, or a fraction such as 0.5 or 0.01, is).`);
+    if (multipleOf !== undefined)
+      this.unsupported(
+        'multipleOf',
+        `${path}.multipleOf`,
+        `'multipleOf' ${multipleOf} at ${path} is not enforced here (a whole number, or a fraction such as 0.5 or 0.01, is).`,
+      );
     if (lower === undefined && upper === undefined) return anyNumber();
     const node = numberRange(lower, upper);
-    if (node.kind === 'choice' && node.items.length === 0) this.fail('invalid', 'minimum', path, `The bounds at ${path} leave no number the grammar can write.`);
+    if (node.kind === 'choice' && node.items.length === 0)
+      this.fail('invalid', 'minimum', path, `The bounds at ${path} leave no number the grammar can write.`);
     return node;
   }
 
@@ -446,7 +572,7 @@ class SchemaGrammarBuilder {
       }
     }
     const nonNegative = min !== undefined && min >= 0n;
-    if (step <= 1000n && max === undefined && (min === undefined || min <= 0n || (min <= step))) {
+    if (step <= 1000n && max === undefined && (min === undefined || min <= 0n || min <= step)) {
       const positive = this.remainderMachine(step);
       const zero = min === undefined || min <= 0n ? [literal('0')] : [];
       return choice(...zero, positive, ...(nonNegative || min !== undefined ? [] : [sequence(literal('-'), positive)]));
@@ -471,11 +597,13 @@ class SchemaGrammarBuilder {
   private visitArray(schema: JsonObject, path: string, depth: number): GrammarNode {
     const min = this.length(schema, 'minItems', path) ?? 0;
     const max = this.length(schema, 'maxItems', path);
-    if (max !== undefined && max < min) this.fail('invalid', 'maxItems', `${path}.maxItems`, `'maxItems' at ${path} is below 'minItems': no array satisfies both.`);
+    if (max !== undefined && max < min)
+      this.fail('invalid', 'maxItems', `${path}.maxItems`, `'maxItems' at ${path} is below 'minItems': no array satisfies both.`);
     const tuple = Array.isArray(schema.prefixItems) ? schema.prefixItems : Array.isArray(schema.items) ? schema.items : [];
     const rest = Array.isArray(schema.items) ? schema.additionalItems : schema.items;
     const sep = sequence(literal(','), WS);
-    const restItem = rest === false ? undefined : rest === undefined ? (tuple.length > 0 ? undefined : this.anyValue()) : this.visit(rest, `${path}.items`, depth + 1);
+    const restItem =
+      rest === false ? undefined : rest === undefined ? (tuple.length > 0 ? undefined : this.anyValue()) : this.visit(rest, `${path}.items`, depth + 1);
     const positions = tuple.map((item, index) => this.visit(item, `${path}.prefixItems[${index}]`, depth + 1));
     if (positions.length === 0) {
       if (restItem === undefined) {
@@ -486,7 +614,8 @@ class SchemaGrammarBuilder {
     }
     // Tuple positions in order, those past minItems optional, then further items.
     const limit = max === undefined ? positions.length : Math.min(max, positions.length);
-    if (min > positions.length && restItem === undefined) this.fail('invalid', 'minItems', path, `The array at ${path} needs ${min} items and allows ${positions.length}.`);
+    if (min > positions.length && restItem === undefined)
+      this.fail('invalid', 'minItems', path, `The array at ${path} needs ${min} items and allows ${positions.length}.`);
     let tail: GrammarNode = EMPTY;
     if (restItem !== undefined && (max === undefined || max > positions.length)) {
       tail = this.repeat(sequence(sep, restItem), Math.max(0, min - positions.length), max === undefined ? undefined : max - positions.length, `${path}-more`);
@@ -506,15 +635,18 @@ class SchemaGrammarBuilder {
     if ((this.properties += names.length) > SCHEMA_LIMITS.properties) this.overLimit('properties', `${path}.properties`, 'The properties of the schema');
     const required = new Set(Array.isArray(schema.required) ? schema.required.filter((name): name is string => typeof name === 'string') : []);
     for (const name of required) {
-      if (!(name in declared) && schema.additionalProperties === false) this.fail('invalid', 'required', `${path}.required`, `'${name}' is required at ${path} but no property of that name is allowed.`);
+      if (!(name in declared) && schema.additionalProperties === false)
+        this.fail('invalid', 'required', `${path}.required`, `'${name}' is required at ${path} but no property of that name is allowed.`);
     }
     const member = (name: string, value: GrammarNode): GrammarNode => sequence(literal(`${JSON.stringify(name)}:`), WS, value);
     const members = new Map<string, GrammarNode>();
-    for (const name of names) members.set(name, member(name, this.named(this.visit(declared[name], `${path}.properties.${name}`, depth + 1), `${path}-${name}`)));
+    for (const name of names)
+      members.set(name, member(name, this.named(this.visit(declared[name], `${path}.properties.${name}`, depth + 1), `${path}-${name}`)));
     // Required names without a schema of their own take the additional properties' (or any value).
     const additional = schema.additionalProperties;
     const undeclared = [...required].filter((name) => !(name in declared));
-    for (const name of undeclared) members.set(name, member(name, isJsonObject(additional) ? this.visit(additional, `${path}.additionalProperties`, depth + 1) : this.anyValue()));
+    for (const name of undeclared)
+      members.set(name, member(name, isJsonObject(additional) ? this.visit(additional, `${path}.additionalProperties`, depth + 1) : this.anyValue()));
 
     // Extra keys: where a schema for them is given (a record), or the object declares no property.
     let extra: GrammarNode | undefined;
@@ -522,7 +654,20 @@ class SchemaGrammarBuilder {
     const freeForm = (additional === true || additional === undefined) && members.size === 0;
     if (additional !== false && (isJsonObject(additional) || keySchema !== undefined || freeForm)) {
       const value = isJsonObject(additional) ? this.named(this.visit(additional, `${path}.additionalProperties`, depth + 1), `${path}-value`) : this.anyValue();
-      const key = keySchema !== undefined ? this.visit(isJsonObject(keySchema) && keySchema.type === undefined && keySchema.enum === undefined && keySchema.const === undefined && keySchema.$ref === undefined ? { ...keySchema, type: 'string' } : keySchema, `${path}.propertyNames`, depth + 1) : keyExcept([...members.keys()]);
+      const key =
+        keySchema !== undefined
+          ? this.visit(
+              isJsonObject(keySchema) &&
+                keySchema.type === undefined &&
+                keySchema.enum === undefined &&
+                keySchema.const === undefined &&
+                keySchema.$ref === undefined
+                ? { ...keySchema, type: 'string' }
+                : keySchema,
+              `${path}.propertyNames`,
+              depth + 1,
+            )
+          : keyExcept([...members.keys()]);
       extra = sequence(key, literal(':'), WS, value);
     }
 
@@ -545,7 +690,9 @@ class SchemaGrammarBuilder {
       return restRules[index + 1] ? sequence(head, restRules[index + 1]) : head;
     };
     let body: GrammarNode;
-    const requiredBody = requiredMembers.map((name, index) => (index === 0 ? (members.get(name) as GrammarNode) : sequence(sep, members.get(name) as GrammarNode)));
+    const requiredBody = requiredMembers.map((name, index) =>
+      index === 0 ? (members.get(name) as GrammarNode) : sequence(sep, members.get(name) as GrammarNode),
+    );
     if (requiredMembers.length > 0) body = sequence(...requiredBody, ...(restRules[0] ? [restRules[0]] : []));
     else if (optionalParts.length > 0) body = optional(choice(...optionalParts.map((_, index) => startAt(index))));
     else body = EMPTY;
@@ -563,7 +710,12 @@ function tighter(bounds: Array<Bound | undefined>, side: 'lower' | 'upper'): Bou
   for (const bound of bounds) {
     if (bound === undefined) continue;
     if (best === undefined) best = bound;
-    else if (side === 'lower' ? bound.value > best.value || (bound.value === best.value && bound.exclusive) : bound.value < best.value || (bound.value === best.value && bound.exclusive)) best = bound;
+    else if (
+      side === 'lower'
+        ? bound.value > best.value || (bound.value === best.value && bound.exclusive)
+        : bound.value < best.value || (bound.value === best.value && bound.exclusive)
+    )
+      best = bound;
   }
   return best;
 }
@@ -606,7 +758,12 @@ function keyExcept(names: string[]): GrammarNode {
     const alternatives: GrammarNode[] = [];
     const anyChar = { kind: 'repeat' as const, item: STRING_CHAR, min: 0, max: undefined };
     // A character no name continues with, then anything.
-    const others = jsonChars(splitOut([0x20, 0x10ffff], [...byFirst.keys()].map((c) => c.codePointAt(0) as number)));
+    const others = jsonChars(
+      splitOut(
+        [0x20, 0x10ffff],
+        [...byFirst.keys()].map((c) => c.codePointAt(0) as number),
+      ),
+    );
     alternatives.push(sequence(others, anyChar));
     for (const [c, members] of byFirst) alternatives.push(sequence(literal(c), visit(members, offset + 1)));
     // Stopping here is a different key unless a name ends here.
@@ -634,7 +791,11 @@ function splitOut([a, b]: [number, number], points: number[]): Array<[number, nu
 export function schemaGrammar(schema: JsonValue, options: SchemaGrammarOptions): SchemaGrammar {
   try {
     const size = JSON.stringify(schema)?.length ?? 0;
-    if (size > SCHEMA_LIMITS.size) return { ok: false, problem: { kind: 'limit', keyword: 'size', path: '$', message: `The schema is ${size} characters, over the limit of ${SCHEMA_LIMITS.size} (size).` } };
+    if (size > SCHEMA_LIMITS.size)
+      return {
+        ok: false,
+        problem: { kind: 'limit', keyword: 'size', path: '$', message: `The schema is ${size} characters, over the limit of ${SCHEMA_LIMITS.size} (size).` },
+      };
     const builder = new SchemaGrammarBuilder(schema, options.strict);
     builder.rules.set('root', EMPTY);
     const root = builder.visit(schema, '$', 0);
@@ -650,11 +811,21 @@ export function schemaGrammar(schema: JsonValue, options: SchemaGrammarOptions):
       return { ok: false, problem: { kind: 'invalid', keyword: '$ref', path: '$', message } };
     }
     const symbols = expandedSize(builder.rules);
-    if (symbols > SCHEMA_LIMITS.grammarSymbols) return { ok: false, problem: { kind: 'limit', keyword: 'grammarSymbols', path: '$', message: `The schema's grammar would hold ${symbols} symbols, over the limit of ${SCHEMA_LIMITS.grammarSymbols} (grammarSymbols).` } };
+    if (symbols > SCHEMA_LIMITS.grammarSymbols)
+      return {
+        ok: false,
+        problem: {
+          kind: 'limit',
+          keyword: 'grammarSymbols',
+          path: '$',
+          message: `The schema's grammar would hold ${symbols} symbols, over the limit of ${SCHEMA_LIMITS.grammarSymbols} (grammarSymbols).`,
+        },
+      };
     return { ok: true, rules: builder.rules, ignored: builder.ignored };
   } catch (error) {
     if (error instanceof Refusal) return { ok: false, problem: error.problem };
-    if (error instanceof RangeError) return { ok: false, problem: { kind: 'limit', keyword: 'nesting', path: '$', message: 'The schema is nested too deeply to read.' } };
+    if (error instanceof RangeError)
+      return { ok: false, problem: { kind: 'limit', keyword: 'nesting', path: '$', message: 'The schema is nested too deeply to read.' } };
     throw error;
   }
 }

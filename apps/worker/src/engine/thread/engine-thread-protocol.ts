@@ -10,10 +10,7 @@ export type { ThreadError } from '../../completion-errors';
 export type ThreadGenerationRequest = Omit<GenerationRequest, 'signal' | 'output'>;
 
 /** What the worker's main thread tells the engine thread. */
-export type EngineThreadCommand =
-  | { type: 'generate'; id: number; request: ThreadGenerationRequest }
-  | { type: 'abort'; id: number }
-  | { type: 'close' };
+export type EngineThreadCommand = { type: 'generate'; id: number; request: ThreadGenerationRequest } | { type: 'abort'; id: number } | { type: 'close' };
 
 /** What the engine reports about itself once loaded. */
 export interface EngineDescription {

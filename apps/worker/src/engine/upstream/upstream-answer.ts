@@ -170,7 +170,8 @@ export class UpstreamAnswer {
 function readTopLogprob(value: unknown): TopLogprob | undefined {
   if (!isJsonObject(value) || typeof value.token !== 'string' || typeof value.logprob !== 'number') return undefined;
   // Servers send `bytes: null` (or nothing) for plain text, and -Infinity as a very large negative number.
-  const bytes = Array.isArray(value.bytes) && value.bytes.every((byte) => Number.isInteger(byte)) ? (value.bytes as number[]) : [...Buffer.from(value.token, 'utf8')];
+  const bytes =
+    Array.isArray(value.bytes) && value.bytes.every((byte) => Number.isInteger(byte)) ? (value.bytes as number[]) : [...Buffer.from(value.token, 'utf8')];
   return { token: value.token, logprob: Math.max(-9999, Math.min(0, value.logprob)), bytes };
 }
 
