@@ -8,6 +8,7 @@
  * as a client sees it). Writes bench/results/agents.json.
  *
  *   npm run bench:agents -- [--conversations 24] [--turns 8] [--workers 3] [--sequences 8] [--system-repeats 45] [--max-tokens 24]
+ *     [--model tiny-chat]   # a GGUF under models/, e.g. llama-50m-f16 (a real shape): writes agents-<model>.json
  */
 import OpenAI from 'openai';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -27,6 +28,7 @@ const { values } = parseArgs({
     sequences: { type: 'string', default: '8' },
     'system-repeats': { type: 'string', default: '45' },
     'max-tokens': { type: 'string', default: '24' },
+    model: { type: 'string', default: 'tiny-chat' },
   },
 });
 const CONVERSATIONS = Number(values.conversations);
@@ -34,7 +36,7 @@ const TURNS = Number(values.turns);
 const WORKERS = Number(values.workers);
 const SEQUENCES = Number(values.sequences);
 const MAX_TOKENS = Number(values['max-tokens']);
-const MODEL = 'tiny-chat';
+const MODEL = values.model;
 const KEY = 'sk-bench-agents-0123456789';
 const LOGS = resolve(REPO_ROOT, 'test-artifacts/bench/logs');
 
@@ -189,7 +191,7 @@ async function main(): Promise<void> {
   const on = await run(true);
   const result = { conversations: CONVERSATIONS, turns: TURNS, workers: WORKERS, sequencesPerWorker: SEQUENCES, maxTokens: MAX_TOKENS, model: MODEL, off, on };
   mkdirSync(resolve(REPO_ROOT, 'bench/results'), { recursive: true });
-  writeFileSync(resolve(REPO_ROOT, 'bench/results/agents.json'), `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(resolve(REPO_ROOT, `bench/results/${MODEL === 'tiny-chat' ? 'agents' : `agents-${MODEL}`}.json`), `${JSON.stringify(result, null, 2)}\n`);
   for (const { affinity, seconds, retriedTurns: retried, evaluatedTokens, cachedShareFromTurn2, perTurn } of [off, on]) {
     console.log(
       `affinity ${affinity ? 'on ' : 'off'}: ${seconds} s, ${evaluatedTokens} prompt tokens evaluated, cached share from turn 2: ${cachedShareFromTurn2}, turns asked again after an error: ${retried}`,

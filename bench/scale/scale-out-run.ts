@@ -58,7 +58,9 @@ export async function runScaleOut(options: ScaleOutOptions): Promise<ScaleOutRep
     // The audit compares each answer with the text its job recorded: jobs must keep contents.
     workerEnv: { JOB_LOCK_MS: String(JOB_LOCK_MS), MAX_GENERATION_MS: '20000', RETAIN_CONTENT: 'true' },
     // The service's own waits end well inside the client's bound, so a bound hit is a real hang.
-    apiEnv: { MAX_QUEUE_WAIT_MS: String(Math.floor(options.requestTimeoutMs / 3)) },
+    // The audit and the mid-answer kill read the model's shared queue, so every job goes there:
+    // with AFFINITY on, jobs also wait on workers' own queues (its e2e tests kill workers there).
+    apiEnv: { MAX_QUEUE_WAIT_MS: String(Math.floor(options.requestTimeoutMs / 3)), AFFINITY: 'false' },
   });
   try {
     const apis = [stack.api];
