@@ -33,6 +33,8 @@ describe('Responses API truncation', () => {
     );
     expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
     expect((refused as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('context_length_exceeded');
+    // This door's prompt is `input` (the chat door names `messages`).
+    expect((refused as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('input');
   });
 
   it('drops the oldest items with truncation auto: the answer is that of the longest recent part that fits, instructions kept', async () => {

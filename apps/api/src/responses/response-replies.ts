@@ -5,7 +5,7 @@ import type { CompletionSink } from '../completions/completion-sink';
 import { SseResponse } from '../chat/sse-response';
 import type { FrameIds } from '../chat/sse-response';
 import { toOpenAiError } from '../errors/http-error-mapping';
-import type { OpenAiError } from '../errors/openai-error';
+import { OpenAiError } from '../errors/openai-error';
 import type { ConversationItem } from './response-items';
 import { responseObject } from './response-object';
 import type { ResponseIdentity, ResponseState } from './response-object';
@@ -21,6 +21,12 @@ export interface ResponseOutcome {
 export function endedState(output: ConversationItem[], ending: CompletionEnding): ResponseState {
   const cutShort = ending.finishReason === 'length';
   return { status: cutShort ? 'incomplete' : 'completed', output, usage: ending.usage, ...(cutShort ? {} : { completedAtMs: Date.now() }) };
+}
+
+/** The shared failure table names the chat door's `messages`; on this door the prompt is `input`. */
+export function onResponsesDoor(error: unknown): unknown {
+  const failure = toOpenAiError(error);
+  return failure.param === 'messages' ? new OpenAiError(failure.status, failure.type, failure.message, 'input', failure.code, failure.headers) : error;
 }
 
 /** What a failure leaves in the Response object: OpenAI's codes for it are few. */
@@ -71,7 +77,7 @@ export class BufferedResponse implements ResponseReply {
   }
 
   fail(error: unknown): ResponseOutcome {
-    throw error;
+    throw onResponsesDoor(error);
   }
 }
 
@@ -120,7 +126,7 @@ export class StreamedResponse implements ResponseReply {
   }
 
   fail(error: unknown): ResponseOutcome {
-    if (!this.sse.isOpen && !this.started) throw error;
+    if (!this.sse.isOpen && !this.started) throw onResponsesDoor(error);
     this.start();
     const state = failedState(this.output.snapshot(), toOpenAiError(error));
     this.output.event('response.failed', { response: responseObject(this.identity, state) });
