@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { freePort } from './free-port';
 import { ManagedProcess } from './managed-process';
-import { hasRedisServerBinary, REDIS_INSTALL_HINT, waitForRedis } from './redis-server';
+import { hasRedisServerBinary, REDIS_INSTALL_HINT, redisServerArgs, waitForRedis } from './redis-server';
 
 export interface LocalRedisCluster {
   /** host:port of every node, primaries first. */
@@ -18,25 +18,7 @@ async function startNode(port: number, dir: string, extraArgs: string[] = []): P
   const node = new ManagedProcess({
     name: `redis-node:${port}`,
     command: 'redis-server',
-    args: [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--dir',
-      dir,
-      '--dbfilename',
-      `dump-${port}.rdb`,
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--maxmemory-policy',
-      'noeviction',
-      '--loglevel',
-      'warning',
-      ...extraArgs,
-    ],
+    args: redisServerArgs(port, dir, extraArgs),
   });
   await waitForRedis(`redis://127.0.0.1:${port}`);
   return node;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { freePort } from './free-port';
 import { ManagedProcess } from './managed-process';
-import { hasRedisServerBinary, REDIS_INSTALL_HINT, waitForRedis } from './redis-server';
+import { hasRedisServerBinary, REDIS_INSTALL_HINT, redisServerArgs, waitForRedis } from './redis-server';
 
 export const SENTINEL_MASTER_NAME = 'mymaster';
 
@@ -20,26 +20,6 @@ export interface LocalRedisSentinel {
   failover(): Promise<void>;
   stop(): Promise<void>;
 }
-
-const redisArgs = (port: number, dir: string, extra: string[] = []) => [
-  '--port',
-  String(port),
-  '--bind',
-  '127.0.0.1',
-  '--dir',
-  dir,
-  '--dbfilename',
-  `dump-${port}.rdb`,
-  '--save',
-  '',
-  '--appendonly',
-  'no',
-  '--maxmemory-policy',
-  'noeviction',
-  '--loglevel',
-  'warning',
-  ...extra,
-];
 
 /** Runs `ask` on a connection of its own to one Redis node or Sentinel (host:port). */
 export async function onNode<T>(address: string, ask: (node: Redis) => Promise<T>): Promise<T> {
@@ -79,8 +59,8 @@ export async function startRedisSentinel(sentinelCount = 1): Promise<LocalRedisS
   };
   try {
     const [primaryPort, replicaPort] = [await freePort(), await freePort()];
-    const primary = await start('redis-primary', redisArgs(primaryPort, dir), primaryPort);
-    const replica = await start('redis-replica', redisArgs(replicaPort, dir, ['--replicaof', '127.0.0.1', String(primaryPort)]), replicaPort);
+    const primary = await start('redis-primary', redisServerArgs(primaryPort, dir), primaryPort);
+    const replica = await start('redis-replica', redisServerArgs(replicaPort, dir, ['--replicaof', '127.0.0.1', String(primaryPort)]), replicaPort);
 
     const sentinels: string[] = [];
     for (let index = 0; index < sentinelCount; index++) {

@@ -45,6 +45,30 @@ export async function waitForRedis(url: string, timeoutMs = 10_000): Promise<voi
 }
 
 /**
+ * A throwaway redis-server's arguments: loopback only, no eviction (BullMQ requires it), nothing
+ * kept on disk; `dir` where a cluster node or replica writes its files, `extra` for its role.
+ */
+export function redisServerArgs(port: number, dir?: string, extra: readonly string[] = []): string[] {
+  const files = dir === undefined ? [] : ['--dir', dir, '--dbfilename', `dump-${port}.rdb`];
+  return [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    ...files,
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--maxmemory-policy',
+    'noeviction',
+    '--loglevel',
+    'warning',
+    ...extra,
+  ];
+}
+
+/**
  * Starts a throwaway redis-server on a free loopback port, configured as BullMQ requires
  * (no eviction) and keeping nothing on disk.
  */
@@ -54,7 +78,7 @@ export async function startRedisServer(options: { port?: number; logFile?: strin
   const server = new ManagedProcess({
     name: `redis-server:${port}`,
     command: 'redis-server',
-    args: ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction', '--loglevel', 'warning'],
+    args: redisServerArgs(port),
     logFile: options.logFile,
   });
   const url = `redis://127.0.0.1:${port}`;

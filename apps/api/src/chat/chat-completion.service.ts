@@ -66,7 +66,6 @@ export class ChatCompletionService {
       return response.fail(error);
     }
     stored?.end({ queued: true });
-    admission.tokens.settle(ending.usage);
     await response.finish(ending);
   }
 

@@ -37,10 +37,11 @@ export type DetachedReply = Pick<ReplyTo, 'log' | 'leaseKey' | 'stopWhenUnheard'
 /**
  * Runs one admitted completion through the queue: listen for its events, then enqueue its job
  * (503 queue_full instead when MAX_WAITING_JOBS wait already), then pass its output to the sink
- * until the end event. Listening first means no event is ever missed. Whatever ends a request
- * early (client gone, no worker in time, Redis lost, shutdown) also withdraws or cancels its job,
- * so no GPU works for nobody, except a detached (stored) one: its answer is kept for later, and
- * its lease decides how long it runs without a client.
+ * until the end event, whose usage settles the key's token reservation (for every front door).
+ * Listening first means no event is ever missed. Whatever ends a request early (client gone, no
+ * worker in time, Redis lost, shutdown) also withdraws or cancels its job, so no GPU works for
+ * nobody, except a detached (stored) one: its answer is kept for later, and its lease decides how
+ * long it runs without a client.
  */
 @Injectable()
 export class CompletionRunner implements BeforeApplicationShutdown {
@@ -121,6 +122,7 @@ export class CompletionRunner implements BeforeApplicationShutdown {
       watch.awaitStart();
       const ending = await watch.ending;
       ended = true;
+      admission.tokens.settle(ending.usage);
       return ending;
     } finally {
       signal.removeEventListener('abort', onClientGone);

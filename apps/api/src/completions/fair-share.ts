@@ -51,11 +51,11 @@ export class FairShare {
   /** Charges the job's estimated cost to its key (a Redis round trip with FAIR_SHARE on) and places it. */
   async admit(job: CompletionJobInput, queue: CompletionQueue, keyId: string): Promise<FairShareTicket> {
     const tier = job.schedule.tier ?? 'default';
+    const label = this.labelOf(keyId);
+    if (!this.env.FAIR_SHARE) return this.ticket(job, label, tierJobOptions(tier));
     const weight = this.weights.get(keyId) ?? 1;
     const costOf = (prompt: number, answer: number) => Math.ceil((prompt + ANSWER_TOKEN_COST * answer) / weight);
     const estimate = costOf(estimatePromptTokens(job), estimateAnswerTokens(job));
-    const label = this.labelOf(keyId);
-    if (!this.env.FAIR_SHARE) return this.ticket(job, label, tierJobOptions(tier));
     const first = fairShareBandStart(tier);
     const slot = await this.counters.admit(job.model, tier, keyId, estimate, queue.toKey('prioritized'), first, FAIR_SHARE_BAND_LEVELS);
     const quietly = (what: string) => (error: Error) => this.logger.debug(`fair share ${what} not recorded: ${error.message}`);

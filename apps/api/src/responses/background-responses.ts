@@ -91,7 +91,6 @@ export class BackgroundResponses {
     await reply.send(responseObject(record.identity, record.state));
     try {
       const ending = await run;
-      admission.tokens.settle(ending.usage);
       const { state, output: items } = stateOfAnswer(record, { parts: output.parts, ...ending });
       await this.stored.endIfOpen(record, state, items);
     } catch (error) {
@@ -127,7 +126,6 @@ export class BackgroundResponses {
       await this.settlement.current(record, toOpenAiError(error)).catch(() => undefined);
       return;
     }
-    admission.tokens.settle(ending.usage);
     await streamed.finish(ending, async ({ state, output }: ResponseOutcome) => {
       await this.stored.endIfOpen(record, state, output).catch(() => undefined);
     });

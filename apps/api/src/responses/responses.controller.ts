@@ -140,7 +140,6 @@ export class ResponsesController {
       await keep(outcome);
       return;
     }
-    admission.tokens.settle(ending.usage);
     await response.finish(ending, keep);
   }
 
