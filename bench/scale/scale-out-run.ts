@@ -1,6 +1,7 @@
 import type { CompletionJobData } from '@app/contracts';
 import type { Job, Queue } from 'bullmq';
 import { STACK_API_KEY, STACK_MODEL, ServiceStack, waitFor } from '../../test/support/service-stack';
+import type { ManagedProcess } from '../../tools/local-stack/managed-process';
 import { auditJobs } from './job-audit';
 import { loadWithKills } from './load-with-kills';
 import { checkRetriedAnswers } from './retried-answers';
@@ -32,16 +33,26 @@ const JOB_LOCK_MS = 2000;
 const KILL_MOMENT_WAIT_MS = 5000;
 
 /**
- * Waits (boundedly) until `worker` runs a job that `wanted` picks by its seed; false if none came.
- * The kill is most telling mid-answer for a client that can still get its answer whole: a
- * non-stream request through a surviving API, which a retry on another worker must complete.
+ * Waits (boundedly) until `worker` runs a job that `wanted` picks by its seed, and leaves the
+ * worker frozen (SIGSTOP) holding it; false if none came. The kill is most telling mid-answer for
+ * a client that can still get its answer whole: a non-stream request through a surviving API,
+ * which a retry on another worker must complete. The tiny model ends a job within milliseconds,
+ * so the worker is frozen first and the job's state read again: only a job still active on the
+ * frozen worker is one that the kill will catch mid-answer.
  */
-async function untilMidAnswer(queue: Queue, worker: string, wanted: (seed: number) => boolean): Promise<boolean> {
-  const running = async (): Promise<boolean> => {
+async function freezeMidAnswer(queue: Queue, worker: { id: string; process: ManagedProcess }, wanted: (seed: number) => boolean): Promise<boolean> {
+  const heldByWorker = (job: Job<CompletionJobData> | undefined): boolean => job?.processedBy === worker.id && wanted(job.data.options.sampling.seed);
+  const caught = async (): Promise<boolean> => {
     const active = (await queue.getJobs(['active'])) as Array<Job<CompletionJobData>>;
-    return active.some((job) => job.processedBy === worker && wanted(job.data.options.sampling.seed));
+    const candidate = active.find(heldByWorker);
+    if (!candidate?.id) return false;
+    worker.process.child.kill('SIGSTOP');
+    const [state, again] = await Promise.all([queue.getJobState(candidate.id), queue.getJob(candidate.id) as Promise<Job<CompletionJobData> | undefined>]);
+    if (state === 'active' && heldByWorker(again)) return true;
+    worker.process.child.kill('SIGCONT');
+    return false;
   };
-  return waitFor('the worker to be mid-answer', running, KILL_MOMENT_WAIT_MS).catch(() => false);
+  return waitFor('the worker to be mid-answer', caught, KILL_MOMENT_WAIT_MS).catch(() => false);
 }
 
 /**
@@ -90,7 +101,7 @@ export async function runScaleOut(options: ScaleOutOptions): Promise<ScaleOutRep
       killAfterEnded: Math.floor(options.requests * options.killAfter),
       killedApi,
       kill: async (inFlight, sending) => {
-        const midAnswer = await untilMidAnswer(queue, setup.killed.worker, (seed) => {
+        const midAnswer = await freezeMidAnswer(queue, { id: setup.killed.worker, process: stack.workers[killedWorker] }, (seed) => {
           const request = inFlight.get(seed);
           return request !== undefined && !request.request.stream && request.api !== killedApi;
         });
