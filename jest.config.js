@@ -3,6 +3,9 @@ const transform = { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.jest.json' }]
 const moduleNameMapper = {
   '^@app/(contracts|config|redis)$': '<rootDir>/libs/$1/src',
   '^@app/(contracts|config|redis)/(.*)$': '<rootDir>/libs/$1/src/$2',
+  // The apps' public modules, for tests that drive an app's piece directly.
+  '^@app/(api|worker)$': '<rootDir>/apps/$1/src',
+  '^@app/worker/engine$': '<rootDir>/apps/worker/src/engine',
 };
 
 module.exports = {

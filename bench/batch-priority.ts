@@ -23,7 +23,7 @@ import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { CompletionJobName, completionQueueName, completionQueuePrefix } from '@app/contracts';
-import { batchKeys } from '../apps/api/src/batches/batch-object';
+import { batchKeys } from '@app/api';
 import type { ManagedProcess } from '../tools/local-stack/managed-process';
 import { startRedisServer } from '../tools/local-stack/redis-server';
 import type { LocalRedis } from '../tools/local-stack/redis-server';

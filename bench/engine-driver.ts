@@ -4,9 +4,8 @@
  * Requests beyond the engine's slots wait their turn in order, as jobs wait in the queue, and
  * their time to first token counts from when they were issued.
  */
-import { LlamaCppEngine } from '../apps/worker/src/engine/llama-cpp.engine';
-import { SyntheticEngine } from '../apps/worker/src/engine/synthetic.engine';
-import type { InferenceEngine } from '../apps/worker/src/engine/inference-engine';
+import { LlamaCppEngine, SyntheticEngine } from '@app/worker/engine';
+import type { InferenceEngine } from '@app/worker/engine';
 import { runClosedLoop } from './closed-loop';
 import type { EngineSpec, LoadPlan, LoadResult } from './driver-protocol';
 import { serveDriver } from './driver-host';

@@ -11,10 +11,8 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { InferenceEngine } from '../apps/worker/src/engine/inference-engine';
-import { LlamaCppEngine } from '../apps/worker/src/engine/llama-cpp.engine';
-import type { LlamaCppEngineOptions } from '../apps/worker/src/engine/llama-cpp.engine';
-import { ThreadedEngine } from '../apps/worker/src/engine/thread/threaded-engine';
+import type { InferenceEngine, LlamaCppEngineOptions } from '@app/worker/engine';
+import { LlamaCppEngine, ThreadedEngine } from '@app/worker/engine';
 import { runClosedLoop } from './closed-loop';
 import { numberOption, optionValue } from './command-line';
 import type { GpuSetting, LoadPlan } from './driver-protocol';

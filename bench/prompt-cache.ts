@@ -12,8 +12,8 @@
  *   npm run bench:prompt-cache -- [--model models/tiny-chat.gguf] [--gpu false] [--rounds 3] [--requests 24] [--system-repeats 60] [--turns 6]
  */
 import type { ChatMessage, PromptCachePolicy } from '@app/contracts';
-import { LlamaCppEngine } from '../apps/worker/src/engine/llama-cpp.engine';
-import type { LlamaCppEngineOptions } from '../apps/worker/src/engine/llama-cpp.engine';
+import { LlamaCppEngine } from '@app/worker/engine';
+import type { LlamaCppEngineOptions } from '@app/worker/engine';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { median, round } from './stats';

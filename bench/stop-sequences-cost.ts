@@ -2,8 +2,7 @@
  * `npm run bench:stop-sequences`: what matching stop sequences costs per answer, by answer
  * length: every engine passes each generated token through StopSequences.
  */
-import { StopSequences } from '../apps/worker/src/engine/stop-sequences';
-import { syntheticToken } from '../apps/worker/src/engine/synthetic.engine';
+import { StopSequences, syntheticToken } from '@app/worker/engine';
 
 function msPerAnswer(tokens: number, stop: string[]): number {
   const answers = Math.max(3, Math.round(200_000 / tokens));

@@ -8,8 +8,8 @@
  *
  *   npm run bench:structured -- [--model models/tiny-chat.gguf] [--runs 20] [--max-tokens 128]
  */
-import type { GenerationRequest } from '../apps/worker/src/engine/inference-engine';
-import { LlamaCppEngine } from '../apps/worker/src/engine/llama-cpp.engine';
+import type { GenerationRequest } from '@app/worker/engine';
+import { LlamaCppEngine } from '@app/worker/engine';
 import { schemaGrammar } from '@app/contracts';
 import type { GrammarSchema, JsonObject } from '@app/contracts';
 import { mkdirSync, writeFileSync } from 'node:fs';

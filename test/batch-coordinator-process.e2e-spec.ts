@@ -4,7 +4,7 @@ import { Queue } from 'bullmq';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { isFinished } from '../apps/api/src/batches/batch-object';
+import { isFinished } from '@app/api';
 import { ManagedProcess } from '../tools/local-stack/managed-process';
 import { REPO_ROOT } from '../tools/local-stack/services';
 import { STACK_API_KEY, STACK_MODEL, ServiceStack, waitFor } from './support/service-stack';

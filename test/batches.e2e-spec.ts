@@ -6,7 +6,7 @@ import type { JobType } from 'bullmq';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isFinished, lineCompletionId } from '../apps/api/src/batches/batch-object';
+import { isFinished, lineCompletionId } from '@app/api';
 import { assertMatchesSchema } from './support/openai-schema';
 import { STACK_API_KEY, STACK_MODEL, ServiceStack, waitFor } from './support/service-stack';
 

@@ -1,10 +1,7 @@
 import { resolve } from 'node:path';
 import type { OutputPart } from '@app/contracts';
-import { ContextLengthExceededError, GenerationAbortedError } from '../apps/worker/src/engine/inference-engine';
-import type { GenerationRequest } from '../apps/worker/src/engine/inference-engine';
-import { LlamaCppEngine } from '../apps/worker/src/engine/llama-cpp.engine';
-import type { LlamaCppEngineOptions } from '../apps/worker/src/engine/llama-cpp.engine';
-import { ThreadedEngine } from '../apps/worker/src/engine/thread/threaded-engine';
+import { ContextLengthExceededError, GenerationAbortedError, LlamaCppEngine, ThreadedEngine } from '@app/worker/engine';
+import type { GenerationRequest, LlamaCppEngineOptions } from '@app/worker/engine';
 import { REPO_ROOT } from '../tools/local-stack/services';
 
 /** The built thread script: this spec runs TypeScript source, which a worker thread cannot load. */

@@ -10,11 +10,8 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
-import { newFileId } from '../apps/api/src/files/file-object';
-import type { FileRecord } from '../apps/api/src/files/file-object';
-import { FileRecords } from '../apps/api/src/files/file-records';
-import { FilesService } from '../apps/api/src/files/files.service';
-import { LocalFileStorage } from '../apps/api/src/files/local-file-storage';
+import { newFileId, FileRecords, FilesService, LocalFileStorage } from '@app/api';
+import type { FileRecord } from '@app/api';
 import type { RunningApi } from '../tools/local-stack/services';
 import { REPO_ROOT, startApi } from '../tools/local-stack/services';
 import { assertMatchesSchema } from './support/openai-schema';

@@ -1,4 +1,4 @@
-import type { RetainedJobData } from '../apps/worker/src/job-retention';
+import type { RetainedJobData } from '@app/worker';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -4,7 +4,7 @@ import { connectRedis, createRedisConnection } from '@app/redis';
 import type { RedisClient } from '@app/redis';
 import { Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
-import { WaitingLimit } from '../../apps/api/src/completions/waiting-limit';
+import { WaitingLimit } from '@app/api';
 import { e2eStack } from '../support/stack-env';
 
 /**

@@ -3,8 +3,8 @@ import type { ChatMessage, CompletionJobData, CompletionResult } from '@app/cont
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import OpenAI from 'openai';
-import { ENDED_BEFORE, withoutContent } from '../../apps/worker/src/job-retention';
-import type { RetainedJobData } from '../../apps/worker/src/job-retention';
+import { ENDED_BEFORE, withoutContent } from '@app/worker';
+import type { RetainedJobData } from '@app/worker';
 import { basicAuth, boardJob, endedAs } from '../support/bull-board-api';
 import { waitFor } from '../support/service-stack';
 import { e2eStack } from '../support/stack-env';

@@ -1,5 +1,5 @@
 import type { CompletionResult } from '@app/contracts';
-import type { RetainedJobData } from '../../apps/worker/src/job-retention';
+import type { RetainedJobData } from '@app/worker';
 
 /** A job as Bull Board's own JSON API hands it to the board's page. */
 export interface BoardJob {

@@ -1,0 +1,11 @@
+/**
+ * The engine's public module (`@app/worker/engine`): what benchmarks and tests load to run the
+ * worker's own engine in-process, without the worker around it.
+ */
+export { ContextLengthExceededError, GenerationAbortedError } from './inference-engine';
+export type { GenerationRequest, InferenceEngine } from './inference-engine';
+export { LlamaCppEngine } from './llama-cpp.engine';
+export type { LlamaCppEngineOptions } from './llama-cpp.engine';
+export { ThreadedEngine } from './thread/threaded-engine';
+export { SyntheticEngine, syntheticToken } from './synthetic.engine';
+export { StopSequences } from './stop-sequences';
