@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { round, summarize } from '../stats';
+import { round, summarize } from '../common/stats';
 import type { Verdict } from './answer-checks';
 import type { JobAudit, JobSummary } from './job-audit';
 import type { LoadResult } from './load-with-kills';

@@ -204,10 +204,10 @@ say "making the $shape model ($type)"
 # ---- engine alone against the whole service ----
 level_plan=$(echo "$levels" | tr ',' '\n' | awk '{ r = $1 * 2; if (r < 8) r = 8; printf "%s%s:%d", (NR > 1 ? "," : ""), $1, r }')
 say "benchmark: levels $levels streams, $max_tokens tokens per answer, $sequences sequences, $threads threads"
-rm -rf "$app/kit/results"
+rm -rf "$app/bench/results"
 (cd "$app" && node --experimental-websocket kit/run-bench.js --only=llama --api-processes=1 --model-path "$model" --gpu "$gpu" \
   --llama-levels="$level_plan" --max-tokens="$max_tokens" --sequences="$sequences" --threads="$threads" --repeats=1) 2>&1 | tee -a "$log"
-result="$(ls "$app"/kit/results/*.json 2>/dev/null | head -1)"
+result="$(ls "$app"/bench/results/*.json 2>/dev/null | head -1)"
 [ -n "$result" ] || fail "the benchmark wrote no results"
 cp -r "$app/test-artifacts/bench/logs" "$out/service-logs" 2>/dev/null || true
 

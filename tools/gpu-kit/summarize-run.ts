@@ -7,7 +7,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import type { BenchResults, ComparisonLevel } from '../../bench/results-model';
+import type { BenchResults, ComparisonLevel } from '../../bench/service/results-model';
 
 export interface GpuCheck {
   generatedAt: string;
