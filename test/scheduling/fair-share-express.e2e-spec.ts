@@ -105,3 +105,35 @@ describe('fair share express lane', () => {
     expect(text).toMatch(/llm_api_fair_share_express_total\{model="slow-synthetic",outcome="placed"\} [1-9]/);
   });
 });
+
+describe('fair share express lane without express sequences', () => {
+  let stack: ServiceStack;
+
+  beforeAll(async () => {
+    stack = await ServiceStack.start({
+      name: 'fair-share-express-fallback',
+      workers: 0,
+      apiKeys: [LIGHT_KEY],
+      models: [SLOW_MODEL],
+      apiEnv: { FAIR_SHARE: 'true', FAIR_SHARE_EXPRESS: 'true', FAIR_SHARE_EXPRESS_WAIT_MS: '300', AFFINITY: 'false' },
+    });
+    // No EXPRESS_SEQUENCES: nothing takes the lane.
+    await stack.addWorker({ ENGINE: 'synthetic', SYNTHETIC_TOKENS: '300', SYNTHETIC_TOKEN_INTERVAL_MS: '10', SYNTHETIC_SLOTS: '1' }, SLOW_MODEL);
+  }, 60_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('moves a job its lane did not start within the bound to the shared queue, where it runs once', async () => {
+    const light = new OpenAI({ baseURL: stack.baseUrl, apiKey: LIGHT_KEY, maxRetries: 0 });
+    const answer = await light.chat.completions.create({ model: SLOW_MODEL, messages: [{ role: 'user', content: 'light' }], max_tokens: 5 });
+    const job = (await stack.queue(SLOW_MODEL).getJob(answer.id)) as Job;
+    expect(job.attemptsStarted).toBe(1);
+    // Added to the shared queue only after the bound on the lane.
+    expect(job.timestamp - (job.data as { schedule: { acceptedAt: number } }).schedule.acceptedAt).toBeGreaterThanOrEqual(300);
+    expect(await stack.queue(SLOW_MODEL, expressQueueName(SLOW_MODEL)).getJob(answer.id)).toBeUndefined();
+    const text = await (await fetch(`${stack.baseUrl.replace(/\/v1$/, '')}/metrics`)).text();
+    expect(text).toMatch(/llm_api_fair_share_express_total\{model="slow-synthetic",outcome="fallback"\} 1/);
+  }, 30_000);
+});
