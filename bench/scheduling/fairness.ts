@@ -1,5 +1,5 @@
 /**
- * `npm run bench:fairness -- [--a-requests=400] [--max-tokens=48] [--b-alone=20] [--rounds=2]`
+ * `npm run bench:fairness -- [--a-requests=400] [--max-tokens=48] [--b-alone=20] [--rounds=2] [--express=0]`
  *
  * Fair share between API keys (issue 34), on a private Redis, API and llama.cpp worker (tiny
  * model, 1 thread, PARALLEL_SEQUENCES 2, no GPU). Key A queues `a-requests` requests at once; key
@@ -7,7 +7,9 @@
  * 1. B alone (`b-alone` requests, one a second): B's queue wait with nobody else there;
  * 2. A's flood and B, FAIR_SHARE=false (first come, first served within the tier);
  * 3. the same, FAIR_SHARE=true;
- * and 2-3 again for each further round (off and on in turn, so the machine's other load falls
+ * 4. with `--express=N` (N > 0; the worker then holds N express sequences, EXPRESS_SEQUENCES, in
+ *    every phase), the same with FAIR_SHARE_EXPRESS=true as well: B's jobs take the express lane;
+ * and 2-3 (2-4) again for each further round (off and on in turn, so the machine's other load falls
  * on both alike).
  * Queue wait is BullMQ's processedOn − timestamp of each job (added → taken by the worker). A's
  * throughput is its completion tokens over first send → last answer. Every request must answer
@@ -21,7 +23,7 @@ import { Redis } from 'ioredis';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
-import { completionQueueName, completionQueuePrefix } from '@app/contracts';
+import { completionQueueName, completionQueuePrefix, expressQueueName } from '@app/contracts';
 import type { ManagedProcess } from '../../tools/local-stack/managed-process';
 import { startRedisServer } from '../../tools/local-stack/redis-server';
 import type { LocalRedis } from '../../tools/local-stack/redis-server';
@@ -35,6 +37,7 @@ const A_REQUESTS = numberOption('a-requests', 400);
 const MAX_TOKENS = numberOption('max-tokens', 48);
 const B_ALONE = numberOption('b-alone', 20);
 const ROUNDS = numberOption('rounds', 2);
+const EXPRESS = numberOption('express', 0);
 const MODEL = 'tiny-chat';
 const KEY_A = 'sk-bench-fairness-a-0123456789';
 const KEY_B = 'sk-bench-fairness-b-0123456789';
@@ -65,10 +68,14 @@ async function ask(baseUrl: string, key: string, seed: number): Promise<Answer> 
   return { id: body.id, completionTokens: body.usage.completion_tokens, endedAt: performance.now() };
 }
 
+/** The model's shared queue, and its express lane (FAIR_SHARE_EXPRESS) where B's jobs may have run instead. */
+type Queues = readonly Queue[];
+
 /** A job's times on the worker (BullMQ's own, epoch ms); its end is recorded just after its answer went out. */
-async function jobTimes(queue: Queue, id: string): Promise<{ added: number; started: number; finished: number }> {
-  for (let tries = 0; tries < 100; tries++) {
-    const job = await queue.getJob(id);
+async function jobTimes(queues: Queues, id: string): Promise<{ added: number; started: number; finished: number }> {
+  // Up to 10 s: a worker on a loaded machine records a job's end some time after its answer went out.
+  for (let tries = 0; tries < 500; tries++) {
+    const job = (await Promise.all(queues.map((queue) => queue.getJob(id)))).find((found) => found?.id !== undefined);
     if (job?.processedOn !== undefined && job.finishedOn !== undefined) return { added: job.timestamp, started: job.processedOn, finished: job.finishedOn };
     await sleep(20);
   }
@@ -76,13 +83,13 @@ async function jobTimes(queue: Queue, id: string): Promise<{ added: number; star
 }
 
 /** How long a job waited in the queue. */
-async function queueWaitMs(queue: Queue, id: string): Promise<number> {
-  const times = await jobTimes(queue, id);
+async function queueWaitMs(queues: Queues, id: string): Promise<number> {
+  const times = await jobTimes(queues, id);
   return times.started - times.added;
 }
 
 /** B's requests, one a second, until `stop()` says so (after at least one); their queue waits. */
-async function keyB(baseUrl: string, queue: Queue, stop: () => boolean): Promise<number[]> {
+async function keyB(baseUrl: string, queue: Queues, stop: () => boolean): Promise<number[]> {
   const waits: Array<Promise<number>> = [];
   for (let index = 0; waits.length === 0 || !stop(); index++) {
     waits.push(ask(baseUrl, KEY_B, 1000 + index).then((answer) => queueWaitMs(queue, answer.id)));
@@ -91,8 +98,12 @@ async function keyB(baseUrl: string, queue: Queue, stop: () => boolean): Promise
   return Promise.all(waits);
 }
 
+/** off: FAIR_SHARE=false; on: FAIR_SHARE=true; express: FAIR_SHARE and FAIR_SHARE_EXPRESS. */
+type Mode = 'off' | 'on' | 'express';
+
 interface Phase {
   fairShare: boolean;
+  mode: Mode;
   b: { requests: number; queueWaitMs: ReturnType<typeof roundSummary> };
   a: {
     requests: number;
@@ -108,7 +119,7 @@ interface Phase {
 }
 
 /** A's flood at once, B one a second while it lasts. */
-async function flood(baseUrl: string, queue: Queue, fairShare: boolean): Promise<Phase> {
+async function flood(baseUrl: string, queue: Queues, mode: Mode): Promise<Phase> {
   const started = performance.now();
   let aDone = false;
   const a = Promise.all(Array.from({ length: A_REQUESTS }, (_, index) => ask(baseUrl, KEY_A, index + 1))).finally(() => {
@@ -122,7 +133,8 @@ async function flood(baseUrl: string, queue: Queue, fairShare: boolean): Promise
   const aWaits = aTimes.map((times) => times.started - times.added);
   const workerSeconds = (Math.max(...aTimes.map((times) => times.finished)) - Math.min(...aTimes.map((times) => times.started))) / 1000;
   const phase: Phase = {
-    fairShare,
+    fairShare: mode !== 'off',
+    mode,
     b: { requests: bWaits.length, queueWaitMs: roundSummary(summarize(bWaits)) },
     a: {
       requests: A_REQUESTS,
@@ -135,7 +147,7 @@ async function flood(baseUrl: string, queue: Queue, fairShare: boolean): Promise
     },
   };
   console.log(
-    `fair share ${fairShare ? 'on ' : 'off'}: B queue wait p50 ${phase.b.queueWaitMs.p50} ms p99 ${phase.b.queueWaitMs.p99} ms (${bWaits.length}); A ${phase.a.tokensPerSecond} tokens/s over ${phase.a.seconds} s (${phase.a.workerTokensPerSecond} on the worker), A's jobs ran p50 ${phase.a.jobRunMs.p50} ms`,
+    `fair share ${mode.padEnd(7)}: B queue wait p50 ${phase.b.queueWaitMs.p50} ms p99 ${phase.b.queueWaitMs.p99} ms (${bWaits.length}); A ${phase.a.tokensPerSecond} tokens/s over ${phase.a.seconds} s (${phase.a.workerTokensPerSecond} on the worker), A's jobs ran p50 ${phase.a.jobRunMs.p50} ms`,
   );
   return phase;
 }
@@ -147,15 +159,24 @@ async function main(): Promise<void> {
   let worker: ManagedProcess | undefined;
   let connection: Redis | undefined;
   let queue: Queue | undefined;
+  let lane: Queue | undefined;
   const benchStarted = performance.now();
-  const startApiWith = async (fairShare: boolean): Promise<RunningApi> => {
+  const startApiWith = async (mode: Mode): Promise<RunningApi> => {
     await api?.process.stop('SIGTERM');
     api = await startApi({
       redisUrl: redis!.url,
       apiKeys: [KEY_A, KEY_B],
       models: [MODEL],
-      logFile: join(LOG_DIR, `api-fair-share-${fairShare ? 'on' : 'off'}.log`),
-      env: { FAIR_SHARE: String(fairShare), MAX_QUEUE_WAIT_MS: '600000', MAX_WAITING_JOBS: String(A_REQUESTS * 3) },
+      logFile: join(LOG_DIR, `api-fair-share-${mode}.log`),
+      env: {
+        FAIR_SHARE: String(mode !== 'off'),
+        FAIR_SHARE_EXPRESS: String(mode === 'express'),
+        // Every job on the shared queue (and the lane), as fair share orders it: with one worker,
+        // affinity would put the repeated prompt on the worker's own queue, served first.
+        AFFINITY: 'false',
+        MAX_QUEUE_WAIT_MS: '600000',
+        MAX_WAITING_JOBS: String(A_REQUESTS * 3),
+      },
     });
     // Warm the new API instance and both sequences before measuring.
     await Promise.all(Array.from({ length: SLOTS * 4 }, (_, index) => ask(api!.baseUrl, KEY_B, 9000 + index)));
@@ -170,35 +191,57 @@ async function main(): Promise<void> {
       parallelSequences: SLOTS,
       threads: THREADS,
       logFile: join(LOG_DIR, 'worker.log'),
-      env: { GPU: 'false', HEALTH_PORT: '0' },
+      env: { GPU: 'false', HEALTH_PORT: '0', EXPRESS_SEQUENCES: String(EXPRESS) },
     });
     connection = new Redis(redis.url, { maxRetriesPerRequest: null });
     queue = new Queue(completionQueueName(MODEL), { connection, prefix: completionQueuePrefix(MODEL) });
-    console.log(`A: ${A_REQUESTS} requests at once; B: one a second; ${MAX_TOKENS} tokens at most each; ${SLOTS} slots, ${THREADS} thread; logs in ${LOG_DIR}`);
+    lane = new Queue(expressQueueName(MODEL), { connection, prefix: completionQueuePrefix(MODEL) });
+    const queues = [queue, lane];
+    console.log(
+      `A: ${A_REQUESTS} requests at once; B: one a second; ${MAX_TOKENS} tokens at most each; ${SLOTS} slots + ${EXPRESS} express, ${THREADS} thread; logs in ${LOG_DIR}`,
+    );
 
-    let { baseUrl } = await startApiWith(false);
+    let { baseUrl } = await startApiWith('off');
     let count = 0;
-    const bAlone = summarize(await keyB(baseUrl, queue, () => ++count >= B_ALONE));
+    const bAlone = summarize(await keyB(baseUrl, queues, () => ++count >= B_ALONE));
     console.log(`B alone: queue wait p50 ${bAlone.p50.toFixed(1)} ms p99 ${bAlone.p99.toFixed(1)} ms (${bAlone.count})`);
     // Off and on in turn, so that what the machine's other load does falls on both alike.
-    const rounds: Array<{ off: Phase; on: Phase }> = [];
+    const rounds: Array<{ off: Phase; on: Phase; express?: Phase }> = [];
     for (let round_ = 0; round_ < ROUNDS; round_++) {
-      if (round_ > 0) ({ baseUrl } = await startApiWith(false));
-      const off = await flood(baseUrl, queue, false);
-      ({ baseUrl } = await startApiWith(true));
-      rounds.push({ off, on: await flood(baseUrl, queue, true) });
+      if (round_ > 0) ({ baseUrl } = await startApiWith('off'));
+      const off = await flood(baseUrl, queues, 'off');
+      ({ baseUrl } = await startApiWith('on'));
+      const on = await flood(baseUrl, queues, 'on');
+      if (EXPRESS === 0) {
+        rounds.push({ off, on });
+        continue;
+      }
+      ({ baseUrl } = await startApiWith('express'));
+      rounds.push({ off, on, express: await flood(baseUrl, queues, 'express') });
     }
     const bP99 = (phases: Phase[]) => Math.max(...phases.map((phase) => phase.b.queueWaitMs.p99));
     const aRate = (phases: Phase[], rate: 'tokensPerSecond' | 'workerTokensPerSecond') => phases.reduce((sum, phase) => sum + phase.a[rate], 0) / phases.length;
     const [offs, ons] = [rounds.map((pair) => pair.off), rounds.map((pair) => pair.on)];
+    const expresses = rounds.flatMap((pair) => (pair.express ? [pair.express] : []));
+    const expressComparison =
+      expresses.length === 0
+        ? undefined
+        : {
+            bQueueWaitP99Ms: bP99(expresses),
+            bQueueWaitP99OverAlone: round(bP99(expresses) / Math.max(bAlone.p99, 1e-3), 2),
+            aThroughputOverOff: round(aRate(expresses, 'tokensPerSecond') / aRate(offs, 'tokensPerSecond'), 3),
+            aWorkerThroughputOverOff: round(aRate(expresses, 'workerTokensPerSecond') / aRate(offs, 'workerTokensPerSecond'), 3),
+            aThroughputOverOn: round(aRate(expresses, 'tokensPerSecond') / aRate(ons, 'tokensPerSecond'), 3),
+          };
 
     const results = {
-      command: `npm run bench:fairness -- --a-requests=${A_REQUESTS} --max-tokens=${MAX_TOKENS} --b-alone=${B_ALONE} --rounds=${ROUNDS}`,
+      command: `npm run bench:fairness -- --a-requests=${A_REQUESTS} --max-tokens=${MAX_TOKENS} --b-alone=${B_ALONE} --rounds=${ROUNDS} --express=${EXPRESS}`,
       at: new Date().toISOString(),
       machine: { cores: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', platform: `${process.platform}-${process.arch}`, node: process.version },
       setup: {
         model: `models/${MODEL}.gguf`,
         parallelSequences: SLOTS,
+        expressSequences: EXPRESS,
         threads: THREADS,
         gpu: false,
         aRequests: A_REQUESTS,
@@ -215,6 +258,7 @@ async function main(): Promise<void> {
         bQueueWaitP99OnOverOff: round(bP99(ons) / Math.max(bP99(offs), 1e-3), 4),
         aThroughputOnOverOff: round(aRate(ons, 'tokensPerSecond') / aRate(offs, 'tokensPerSecond'), 3),
         aWorkerThroughputOnOverOff: round(aRate(ons, 'workerTokensPerSecond') / aRate(offs, 'workerTokensPerSecond'), 3),
+        express: expressComparison,
         goals: "B's p99 with fair share on within 2× of B alone; A's throughput on ≥ 0.95 × off",
       },
       totalSeconds: round((performance.now() - benchStarted) / 1000, 1),
@@ -225,6 +269,7 @@ async function main(): Promise<void> {
     await writeFile(resolve(out, 'fairness.json'), `${JSON.stringify(results, null, 2)}\n`);
   } finally {
     await queue?.close().catch(() => undefined);
+    await lane?.close().catch(() => undefined);
     connection?.disconnect();
     await api?.process.stop('SIGTERM').catch(() => undefined);
     await worker?.stop('SIGTERM').catch(() => undefined);

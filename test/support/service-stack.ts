@@ -102,9 +102,9 @@ export class ServiceStack {
     return worker;
   }
 
-  /** A BullMQ handle on the model's queue, to see what operators would see. */
-  queue(model = STACK_MODEL): Queue {
-    const queue = new Queue(completionQueueName(model), { connection: { url: this.redis.url }, prefix: completionQueuePrefix(model) });
+  /** A BullMQ handle on the model's queue (or another of its queues, by name), to see what operators would see. */
+  queue(model = STACK_MODEL, name = completionQueueName(model)): Queue {
+    const queue = new Queue(name, { connection: { url: this.redis.url }, prefix: completionQueuePrefix(model) });
     queue.on('error', () => undefined); // Redis may be down on purpose
     this.queues.push(queue);
     return queue;

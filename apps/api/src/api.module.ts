@@ -16,6 +16,7 @@ import { CompletionAdmission } from './completions/completion-admission';
 import { CompletionEventBus } from './completions/completion-event-bus';
 import { CompletionQueues } from './completions/completion-queues';
 import { AffinityPlacement } from './completions/affinity-placement';
+import { ExpressLane } from './completions/express-lane';
 import { FairShare } from './completions/fair-share';
 import { FairShareCounters } from './completions/fair-share-counters';
 import { CompletionRunner } from './completions/completion-runner';
@@ -72,6 +73,7 @@ export class ApiModule {
         FairShare,
         FairShareCounters,
         AffinityPlacement,
+        ExpressLane,
         CompletionRunner,
         ServiceTiers,
         StoredCompletions,

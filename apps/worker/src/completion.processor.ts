@@ -1,6 +1,14 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { completionQueueName, completionQueuePrefix, toCompletionJob, toReplyAddress, UnreadableJobError, workerQueueName } from '@app/contracts';
+import {
+  completionQueueName,
+  completionQueuePrefix,
+  expressQueueName,
+  toCompletionJob,
+  toReplyAddress,
+  UnreadableJobError,
+  workerQueueName,
+} from '@app/contracts';
 import type { CompletionJobData, CompletionResult } from '@app/contracts';
 import { WorkerEnv } from '@app/config';
 import { UnrecoverableError, WaitingError, Worker } from 'bullmq';
@@ -31,6 +39,9 @@ export function shareSlots(slots: number, consumers: number): number[] {
   return Array.from({ length: count }, (_, index) => Math.floor(slots / count) + (index < slots % count ? 1 : 0));
 }
 
+/** Which queue a consumer takes from: the model's shared one, this worker's own, or the express lane. */
+type Lane = 'shared' | 'own' | 'express';
+
 /**
  * Takes jobs from this worker's model queue, as many at once as the engine has sequences, and
  * hands each to the generateCompletion use case. It holds no logic of its own. The slots are
@@ -53,15 +64,16 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
     private readonly monitor: QueueWorkerMonitor,
   ) {
     this.replies = new ReplyBatcher(publisher);
-    this.slots = new SlotGate(engine.slots);
+    // Express sequences take only the express lane's jobs: the gate shares out the others.
+    this.slots = new SlotGate(engine.slots - env.EXPRESS_SEQUENCES);
   }
 
   onApplicationBootstrap(): void {
     const queueName = completionQueueName(this.env.MODEL_NAME);
     const retention = new JobRetention(this.env.RETAIN_CONTENT);
     // Decoded before anything (retention included) reads it.
-    const processor = (own: boolean) => {
-      const run = retention.around<Job<CompletionJobData, CompletionResult>>((job, token, signal) => this.process(job, token, signal, own));
+    const processor = (lane: Lane) => {
+      const run = retention.around<Job<CompletionJobData, CompletionResult>>((job, token, signal) => this.process(job, token, signal, lane));
       return async (job: Job<CompletionJobData, CompletionResult>, token?: string, signal?: AbortSignal): Promise<CompletionResult> => {
         try {
           job.data = toCompletionJob(job.data);
@@ -75,15 +87,18 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
     // which may already wait for the next job (pausing does not stop a wait under way).
     const consumers = this.engine.mayBeUnavailable ? 1 : this.env.QUEUE_CONSUMERS;
     const ownQueue = workerQueueName(this.env.MODEL_NAME, this.env.WORKER_ID);
-    // The model's shared queue, then this worker's own (jobs sent here for its prompt cache).
-    const consumerQueues = [
-      ...shareSlots(this.engine.slots, consumers).map((concurrency) => ({ queue: queueName, concurrency })),
-      { queue: ownQueue, concurrency: this.engine.slots },
+    const express = this.env.EXPRESS_SEQUENCES;
+    const bulk = this.engine.slots - express;
+    // The model's shared queue, then this worker's own (jobs sent here for its prompt cache), then
+    // the express lane, whose sequences no other job takes.
+    const consumerQueues: Array<{ queue: string; concurrency: number; lane: Lane }> = [
+      ...shareSlots(bulk, consumers).map((concurrency) => ({ queue: queueName, concurrency, lane: 'shared' as const })),
+      { queue: ownQueue, concurrency: bulk, lane: 'own' },
+      ...(express > 0 ? [{ queue: expressQueueName(this.env.MODEL_NAME), concurrency: express, lane: 'express' as const }] : []),
     ];
-    for (const [index, { queue, concurrency }] of consumerQueues.entries()) {
-      const own = queue === ownQueue;
+    for (const [index, { queue, concurrency, lane }] of consumerQueues.entries()) {
       // Each makes its own blocking connection from this one and shares it for its commands.
-      const worker = new Worker<CompletionJobData, CompletionResult>(queue, processor(own), {
+      const worker = new Worker<CompletionJobData, CompletionResult>(queue, processor(lane), {
         connection: this.blocking,
         prefix: completionQueuePrefix(this.env.MODEL_NAME),
         // Recorded on each job as processedBy, so operators can see which worker ran it.
@@ -94,7 +109,7 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
         stalledInterval: this.env.JOB_LOCK_MS,
         maxStalledCount: 1,
         // The queue's stalled jobs are found by one consumer per process; more would repeat its scans.
-        skipStalledCheck: index > 0 && !own,
+        skipStalledCheck: index > 0 && lane === 'shared',
         runRetryDelay: QUEUE_WORKER_RETRY_DELAY_MS,
       });
       worker.on('error', (error) => this.logger.error(`queue worker error: ${error.message}`));
@@ -103,7 +118,7 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
       this.workers.push(worker);
     }
     this.logger.log(
-      `worker ${this.env.WORKER_ID} ready: model ${this.env.MODEL_NAME}, queues ${queueName} and ${ownQueue}, ${this.engine.slots} slots, ${this.workers.length} queue consumers`,
+      `worker ${this.env.WORKER_ID} ready: model ${this.env.MODEL_NAME}, queues ${consumerQueues.map(({ queue }) => queue).join(', ')}, ${bulk} slots and ${express} express, ${this.workers.length} queue consumers`,
     );
   }
 
@@ -111,7 +126,7 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
     job: Job<CompletionJobData, CompletionResult>,
     token: string | undefined,
     queueSignal: AbortSignal | undefined,
-    own: boolean,
+    lane: Lane,
   ): Promise<CompletionResult> {
     const { id: completionId } = job.data;
     // A job moved from a dead worker's own queue counts the attempts it started there.
@@ -123,7 +138,8 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
     if (queueSignal) signals.push(queueSignal);
     let release: (() => void) | undefined;
     try {
-      release = await this.slots.acquire(own, AbortSignal.any(signals));
+      // An express job has a sequence of its own: its consumer takes no more jobs than there are.
+      if (lane !== 'express') release = await this.slots.acquire(lane === 'own', AbortSignal.any(signals));
       return await generateCompletion(job.data, this.engine, events, {
         workerId: this.env.WORKER_ID,
         attempt,

@@ -225,6 +225,24 @@ export class ApiEnv extends RedisEnv {
   FAIR_SHARE_WEIGHTS: string[] = [];
 
   /**
+   * With FAIR_SHARE: a job of a key under its fair share (its counter at or below the virtual time,
+   * so nothing of it waits ahead), when no job of a higher tier waits, goes to the model's express lane, which only the workers' express
+   * sequences take (EXPRESS_SEQUENCES on the worker), so it need not wait for a backlogged key's
+   * running job to end. A job not started there within FAIR_SHARE_EXPRESS_WAIT_MS moves to the
+   * shared queue, keeping its place in its tier. Flex, detached (stored) and batch jobs never take
+   * it. Off by default: it helps only where workers hold express sequences.
+   */
+  @EnvBoolean()
+  @IsBoolean()
+  FAIR_SHARE_EXPRESS = false;
+
+  /** How long a job waits on the express lane before it moves to the model's shared queue. */
+  @EnvInteger()
+  @IsInt()
+  @Min(10)
+  FAIR_SHARE_EXPRESS_WAIT_MS = 500;
+
+  /**
    * Whether this instance coordinates batches: validates their files, follows their lines, writes
    * their results (any number of instances may; each batch is coordinated by one at a time). `false`
    * also drops the two Redis connections of the coordinator's BullMQ worker.

@@ -33,6 +33,18 @@ export class WorkerEnv extends RedisEnv {
   PARALLEL_SEQUENCES = 4;
 
   /**
+   * Sequences (jobs) beyond PARALLEL_SEQUENCES that take jobs only from the model's express lane:
+   * requests of API keys under their fair share (FAIR_SHARE_EXPRESS on the API), so a light key
+   * starts at once while a backlogged key holds every other sequence. An idle express sequence
+   * costs nothing; a busy one shares the batch. 0: none, the worker does not read the lane.
+   */
+  @EnvInteger()
+  @IsInt()
+  @Min(0)
+  @Max(16)
+  EXPRESS_SEQUENCES = 0;
+
+  /**
    * BullMQ consumers sharing the worker's slots (never more than the slots). One consumer takes jobs
    * one Redis round trip after another, which a busy process makes slow; several fill free slots
    * sooner when requests arrive together (time to first token at 100 concurrent streams: p50 136 →

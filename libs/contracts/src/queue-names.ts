@@ -9,6 +9,15 @@ export function completionQueueName(model: string): string {
 }
 
 /**
+ * The model's express lane (FAIR_SHARE_EXPRESS): jobs of keys under their fair share, taken only
+ * by the workers' express sequences (EXPRESS_SEQUENCES), so such a job need not wait for a
+ * backlogged key's running job to end. Same prefix (Cluster slot) as the model's queue.
+ */
+export function expressQueueName(model: string): string {
+  return `${completionQueueName(model)}!express`;
+}
+
+/**
  * BullMQ's key prefix for a model's queue. The hash tag keeps all of one queue's keys in one
  * Redis Cluster slot (BullMQ's scripts need that) while different models' queues spread over
  * the cluster's nodes.

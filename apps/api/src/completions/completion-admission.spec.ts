@@ -43,7 +43,7 @@ function setup(options: { rateLimit?: 'ok' | OpenAiError; served?: boolean; unbi
   const live = { ...worker, capabilities: { ...worker.capabilities, unbiasableTokens: options.unbiasableTokens ?? [] } };
   const models = { serves: () => options.served ?? true, liveWorkers: () => [live] } as unknown as ModelRegistry;
   const queues = { forModel: () => queue } as unknown as CompletionQueues;
-  const ticket: FairShareTicket = { jobOptions: {}, onEvent: () => undefined, release: () => calls.push('fair-share release') };
+  const ticket: FairShareTicket = { jobOptions: {}, express: false, onEvent: () => undefined, release: () => calls.push('fair-share release') };
   const fairShare = { admit: () => Promise.resolve(ticket) } as unknown as FairShare;
   return { calls, queue, admission: new CompletionAdmission(models, queues, rateLimits, fairShare) };
 }

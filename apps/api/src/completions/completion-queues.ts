@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { OnApplicationShutdown } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
-import { completionQueueName, completionQueuePrefix, workerQueueName } from '@app/contracts';
+import { completionQueueName, completionQueuePrefix, expressQueueName, workerQueueName } from '@app/contracts';
 import type { CompletionJobData, CompletionResult } from '@app/contracts';
 import { Queue } from 'bullmq';
 import type { RedisClient } from '@app/redis';
@@ -58,13 +58,21 @@ export class CompletionQueues implements OnApplicationShutdown {
    * the process's life: a job placed there may still be moved or withdrawn after its worker left.
    */
   forWorker(model: string, workerId: string): CompletionQueue {
-    const name = workerQueueName(model, workerId);
+    return this.forWorkerOrLane(workerQueueName(model, workerId), model);
+  }
+
+  private forWorkerOrLane(name: string, model: string): CompletionQueue {
     let queue = this.workerQueues.get(name);
     if (!queue) {
       queue = this.open(name, model);
       this.workerQueues.set(name, queue);
     }
     return queue;
+  }
+
+  /** The model's express lane (FAIR_SHARE_EXPRESS), opened on first use and kept, as a worker's queue is. */
+  forExpress(model: string): CompletionQueue {
+    return this.forWorkerOrLane(expressQueueName(model), model);
   }
 
   /** Tells `listener` of every model queue opened from now on (Bull Board shows them). */

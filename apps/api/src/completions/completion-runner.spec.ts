@@ -8,6 +8,7 @@ import type { Admission } from './completion-admission';
 import type { CompletionEventBus } from './completion-event-bus';
 import type { CompletionQueues } from './completion-queues';
 import { CompletionRunner } from './completion-runner';
+import type { ExpressLane } from './express-lane';
 import type { CompletionSink } from './completion-sink';
 import type { WaitingLimit } from './waiting-limit';
 
@@ -21,7 +22,7 @@ function setUp(added: Promise<boolean> = Promise.resolve(true)) {
   const admission = {
     queue,
     tokens: { settle: jest.fn(), refund: jest.fn() },
-    fairShare: { jobOptions: {}, onEvent: jest.fn(), release: jest.fn() },
+    fairShare: { jobOptions: {}, express: false, onEvent: jest.fn(), release: jest.fn() },
     abandon: jest.fn(),
   };
   const commands = { spublish: jest.fn(() => Promise.resolve(0)) };
@@ -37,11 +38,18 @@ function setUp(added: Promise<boolean> = Promise.resolve(true)) {
     commands as unknown as RedisClient,
     metrics,
   );
-  const runner = new CompletionRunner(env, events as unknown as CompletionEventBus, placement, commands as unknown as RedisClient);
+  const express = { place: jest.fn() };
+  const runner = new CompletionRunner(
+    env,
+    events as unknown as CompletionEventBus,
+    placement,
+    express as unknown as ExpressLane,
+    commands as unknown as RedisClient,
+  );
   const sink: CompletionSink = { canRestart: false, write: () => undefined, restart: () => undefined };
   const job = { id: 'chatcmpl-1', model: 'm', schedule: { acceptedAt: 0, startDeadline: 0 } } as CompletionJobInput;
   const gone = AbortSignal.abort();
-  return { runner, admission, queue, waitingLimit, commands, sink, job, gone };
+  return { runner, admission, queue, waitingLimit, commands, sink, job, gone, express };
 }
 
 describe('CompletionRunner', () => {
@@ -78,6 +86,14 @@ describe('CompletionRunner', () => {
     expect(queue.remove).not.toHaveBeenCalled();
     expect(commands.spublish).not.toHaveBeenCalled();
     expect(admission.tokens.settle).not.toHaveBeenCalled();
+  });
+
+  it('keeps a stored (detached) job of a key under its fair share off the express lane: its state is read from the shared queue', async () => {
+    const { runner, admission, queue, waitingLimit, sink, job, gone, express } = setUp();
+    const underShare = { ...admission, fairShare: { ...admission.fairShare, express: true } };
+    await expect(runner.run(job, underShare as unknown as Admission, sink, gone, { stopWhenUnheard: false })).rejects.toMatchObject({ code: 'client_closed' });
+    expect(express.place).not.toHaveBeenCalled();
+    expect((waitingLimit.add.mock.calls[0] as unknown[])[0]).toBe(queue);
   });
 
   it('answers 503 queue_full when the waiting limit refuses the job, gives back its reservation, and cancels nothing', async () => {

@@ -10,6 +10,7 @@ import { redisUnavailable, shuttingDown } from './completion-admission';
 import type { Admission } from './completion-admission';
 import { AffinityPlacement } from './affinity-placement';
 import { CompletionEventBus } from './completion-event-bus';
+import { ExpressLane } from './express-lane';
 import type { CompletionSink } from './completion-sink';
 import { CompletionWatch } from './completion-watch';
 import type { CompletionEnding } from './completion-watch';
@@ -52,6 +53,7 @@ export class CompletionRunner implements BeforeApplicationShutdown {
     private readonly env: ApiEnv,
     private readonly events: CompletionEventBus,
     private readonly placement: AffinityPlacement,
+    private readonly express: ExpressLane,
     @Inject(COMMANDS_REDIS) private readonly commands: RedisClient,
   ) {}
 
@@ -70,8 +72,10 @@ export class CompletionRunner implements BeforeApplicationShutdown {
     }
     let placed: PlacedJob;
     try {
-      // The shared queue, or the worker that holds the conversation (prefix-cache affinity).
-      ({ placed } = await this.placement.place(job, queue, detached !== undefined));
+      // The express lane (a key under its fair share), the shared queue, or the worker that holds
+      // the conversation (prefix-cache affinity). A detached job stays on the shared queue.
+      if (admission.fairShare.express && !detached) placed = this.express.place(job, queue);
+      else ({ placed } = await this.placement.place(job, queue, detached !== undefined));
     } catch {
       admission.abandon();
       throw redisUnavailable();

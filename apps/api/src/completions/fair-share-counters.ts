@@ -20,7 +20,9 @@ const STATE_TTL_MS = 24 * 60 * 60 * 1000;
  * job starts at max(its key's counter, v) (a key that was idle is lifted to v, so it cannot bank
  * credit) and adds its cost to its key's counter. Its priority is its start in levels of `quantum`
  * above the band's origin; the origin moves up to `v` when nothing of the band waits, and a start
- * beyond the band is placed at its last level (FIFO there) until it does.
+ * beyond the band is placed at its last level (FIFO there) until it does. Also returns whether
+ * the key was under its fair share (its counter at or below `v`: nothing of it waits ahead) with
+ * nothing of a higher tier waiting (the bands below `first`).
  */
 const ADMIT_LUA = `
 local v = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
@@ -30,11 +32,13 @@ if v - origin > levels * quantum / 4 and redis.call('ZCOUNT', KEYS[2], ARGV[6], 
   origin = v
   redis.call('HSET', KEYS[1], 'origin', origin)
 end
-local start = math.max(tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0'), v)
+local counter = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+local start = math.max(counter, v)
 redis.call('HSET', KEYS[1], ARGV[1], start + tonumber(ARGV[2]))
 redis.call('PEXPIRE', KEYS[1], ARGV[8])
 local level = math.max(0, math.min(math.floor((start - origin) / quantum), levels - 1))
-return {first + level, start}
+local under = counter <= v and redis.call('ZCOUNT', KEYS[2], 0, '(' .. ARGV[6]) == 0
+return {first + level, start, under and 1 or 0}
 `;
 
 /** KEYS: the tier's counters. ARGV: a started job's start. The virtual time never goes back. */
@@ -56,7 +60,7 @@ type WithFairShare = RedisClient & {
     low: string,
     high: string,
     ttlMs: number,
-  ): Promise<[number, number]>;
+  ): Promise<[number, number, number]>;
   fairShareStarted(state: string, start: number): Promise<number>;
 };
 
@@ -64,6 +68,8 @@ type WithFairShare = RedisClient & {
 export interface FairShareSlot {
   priority: number;
   start: number;
+  /** Its key's counter was at or below the virtual time (nothing of it waits ahead), and no job of a higher tier waits. */
+  underShare: boolean;
 }
 
 /**
@@ -85,7 +91,7 @@ export class FairShareCounters {
     // Scores as exact decimal strings: Lua would print numbers this large in exponent notation.
     const low = String(first * 2 ** 32);
     const high = String((first + levels) * 2 ** 32);
-    const [priority, start] = await this.redis.fairShareAdmit(
+    const [priority, start, underShare] = await this.redis.fairShareAdmit(
       stateKey(model, tier),
       prioritized,
       field(keyId),
@@ -97,7 +103,7 @@ export class FairShareCounters {
       high,
       STATE_TTL_MS,
     );
-    return { priority, start };
+    return { priority, start, underShare: underShare === 1 };
   }
 
   /** A job of the tier started: the virtual time reaches its start. */

@@ -26,12 +26,12 @@ const ended: TokenEvent = {
 };
 
 /** FairShare over recording counters: every charge, start and correction it makes. */
-function setUp(env: Partial<ApiEnv>) {
+function setUp(env: Partial<ApiEnv>, underShare = false) {
   const calls: Array<[string, ...unknown[]]> = [];
   const counters = {
     admit: (...args: unknown[]) => {
       calls.push(['admit', ...args]);
-      return Promise.resolve({ priority: 1234, start: 640 });
+      return Promise.resolve({ priority: 1234, start: 640, underShare });
     },
     started: (...args: unknown[]) => (calls.push(['started', ...args]), Promise.resolve()),
     correct: (...args: unknown[]) => (calls.push(['correct', ...args]), Promise.resolve()),
@@ -86,6 +86,17 @@ describe('FairShare', () => {
     expect(calls).toEqual([]);
     expect(metrics.keyQueueWait.observe).toHaveBeenCalledWith({ model: 'm', tier: 'flex', key: 'k' }, expect.any(Number));
     expect(metrics.keyServedTokens.inc).toHaveBeenCalledWith({ model: 'm', key: 'k', kind: 'completion' }, 5);
+  });
+});
+
+describe('FairShare express lane', () => {
+  it('sends a job of a key under its fair share there only with FAIR_SHARE_EXPRESS, and never a flex one', async () => {
+    const express = setUp({ FAIR_SHARE_EXPRESS: true }, true).fairShare;
+    expect((await express.admit(job, queue, 'k')).express).toBe(true);
+    expect((await express.admit(withTier(job, 'flex'), queue, 'k')).express).toBe(false);
+    expect((await setUp({ FAIR_SHARE_EXPRESS: true }, false).fairShare.admit(job, queue, 'k')).express).toBe(false);
+    expect((await setUp({ FAIR_SHARE_EXPRESS: false }, true).fairShare.admit(job, queue, 'k')).express).toBe(false);
+    expect((await setUp({ FAIR_SHARE: false, FAIR_SHARE_EXPRESS: true }, true).fairShare.admit(job, queue, 'k')).express).toBe(false);
   });
 });
 

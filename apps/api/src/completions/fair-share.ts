@@ -18,6 +18,8 @@ const MAX_KEY_LABELS = 100;
 export interface FairShareTicket {
   /** BullMQ options that place the job (its tier's, and with fair share its place in the tier's band). */
   readonly jobOptions: { lifo?: true; priority?: number };
+  /** Its key is under its fair share and FAIR_SHARE_EXPRESS is on: it may take the model's express lane. */
+  readonly express: boolean;
   /** Every event of the job: `started` moves the virtual time, `end` charges the real usage. */
   onEvent(event: TokenEvent): void;
   /** The job ended on this instance's side: one that never started gives back what it was charged. */
@@ -52,32 +54,29 @@ export class FairShare {
   async admit(job: CompletionJobInput, queue: CompletionQueue, keyId: string): Promise<FairShareTicket> {
     const tier = job.schedule.tier ?? 'default';
     const label = this.labelOf(keyId);
-    if (!this.env.FAIR_SHARE) return this.ticket(job, label, tierJobOptions(tier));
+    if (!this.env.FAIR_SHARE) return this.ticket(job, label, tierJobOptions(tier), false);
     const weight = this.weights.get(keyId) ?? 1;
     const costOf = (prompt: number, answer: number) => Math.ceil((prompt + ANSWER_TOKEN_COST * answer) / weight);
     const estimate = costOf(estimatePromptTokens(job), estimateAnswerTokens(job));
     const first = fairShareBandStart(tier);
     const slot = await this.counters.admit(job.model, tier, keyId, estimate, queue.toKey('prioritized'), first, FAIR_SHARE_BAND_LEVELS);
     const quietly = (what: string) => (error: Error) => this.logger.debug(`fair share ${what} not recorded: ${error.message}`);
-    return this.ticket(
-      job,
-      label,
-      { priority: slot.priority },
-      {
-        started: () => void this.counters.started(job.model, tier, slot.start).catch(quietly('start')),
-        charge: (usage) =>
-          void this.counters.correct(job.model, tier, keyId, costOf(usage.prompt_tokens, usage.completion_tokens) - estimate).catch(quietly('usage')),
-        refund: () => void this.counters.correct(job.model, tier, keyId, -estimate).catch(quietly('refund')),
-      },
-    );
+    const express = this.env.FAIR_SHARE_EXPRESS && slot.underShare && tier !== 'flex';
+    return this.ticket(job, label, { priority: slot.priority }, express, {
+      started: () => void this.counters.started(job.model, tier, slot.start).catch(quietly('start')),
+      charge: (usage) =>
+        void this.counters.correct(job.model, tier, keyId, costOf(usage.prompt_tokens, usage.completion_tokens) - estimate).catch(quietly('usage')),
+      refund: () => void this.counters.correct(job.model, tier, keyId, -estimate).catch(quietly('refund')),
+    });
   }
 
-  private ticket(job: CompletionJobInput, key: string, jobOptions: FairShareTicket['jobOptions'], counter?: CounterHooks): FairShareTicket {
+  private ticket(job: CompletionJobInput, key: string, jobOptions: FairShareTicket['jobOptions'], express: boolean, counter?: CounterHooks): FairShareTicket {
     const tier = job.schedule.tier ?? 'default';
     let started = false;
     let released = false;
     return {
       jobOptions,
+      express,
       onEvent: (event) => {
         if (event.type === 'started') {
           if (!started) this.metrics.keyQueueWait.observe({ model: job.model, tier, key }, Math.max(0, Date.now() - job.schedule.acceptedAt) / 1000);

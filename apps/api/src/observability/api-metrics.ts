@@ -77,6 +77,13 @@ export class ApiMetrics {
     registers: [this.registry],
   });
 
+  readonly fairShareExpress = new Counter({
+    name: 'llm_api_fair_share_express_total',
+    help: "Interactive jobs of keys under their fair share sent to the model's express lane (FAIR_SHARE_EXPRESS), by model and outcome: placed, fallback (not started there within FAIR_SHARE_EXPRESS_WAIT_MS, moved to the shared queue; counted besides its placed).",
+    labelNames: ['model', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
   readonly keyServedTokens = new Counter({
     name: 'llm_api_key_served_tokens_total',
     help: "Tokens served per API key (its id: the first 24 hex digits of the key's SHA-256; at most 100 keys per process, the rest as `other`), by model and kind (prompt, completion): what fair share counts.",

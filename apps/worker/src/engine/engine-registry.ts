@@ -26,7 +26,7 @@ const ENGINES: Record<WorkerEnv['ENGINE'], (env: WorkerEnv, log: EngineLog) => P
     ThreadedEngine.startLlama(
       {
         modelPath: env.MODEL_PATH,
-        parallelSequences: env.PARALLEL_SEQUENCES,
+        parallelSequences: env.PARALLEL_SEQUENCES + env.EXPRESS_SEQUENCES,
         threads: env.ENGINE_THREADS,
         contextSize: env.CONTEXT_SIZE,
         gpu: env.GPU,
@@ -40,7 +40,7 @@ const ENGINES: Record<WorkerEnv['ENGINE'], (env: WorkerEnv, log: EngineLog) => P
         baseUrl: env.UPSTREAM_BASE_URL,
         apiKey: env.UPSTREAM_API_KEY,
         model: env.UPSTREAM_MODEL || env.MODEL_NAME,
-        maxConcurrency: env.UPSTREAM_MAX_CONCURRENCY,
+        maxConcurrency: env.UPSTREAM_MAX_CONCURRENCY + env.EXPRESS_SEQUENCES,
         timeoutMs: env.UPSTREAM_TIMEOUT_MS,
         contextSize: env.CONTEXT_SIZE,
       }),
@@ -51,7 +51,7 @@ const ENGINES: Record<WorkerEnv['ENGINE'], (env: WorkerEnv, log: EngineLog) => P
       new SyntheticEngine({
         tokens: env.SYNTHETIC_TOKENS,
         tokenIntervalMs: env.SYNTHETIC_TOKEN_INTERVAL_MS,
-        slots: env.SYNTHETIC_SLOTS,
+        slots: env.SYNTHETIC_SLOTS + env.EXPRESS_SEQUENCES,
         contextSize: env.CONTEXT_SIZE,
       }),
     ),
