@@ -19,6 +19,7 @@ import { AffinityPlacement } from './completions/affinity-placement';
 import { FairShare } from './completions/fair-share';
 import { FairShareCounters } from './completions/fair-share-counters';
 import { CompletionRunner } from './completions/completion-runner';
+import { CompletionUseCase } from './completions/completion-use-case';
 import { ServiceTiers } from './completions/service-tiers';
 import { WaitingLimit } from './completions/waiting-limit';
 import { CompletionResumption } from './stored-completions/completion-resumption';
@@ -37,6 +38,7 @@ import { HealthController } from './observability/health.controller';
 import { MetricsController } from './observability/metrics.controller';
 import { RequestTelemetry } from './observability/request-telemetry';
 import { ResponsesController } from './responses/responses.controller';
+import { ResponsesService } from './responses/responses.service';
 import { StoredResponses } from './responses/stored-responses';
 import { BackgroundResponses } from './responses/background-responses';
 import { ResponseCancellation } from './responses/response-cancellation';
@@ -73,6 +75,8 @@ export class ApiModule {
         FairShareCounters,
         AffinityPlacement,
         CompletionRunner,
+        // The flow every front door shares: admission, keeping, telemetry, the run.
+        CompletionUseCase,
         ServiceTiers,
         StoredCompletions,
         CompletionResumption,
@@ -93,6 +97,7 @@ export class ApiModule {
         BatchCoordinator,
         ...batchWorkerProviders((apiEnv) => apiEnv.BATCH_COORDINATOR),
         // Responses API: stored responses and their items.
+        ResponsesService,
         StoredResponses,
         ResponseSettlement,
         BackgroundResponses,
