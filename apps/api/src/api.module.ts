@@ -41,6 +41,7 @@ import { ResponsesController } from './responses/responses.controller';
 import { ResponsesService } from './responses/responses.service';
 import { StoredResponses } from './responses/stored-responses';
 import { BackgroundResponses } from './responses/background-responses';
+import { CancelMessages } from './responses/cancel-messages';
 import { ResponseCancellation } from './responses/response-cancellation';
 import { ResponseReplay } from './responses/response-replay';
 import { ResponseSettlement } from './responses/response-settlement';
@@ -101,6 +102,7 @@ export class ApiModule {
         StoredResponses,
         ResponseSettlement,
         BackgroundResponses,
+        CancelMessages,
         ResponseReplay,
         ResponseCancellation,
       ],
