@@ -22,7 +22,7 @@ import type { StoredResponseRecord } from './stored-responses';
  * How often the instance following a background job checks the response's cancelled mark: only a
  * safety net for a cancel message lost (its subscriber reconnecting), which CancelMessages brings at once.
  */
-const CANCEL_CHECK_MS = 5_000;
+const CANCEL_CHECK_MS = 15_000;
 
 const cancelledError = (): OpenAiError => new OpenAiError(400, 'invalid_request_error', 'The response was cancelled.', null, 'cancelled');
 
