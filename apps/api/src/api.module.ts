@@ -20,6 +20,7 @@ import { ExpressLane } from './completions/express-lane';
 import { FairShare } from './completions/fair-share';
 import { FairShareCounters } from './completions/fair-share-counters';
 import { CompletionRunner } from './completions/completion-runner';
+import { CompletionUseCase } from './completions/completion-use-case';
 import { ServiceTiers } from './completions/service-tiers';
 import { WaitingLimit } from './completions/waiting-limit';
 import { CompletionResumption } from './stored-completions/completion-resumption';
@@ -38,8 +39,10 @@ import { HealthController } from './observability/health.controller';
 import { MetricsController } from './observability/metrics.controller';
 import { RequestTelemetry } from './observability/request-telemetry';
 import { ResponsesController } from './responses/responses.controller';
+import { ResponsesService } from './responses/responses.service';
 import { StoredResponses } from './responses/stored-responses';
 import { BackgroundResponses } from './responses/background-responses';
+import { CancelMessages } from './responses/cancel-messages';
 import { ResponseCancellation } from './responses/response-cancellation';
 import { ResponseReplay } from './responses/response-replay';
 import { ResponseSettlement } from './responses/response-settlement';
@@ -75,6 +78,8 @@ export class ApiModule {
         AffinityPlacement,
         ExpressLane,
         CompletionRunner,
+        // The flow every front door shares: admission, keeping, telemetry, the run.
+        CompletionUseCase,
         ServiceTiers,
         StoredCompletions,
         CompletionResumption,
@@ -95,9 +100,11 @@ export class ApiModule {
         BatchCoordinator,
         ...batchWorkerProviders((apiEnv) => apiEnv.BATCH_COORDINATOR),
         // Responses API: stored responses and their items.
+        ResponsesService,
         StoredResponses,
         ResponseSettlement,
         BackgroundResponses,
+        CancelMessages,
         ResponseReplay,
         ResponseCancellation,
       ],

@@ -1,4 +1,5 @@
 import { clientErrorOf } from '@app/contracts';
+import type { CompletionErrorCode } from '@app/contracts';
 import { CompletionExpiredError, describeError, describeFailure, reviveError } from './completion-errors';
 import {
   ContextLengthExceededError,
@@ -42,16 +43,34 @@ describe("the worker's table of errors", () => {
     expect(describeFailure(revived, running)).toEqual(describeFailure(error, running));
   });
 
-  it.each<[Error, number]>([
-    [new ContextLengthExceededError('too long'), 400],
-    [new UnsupportedOptionError('llama.cpp', 'logprobs'), 400],
-    [new UpstreamRejectedError('bad temperature', rejection), 422],
-    [new EngineUnavailableError('connect ECONNREFUSED'), 503],
-    [new CompletionExpiredError(), 503],
-    [new Error('anything else'), 500],
-  ])('gives %s, once revived, the status the one table in contracts gives its code', (error, status) => {
-    expect(clientErrorOf(describeFailure(crossed(error), running)).status).toBe(status);
-  });
+  /**
+   * Every failure code, from the error class (and abort reason) that raises it, across the engine
+   * thread, to what the client is told by the one table in contracts. Keyed by code: a new code
+   * does not compile until it has its row here.
+   */
+  const toClient: { readonly [C in CompletionErrorCode]: [Error, AbortSignal, { status: number; code: string | null }] } = {
+    context_length_exceeded: [new ContextLengthExceededError('too long'), running, { status: 400, code: 'context_length_exceeded' }],
+    unsupported_option: [new UnsupportedOptionError('llama.cpp', 'logprobs'), running, { status: 400, code: 'unsupported_parameter' }],
+    upstream_rejected: [new UpstreamRejectedError('bad temperature', rejection), running, { status: 422, code: null }],
+    upstream_unavailable: [new EngineUnavailableError('connect ECONNREFUSED'), running, { status: 503, code: 'upstream_unavailable' }],
+    expired: [new CompletionExpiredError(), running, { status: 503, code: 'no_capacity' }],
+    cancelled: [new GenerationAbortedError(), AbortSignal.abort(), { status: 500, code: null }],
+    generation_timeout: [
+      new GenerationAbortedError(),
+      AbortSignal.abort(new DOMException('too slow', 'TimeoutError')),
+      { status: 504, code: 'generation_timeout' },
+    ],
+    engine_error: [new Error('anything else'), running, { status: 500, code: null }],
+  };
+
+  it.each(Object.entries(toClient))(
+    'gives the error behind %s, once revived, its code and the status the table in contracts gives it',
+    (code, [error, signal, told]) => {
+      const failure = describeFailure(crossed(error), signal);
+      expect(failure.code).toBe(code);
+      expect(clientErrorOf(failure)).toMatchObject(told);
+    },
+  );
 
   it('tells a generation stopped by its time limit from one cancelled', () => {
     const timedOut = AbortSignal.abort(new DOMException('too slow', 'TimeoutError'));

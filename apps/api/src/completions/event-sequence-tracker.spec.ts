@@ -1,5 +1,5 @@
 import type { TokenEvent } from '@app/contracts';
-import { EventSequenceTracker } from './event-sequence-tracker';
+import { EventSequenceTracker, latestAttemptOutput } from './event-sequence-tracker';
 
 const usage = { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 };
 const completionId = 'chatcmpl-1';
@@ -100,5 +100,18 @@ describe('EventSequenceTracker', () => {
     expect(tracker.accept(started(2))).toEqual({ kind: 'restarted' });
     expect(tracker.accept(delta(1, 2, 'stale'))).toEqual({ kind: 'none' });
     expect(tracker.accept(delta(2, 1, 'whole'))).toEqual(passed('whole'));
+  });
+});
+
+describe('latestAttemptOutput', () => {
+  const text = (value: string) => [{ type: 'text', choice: 0, text: value }];
+
+  it("folds a log into its latest attempt's output, dropping a lost worker's and any repeat", () => {
+    const log = [started(1), delta(1, 1, 'lost'), started(2), delta(2, 1, 'Hel'), delta(2, 1, 'Hel'), delta(2, 2, 'lo')];
+    expect(latestAttemptOutput(log)).toEqual([...text('Hel'), ...text('lo')]);
+  });
+
+  it('stops at a gap, keeping what came before it', () => {
+    expect(latestAttemptOutput([started(1), delta(1, 1, 'a'), delta(1, 3, 'c')])).toEqual(text('a'));
   });
 });

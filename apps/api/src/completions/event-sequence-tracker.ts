@@ -78,3 +78,19 @@ export class EventSequenceTracker {
     return restarted ? { kind: 'restarted' } : { kind: 'started' };
   }
 }
+
+/**
+ * The output a client following `events` (a completion's event log, read so far) holds now: that
+ * of the latest attempt, folded by the same contract, up to the first event that breaks it.
+ */
+export function latestAttemptOutput(events: Iterable<TokenEvent>): OutputPart[] {
+  const tracker = new EventSequenceTracker(true);
+  let parts: OutputPart[] = [];
+  for (const event of events) {
+    const tracked = tracker.accept(event);
+    if (tracked.kind === 'failed') break;
+    if (tracked.kind === 'restarted') parts = [];
+    if (tracked.kind === 'output') parts = [...parts, ...tracked.parts];
+  }
+  return parts;
+}

@@ -10,6 +10,7 @@ import type { CompletionEnding, DetachedReply } from '../completions/completion-
 import type { CompletionSink } from '../completions/completion-sink';
 import { toOpenAiError } from '../errors/http-error-mapping';
 import { OpenAiError } from '../errors/openai-error';
+import { CancelMessages } from './cancel-messages';
 import { responseObject } from './response-object';
 import { StreamedResponse } from './response-replies';
 import type { ResponseOutcome } from './response-replies';
@@ -17,8 +18,11 @@ import { OUTCOME_FIELD, ResponseSettlement, stateOfAnswer } from './response-set
 import { StoredResponses, storedResponseKeys } from './stored-responses';
 import type { StoredResponseRecord } from './stored-responses';
 
-/** How often the instance following a background job checks whether it was cancelled (on any instance). */
-const CANCEL_CHECK_MS = 500;
+/**
+ * How often the instance following a background job checks the response's cancelled mark: only a
+ * safety net for a cancel message lost (its subscriber reconnecting), which CancelMessages brings at once.
+ */
+const CANCEL_CHECK_MS = 15_000;
 
 const cancelledError = (): OpenAiError => new OpenAiError(400, 'invalid_request_error', 'The response was cancelled.', null, 'cancelled');
 
@@ -68,6 +72,7 @@ export class BackgroundResponses {
     private readonly runner: CompletionRunner,
     private readonly stored: StoredResponses,
     private readonly settlement: ResponseSettlement,
+    private readonly cancelMessages: CancelMessages,
     @Inject(COMMANDS_REDIS) private readonly redis: RedisClient,
   ) {}
 
@@ -134,8 +139,9 @@ export class BackgroundResponses {
   /**
    * Nothing stops a background job from this side but its cancel route. A cancel stops a running
    * job through its worker (whose error event ends this run); one still waiting is only taken
-   * off its queue, so this run checks the response's cancelled mark meanwhile, and stops following
-   * rather than wait out MAX_QUEUE_WAIT_MS (a stream of it would hang that long).
+   * off its queue, so this run follows the cancel messages (and, once subscribed and then now and
+   * then, the response's cancelled mark) and stops following rather than wait out
+   * MAX_QUEUE_WAIT_MS (a stream of it would hang that long).
    */
   private run(job: CompletionJobInput, admission: Admission, sink: CompletionSink): BackgroundRun {
     const keys = storedResponseKeys(job.id);
@@ -145,15 +151,24 @@ export class BackgroundResponses {
       log: { key: keys.log, keepMs: this.env.RESUME_WINDOW_SECONDS * 1000, maxEvents: this.env.RESUME_MAX_EVENTS },
     };
     const stop = new AbortController();
-    const check = setInterval(() => {
+    const watch = this.cancelMessages.watch(job.model, job.id, () => stop.abort());
+    const checkMark = (): void => {
       this.redis
         .exists(keys.cancelled)
         .then((found) => found === 1 && stop.abort())
         .catch(() => undefined);
-    }, CANCEL_CHECK_MS);
+    };
+    // A cancel published before the subscription took hold left its mark.
+    void watch.subscribed.then(checkMark);
+    const check = setInterval(checkMark, CANCEL_CHECK_MS);
     check.unref();
     const ending = this.runner.run({ ...job, store }, admission, sink, stop.signal, detached);
-    void ending.finally(() => clearInterval(check)).catch(() => undefined);
+    void ending
+      .finally(() => {
+        clearInterval(check);
+        watch.stop();
+      })
+      .catch(() => undefined);
     return { ending, cancelled: () => stop.signal.aborted };
   }
 }

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { cancellationsChannel, decodeTokenEvent } from '@app/contracts';
-import type { OutputPart } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import { COMMANDS_REDIS } from '../redis/api-redis.module';
 import { CompletionQueues } from '../completions/completion-queues';
+import { latestAttemptOutput } from '../completions/event-sequence-tracker';
 import type { ConversationItem } from './response-items';
 import { ResponseOutput } from './response-output';
 import { StoredResponses, storedResponseKeys } from './stored-responses';
@@ -44,15 +44,8 @@ export class ResponseCancellation {
   /** The items of the latest attempt in the response's event log, as they stand (`in_progress`). */
   private async outputSoFar(record: StoredResponseRecord): Promise<ConversationItem[]> {
     const entries = await this.redis.xrange(storedResponseKeys(record.identity.id).log, '-', '+');
-    let attempt = 0;
-    let parts: OutputPart[] = [];
-    for (const [, fields] of entries) {
-      const event = decodeTokenEvent(fields[1]);
-      if (event.attempt !== attempt) [attempt, parts] = [event.attempt, []];
-      if (event.type === 'output') parts.push(...event.parts);
-    }
     const built = new ResponseOutput(record.identity.id, record.identity.settings);
-    built.add(parts);
+    built.add(latestAttemptOutput(entries.map(([, fields]) => decodeTokenEvent(fields[1]))));
     return built.snapshot();
   }
 }

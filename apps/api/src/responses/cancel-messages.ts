@@ -1,0 +1,56 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { cancellationsChannel } from '@app/contracts';
+import type { RedisClient } from '@app/redis';
+import { SUBSCRIBER_REDIS } from '../redis/api-redis.module';
+
+/** Stops following a completion's cancel messages. */
+export type StopWatching = () => void;
+
+/**
+ * A background response's cancel as it happens, on whichever instance follows it: the cancel
+ * route publishes the completion's id on its model's cancellations channel (which also stops
+ * its worker), and this instance, subscribed to that channel while it follows a background job
+ * of the model, stops following at once. A model's channel stays subscribed once used: models
+ * are few, and its messages (one per cancelled or abandoned completion) are cheap to ignore.
+ */
+@Injectable()
+export class CancelMessages {
+  private readonly logger = new Logger(CancelMessages.name);
+  /** Channel → completion id → what to do when it is cancelled. */
+  private readonly watched = new Map<string, Map<string, () => void>>();
+  /** Channel → its SSUBSCRIBE, confirmed or failed. */
+  private readonly subscribed = new Map<string, Promise<void>>();
+
+  constructor(@Inject(SUBSCRIBER_REDIS) private readonly subscriber: RedisClient) {
+    subscriber.on('smessage', (channel: string, completionId: string) => this.watched.get(channel)?.get(completionId)?.());
+  }
+
+  /**
+   * Calls `onCancel` when a cancel of `completionId` is published. `subscribed` settles once
+   * messages reach this instance: a cancel published before then is not seen here (the caller
+   * checks the response's cancelled mark once it has settled).
+   */
+  watch(model: string, completionId: string, onCancel: () => void): { subscribed: Promise<void>; stop: StopWatching } {
+    const channel = cancellationsChannel(model);
+    let forChannel = this.watched.get(channel);
+    if (!forChannel) this.watched.set(channel, (forChannel = new Map<string, () => void>()));
+    forChannel.set(completionId, onCancel);
+    return { subscribed: this.subscribe(channel), stop: () => forChannel.delete(completionId) };
+  }
+
+  private subscribe(channel: string): Promise<void> {
+    let subscribing = this.subscribed.get(channel);
+    if (!subscribing) {
+      subscribing = Promise.resolve(this.subscriber.ssubscribe(channel)).then(
+        () => undefined,
+        (error: Error) => {
+          // Tried again by the next watch; meanwhile the caller's slow check of the mark covers it.
+          this.subscribed.delete(channel);
+          this.logger.warn(`cancel messages of ${channel} not subscribed: ${error.message}`);
+        },
+      );
+      this.subscribed.set(channel, subscribing);
+    }
+    return subscribing;
+  }
+}

@@ -1,0 +1,125 @@
+import { Injectable } from '@nestjs/common';
+import { ApiEnv } from '@app/config';
+import type { FastifyReply } from 'fastify';
+import { CompletionUseCase } from '../completions/completion-use-case';
+import type { FrontDoor, KeptRequest } from '../completions/completion-use-case';
+import { OpenAiError } from '../errors/openai-error';
+import type { ReleaseLease } from '../stored-completions/completion-lease';
+import type { CreateResponseDto } from './create-response.dto';
+import { BackgroundResponses } from './background-responses';
+import { newResponseId } from './response-ids';
+import { inputItems } from './response-items';
+import type { ConversationItem } from './response-items';
+import { toResponseJob } from './response-job.mapper';
+import type { ResponseIdentity } from './response-object';
+import { BufferedResponse, StreamedResponse } from './response-replies';
+import type { ResponseOutcome } from './response-replies';
+import { ResponseSettlement } from './response-settlement';
+import { StoredResponses } from './stored-responses';
+import type { StoredResponseRecord } from './stored-responses';
+
+/** One `POST /v1/responses` as the service needs it, once HTTP has been read. */
+export interface CreateResponseCall {
+  request: CreateResponseDto;
+  owner: string;
+  acceptedAt: number;
+  /** Aborts when the client leaves (taken before any await). */
+  clientGone: AbortSignal;
+  reply: FastifyReply;
+}
+
+/** A stored response, recorded before its job is queued, and its lease (held while this instance follows it). */
+interface KeptResponse extends KeptRequest {
+  record: StoredResponseRecord;
+  release: ReleaseLease;
+}
+
+/** OpenAI's `fast` and `ultrafast` are its priority processing. */
+const requestedTier = (tier: string | undefined): string | undefined => (tier === 'fast' || tier === 'ultrafast' ? 'priority' : tier);
+
+/**
+ * The Responses door's use case: the conversation a request continues (`previous_response_id`,
+ * `item_reference`) mapped to the job the chat door queues (response-job.mapper.ts), and its
+ * part of the shared flow (CompletionUseCase): a stored response is recorded first and its end
+ * recorded before the client hears it; a background one is handed to BackgroundResponses.
+ */
+@Injectable()
+export class ResponsesService {
+  constructor(
+    private readonly completions: CompletionUseCase,
+    private readonly env: ApiEnv,
+    private readonly stored: StoredResponses,
+    private readonly settlement: ResponseSettlement,
+    private readonly background: BackgroundResponses,
+  ) {}
+
+  async create({ request, owner, acceptedAt, clientGone, reply }: CreateResponseCall): Promise<void> {
+    const id = newResponseId(acceptedAt);
+    const previous = await this.previous(owner, request.previous_response_id ?? undefined);
+    const earlier = previous ? [...previous.history, ...(previous.state.output as ConversationItem[])] : [];
+    const input = await inputItems(request.input ?? undefined, (itemId) => this.stored.findItem(owner, itemId));
+    const history = [...earlier, ...input];
+    const { job: mapped, settings } = toResponseJob(request, history, earlier.length, id, acceptedAt, this.env.MAX_QUEUE_WAIT_MS, previous?.affinityKey);
+    const job = this.completions.withGrantedTier(mapped, requestedTier(request.service_tier ?? undefined), owner);
+    const identity: ResponseIdentity = { id, model: job.model, createdAtMs: acceptedAt, serviceTier: job.schedule.tier ?? 'default', settings };
+    const streamed = request.stream === true;
+    const response = streamed ? new StreamedResponse(reply, identity) : new BufferedResponse(reply, identity);
+    const { affinityKey } = job.schedule;
+    const record: StoredResponseRecord = {
+      owner,
+      identity,
+      history,
+      inputStart: earlier.length,
+      state: { status: settings.background ? 'queued' : 'in_progress', output: [] },
+      ...(affinityKey ? { affinityKey } : {}),
+    };
+    const keepEnd = async (kept: KeptResponse | undefined, { state, output }: ResponseOutcome): Promise<void> => {
+      if (kept) await this.stored.end(kept.record, state, output).catch(() => undefined);
+    };
+    const door: FrontDoor<KeptResponse> = {
+      response,
+      // Its lease is held while this instance runs a stored response that is not in the background: it lapses if the instance dies.
+      keep: settings.store ? async () => ({ record, release: await this.stored.begin(record) }) : undefined,
+      handOff: (kept, admission) => {
+        if (!kept || !settings.background) return undefined;
+        return streamed ? this.background.stream(job, admission, kept.record, reply) : this.background.start(job, admission, kept.record, reply);
+      },
+      // A response its request follows to the end: a client that leaves (or an instance that dies) stops its job.
+      finish: async (ending, kept) => {
+        try {
+          await response.finish(ending, (outcome) => keepEnd(kept, outcome));
+        } finally {
+          kept?.release();
+        }
+      },
+      fail: async (error, kept) => {
+        try {
+          let outcome: ResponseOutcome;
+          try {
+            outcome = response.fail(error);
+          } catch (unsent) {
+            // Nothing reached the client: the record says it failed, and the client gets the HTTP error.
+            if (kept) await this.stored.delete(kept.record).catch(() => undefined);
+            throw unsent;
+          }
+          await keepEnd(kept, outcome);
+        } finally {
+          kept?.release();
+        }
+      },
+    };
+    await this.completions.complete({ job, owner, clientGone, exchange: reply, streamed }, door);
+  }
+
+  /** The response a `previous_response_id` continues (its history, then its output, come before the input). */
+  private async previous(owner: string, previousId: string | undefined): Promise<StoredResponseRecord | undefined> {
+    if (previousId === undefined) return undefined;
+    const found = await this.stored.find(owner, previousId);
+    const previous = found && (await this.settlement.current(found));
+    if (!previous) throw OpenAiError.notFound(`Previous response with id '${previousId}' not found.`, 'previous_response_id', 'previous_response_not_found');
+    if (previous.state.status === 'queued' || previous.state.status === 'in_progress') {
+      throw OpenAiError.invalidRequest(`Previous response with id '${previousId}' is still in progress.`, 'previous_response_id', 'invalid_value');
+    }
+    return previous;
+  }
+}
