@@ -13,7 +13,7 @@
  * then carries about half of them at a time) --stream (time to the first text of a streamed
  * answer; default: a whole non-streamed answer). Writes bench/results/paired-latency.json.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { resolve } from 'node:path';
 import { REPO_ROOT } from '../../tools/local-stack/services';
@@ -79,7 +79,10 @@ async function main(): Promise<void> {
   if (!BASE) throw new Error('--base=<revision> is required: the commit, branch or tag to compare this build with');
   stopEverythingOnSignals();
   const base = baseBuild(BASE);
-  const { startServiceStack: startBaseStack } = (await import(resolve(base.root, 'bench/common/service-stack.ts'))) as {
+  // Revisions before bench/ was grouped into folders keep the service stack at its top.
+  const baseStack = ['bench/common/service-stack.ts', 'bench/service-stack.ts'].map((path) => resolve(base.root, path)).find((path) => existsSync(path));
+  if (!baseStack) throw new Error(`${BASE} has no bench service stack to start`);
+  const { startServiceStack: startBaseStack } = (await import(baseStack)) as {
     startServiceStack: typeof startServiceStack;
   };
   const side = (stack: ServiceStack): Side => ({
