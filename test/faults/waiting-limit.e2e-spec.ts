@@ -46,6 +46,17 @@ describe('WaitingLimit', () => {
     expect(await queue.getWaitingCount()).toBe(5);
   });
 
+  it('counts a job once while its held place is not settled yet (added, its settle still on the way)', async () => {
+    expect(await add('job-a', 2)).toBe(true);
+    await settled();
+    // The moment between job-a's add and its settle: it is in the queue and still holds a place.
+    await redis.zadd(queue.toKey('held-places'), Date.now(), 'job-a');
+    expect(await add('job-b', 2)).toBe(true);
+    await settled();
+    expect(await queue.getWaitingCount()).toBe(2);
+    expect(await add('job-c', 2)).toBe(false);
+  });
+
   it('answers a job sent again (as ioredis resends after a reconnect) without marking or losing it', async () => {
     expect(await add('job-a', 1)).toBe(true);
     await settled();

@@ -11,8 +11,10 @@ const HOLD_MS = 10_000;
 
 /**
  * KEYS: the queue's wait list, its prioritized set, the held places, the new job's key. ARGV: the
- * limit, hold ms, the job's id, the lowest prioritized score of a batch line. Counts the waiting
- * jobs and the places held for jobs on their way (server time, not the caller's). Batch lines
+ * limit, hold ms, the job's id, the lowest prioritized score of a batch line, the queue's key
+ * prefix. Counts the waiting jobs and the places held for jobs on their way (server time, not the
+ * caller's); a held place whose job is in the queue already (added, its settle not yet run) counts
+ * once, as that job. Batch lines
  * wait below every interactive request and are fed in bounded numbers, so they do not count: a
  * batch never fills the queue for others. Below the limit it holds a place; at the limit it takes
  * the job's key instead, for BullMQ ignores an add whose job id exists. Run again (ioredis resends
@@ -28,7 +30,11 @@ local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', nowMs - tonumber(ARGV[2]))
 local interactive = redis.call('ZCOUNT', KEYS[2], '-inf', '(' .. ARGV[4])
-local waiting = redis.call('LLEN', KEYS[1]) + interactive + redis.call('ZCARD', KEYS[3])
+local onTheirWay = 0
+for _, id in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
+  if redis.call('EXISTS', ARGV[5] .. id) == 0 then onTheirWay = onTheirWay + 1 end
+end
+local waiting = redis.call('LLEN', KEYS[1]) + interactive + onTheirWay
 if waiting >= tonumber(ARGV[1]) then
   redis.call('HSET', KEYS[4], 'refused', 'queue_full')
   redis.call('PEXPIRE', KEYS[4], ARGV[2])
@@ -56,6 +62,7 @@ type WithWaitingLimit = RedisClient & {
     holdMs: number,
     id: string,
     batchScoreFloor: number,
+    keyPrefix: string,
   ): Promise<number>;
   settlePlace(held: string, job: string, id: string): Promise<number>;
 };
@@ -82,7 +89,17 @@ export class WaitingLimit {
     const { jobId } = options;
     const [held, job] = [queue.toKey('held-places'), queue.toKey(jobId)];
     // Not awaited: Redis runs commands of one connection in order, so the add comes after it.
-    const place = this.redis.holdPlaceOrRefuse(queue.toKey('wait'), queue.toKey('prioritized'), held, job, limit, HOLD_MS, jobId, BATCH_SCORE_FLOOR);
+    const place = this.redis.holdPlaceOrRefuse(
+      queue.toKey('wait'),
+      queue.toKey('prioritized'),
+      held,
+      job,
+      limit,
+      HOLD_MS,
+      jobId,
+      BATCH_SCORE_FLOOR,
+      queue.toKey(''),
+    );
     const added = queue.add(name, data, options);
     try {
       const [placed] = await Promise.all([place, added]);
