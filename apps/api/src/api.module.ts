@@ -15,6 +15,7 @@ import { ApiRedisModule } from './redis/api-redis.module';
 import { CompletionAdmission } from './completions/completion-admission';
 import { CompletionEventBus } from './completions/completion-event-bus';
 import { CompletionQueues } from './completions/completion-queues';
+import { AffinityLookup } from './completions/affinity-lookup';
 import { AffinityPlacement } from './completions/affinity-placement';
 import { FairShare } from './completions/fair-share';
 import { FairShareCounters } from './completions/fair-share-counters';
@@ -71,6 +72,7 @@ export class ApiModule {
         CompletionAdmission,
         FairShare,
         FairShareCounters,
+        AffinityLookup,
         AffinityPlacement,
         CompletionRunner,
         ServiceTiers,
