@@ -90,7 +90,7 @@ describe('prefix-cache affinity on Redis Cluster', () => {
       temperature: 0,
     });
 
-  it("places a conversation's turns on its worker's own queue, keeps its map entry in another slot, and moves a killed worker's next turn", async () => {
+  it("places a conversation's turns on its worker's own queue, keeps its map entry in the queues' slot, and moves a killed worker's next turn", async () => {
     const first = await ask([], 'Who plays?');
     const [{ worker }] = await servedBy(first.id);
     const history: OpenAI.ChatCompletionMessageParam[] = [
@@ -105,10 +105,11 @@ describe('prefix-cache affinity on Redis Cluster', () => {
     const mapKey = (
       await connection
         .nodes('master')
-        .reduce<Promise<string[]>>(async (found, node) => [...(await found), ...(await node.keys('{llm-affinity:*'))], Promise.resolve([]))
+        .reduce<Promise<string[]>>(async (found, node) => [...(await found), ...(await node.keys(affinityMapKey(MODEL, '*')))], Promise.resolve([]))
     )[0];
     expect(await connection.get(mapKey)).toBe(worker);
-    expect(mapKey.startsWith(affinityMapKey(MODEL, '').slice(0, -1))).toBe(true);
+    expect(mapKey.startsWith(affinityMapKey(MODEL, ''))).toBe(true);
+    expect(await slotOf(mapKey)).toBe(await slotOf(`${completionQueuePrefix(MODEL)}:${completionQueueName(MODEL)}:wait`));
     expect(await slotOf(`${completionQueuePrefix(MODEL)}:${workerQueueName(MODEL, worker!)}:wait`)).toBe(
       await slotOf(`${completionQueuePrefix(MODEL)}:${completionQueueName(MODEL)}:wait`),
     );

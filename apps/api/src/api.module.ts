@@ -15,6 +15,7 @@ import { ApiRedisModule } from './redis/api-redis.module';
 import { CompletionAdmission } from './completions/completion-admission';
 import { CompletionEventBus } from './completions/completion-event-bus';
 import { CompletionQueues } from './completions/completion-queues';
+import { AffinityLookup } from './completions/affinity-lookup';
 import { AffinityPlacement } from './completions/affinity-placement';
 import { ExpressLane } from './completions/express-lane';
 import { FairShare } from './completions/fair-share';
@@ -75,6 +76,7 @@ export class ApiModule {
         CompletionAdmission,
         FairShare,
         FairShareCounters,
+        AffinityLookup,
         AffinityPlacement,
         ExpressLane,
         CompletionRunner,

@@ -24,9 +24,9 @@ export function workerQueuesKey(model: string): string {
 }
 
 /**
- * Which worker served an affinity key last (a string, with a TTL). Its own hash tag: the map's
- * keys spread over a cluster's slots, for nothing updates them together with a queue.
+ * Which worker served an affinity key last (a string, with a TTL). Under the model's hash tag, in
+ * its Redis Cluster slot beside its queues: placement reads it and the queues' counts in one script.
  */
 export function affinityMapKey(model: string, affinityKey: string): string {
-  return `{llm-affinity:${model}:${affinityKey}}`;
+  return `${completionQueuePrefix(model)}:affinity:${affinityKey}`;
 }

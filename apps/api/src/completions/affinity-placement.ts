@@ -6,6 +6,7 @@ import type { RedisClient } from '@app/redis';
 import { ModelRegistry } from '../models/model-registry';
 import { ApiMetrics } from '../observability/api-metrics';
 import { prefixAffinityKey } from './affinity-key';
+import { AffinityLookup } from './affinity-lookup';
 import { COMMANDS_REDIS } from '../redis/api-redis.module';
 import { CompletionQueues } from './completion-queues';
 import type { CompletionQueue } from './completion-queues';
@@ -37,6 +38,7 @@ export class AffinityPlacement {
     private readonly queues: CompletionQueues,
     @Inject(COMMANDS_REDIS) private readonly redis: RedisClient,
     private readonly metrics: ApiMetrics,
+    private readonly lookup: AffinityLookup,
   ) {}
 
   /**
@@ -60,14 +62,11 @@ export class AffinityPlacement {
     // A flex job waits below default ones on the shared queue: on a worker's queue it would pass
     // them. It and a detached one still note where they ran, for the conversation's next turn.
     if (detached || job.schedule.tier === 'flex') return sharedOnly('off', affinityKey);
-    const workerId = await this.redis.get(affinityMapKey(job.model, affinityKey)).catch(() => null);
-    const worker = workerId === null ? undefined : this.models.liveWorkers(job.model).find((live) => live.workerId === workerId);
-    if (!worker) return sharedOnly('miss', affinityKey);
+    const view = await this.lookup.read(job.model, affinityKey, shared).catch(() => undefined);
+    const worker = view?.workerId === undefined ? undefined : this.models.liveWorkers(job.model).find((live) => live.workerId === view.workerId);
+    if (!view || !worker) return sharedOnly('miss', affinityKey);
     const queue = this.queues.forWorker(job.model, worker.workerId);
-    const [counts, sharedWaiting] = await Promise.all([queue.getJobCounts('wait', 'prioritized'), shared.getWaitingCount()]).catch(
-      () => [undefined, Infinity] as const,
-    );
-    const waiting = counts === undefined ? Infinity : (counts.wait ?? 0) + (counts.prioritized ?? 0);
+    const { waitingOnWorker: waiting, waitingOnShared: sharedWaiting } = view;
     // Requests that arrive together read the same count: this instance's own placements count too.
     const placedHere = this.placedOn.get(worker.workerId) ?? 0;
     // A full shared queue refuses the job (queue_full) rather than take it later, when it moves.

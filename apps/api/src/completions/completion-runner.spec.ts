@@ -3,6 +3,7 @@ import type { CompletionJobInput } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import type { ModelRegistry } from '../models/model-registry';
 import type { ApiMetrics } from '../observability/api-metrics';
+import type { AffinityLookup } from './affinity-lookup';
 import { AffinityPlacement } from './affinity-placement';
 import type { Admission } from './completion-admission';
 import type { CompletionEventBus } from './completion-event-bus';
@@ -37,6 +38,7 @@ function setUp(added: Promise<boolean> = Promise.resolve(true)) {
     {} as CompletionQueues,
     commands as unknown as RedisClient,
     metrics,
+    {} as AffinityLookup,
   );
   const express = { place: jest.fn() };
   const runner = new CompletionRunner(
