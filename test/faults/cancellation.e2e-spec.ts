@@ -11,7 +11,9 @@ describe('cancellation when the client disconnects', () => {
   let stack: ServiceStack;
 
   beforeAll(async () => {
-    stack = await ServiceStack.start({ name: 'cancel', workers: 1, parallelSequences: 1 });
+    // The tests watch the model's shared queue: with AFFINITY on, a repeated prompt may wait on the
+    // worker's own queue instead (the affinity specs cover that queue).
+    stack = await ServiceStack.start({ name: 'cancel', workers: 1, parallelSequences: 1, apiEnv: { AFFINITY: 'false' } });
   });
   afterAll(() => stack.stop());
 
