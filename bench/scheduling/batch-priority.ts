@@ -20,7 +20,7 @@ import type { Batch } from 'openai/resources/batches';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { cpus, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { CompletionJobName, completionQueueName, completionQueuePrefix } from '@app/contracts';
 import { batchKeys } from '@app/api';
@@ -31,6 +31,7 @@ import { childPids } from '../../tools/local-stack/process-tree';
 import { REPO_ROOT, startApi, startWorker } from '../../tools/local-stack/services';
 import type { RunningApi } from '../../tools/local-stack/services';
 import { postChatCompletion } from '../../tools/local-stack/chat-request';
+import { describeMachine } from '../common/machine';
 import { numberOption } from '../common/command-line';
 import { round, roundSummary, summarize } from '../common/stats';
 
@@ -425,7 +426,7 @@ async function main(): Promise<void> {
     const results = {
       command: `npm run bench:batch -- --lines=${LINES} --probes=${PROBES}`,
       at: new Date().toISOString(),
-      machine: { cores: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', platform: `${process.platform}-${process.arch}`, node: process.version },
+      machine: describeMachine(),
       setup: {
         model: `models/${MODEL}.gguf`,
         parallelSequences: SLOTS,

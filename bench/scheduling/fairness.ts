@@ -21,7 +21,6 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { completionQueueName, completionQueuePrefix, expressQueueName } from '@app/contracts';
 import type { ManagedProcess } from '../../tools/local-stack/managed-process';
@@ -30,6 +29,7 @@ import type { LocalRedis } from '../../tools/local-stack/redis-server';
 import { REPO_ROOT, startApi, startWorker } from '../../tools/local-stack/services';
 import type { RunningApi } from '../../tools/local-stack/services';
 import { postChatCompletion } from '../../tools/local-stack/chat-request';
+import { describeMachine } from '../common/machine';
 import { numberOption } from '../common/command-line';
 import { round, roundSummary, summarize } from '../common/stats';
 
@@ -237,7 +237,7 @@ async function main(): Promise<void> {
     const results = {
       command: `npm run bench:fairness -- --a-requests=${A_REQUESTS} --max-tokens=${MAX_TOKENS} --b-alone=${B_ALONE} --rounds=${ROUNDS} --express=${EXPRESS}`,
       at: new Date().toISOString(),
-      machine: { cores: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', platform: `${process.platform}-${process.arch}`, node: process.version },
+      machine: describeMachine(),
       setup: {
         model: `models/${MODEL}.gguf`,
         parallelSequences: SLOTS,

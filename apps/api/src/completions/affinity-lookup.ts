@@ -3,18 +3,19 @@ import { affinityMapKey, BATCH_SCORE_FLOOR, workerQueueName } from '@app/contrac
 import type { RedisClient } from '@app/redis';
 import { COMMANDS_REDIS } from '../redis/api-redis.module';
 import type { CompletionQueue } from './completion-queues';
+import { SHARED_QUEUE_WAITING_LUA } from './waiting-limit';
 
 /**
  * KEYS: the affinity map entry, the shared queue's wait list, its prioritized set, its held places.
  * ARGV: the key prefix of the model's worker queues up to the worker id, the lowest prioritized
- * score of a batch line. Returns the worker that served the key last (false: none), the jobs
+ * score of a batch line, the shared queue's key prefix. Returns the worker that served the key last (false: none), the jobs
  * waiting on its own queue, and the jobs waiting on the shared queue as its depth limit counts
- * them (batch lines aside, held places in). All in the model's slot: the worker queues' keys are
+ * them (SHARED_QUEUE_WAITING_LUA). All in the model's slot: the worker queues' keys are
  * built here, as BullMQ's own scripts build theirs.
  */
-const LOOKUP_LUA = `
+const LOOKUP_LUA = `${SHARED_QUEUE_WAITING_LUA}
 local workerId = redis.call('GET', KEYS[1])
-local shared = redis.call('LLEN', KEYS[2]) + redis.call('ZCOUNT', KEYS[3], '-inf', '(' .. ARGV[2]) + redis.call('ZCARD', KEYS[4])
+local shared = sharedQueueWaiting(KEYS[2], KEYS[3], KEYS[4], ARGV[2], ARGV[3])
 if not workerId then return {false, 0, shared} end
 local own = ARGV[1] .. workerId
 return {workerId, redis.call('LLEN', own .. ':wait') + redis.call('ZCARD', own .. ':prioritized'), shared}
@@ -28,6 +29,7 @@ type WithAffinityLookup = RedisClient & {
     held: string,
     workerQueuePrefix: string,
     batchScoreFloor: number,
+    sharedKeyPrefix: string,
   ): Promise<[string | null, number, number]>;
 };
 
@@ -63,6 +65,7 @@ export class AffinityLookup {
       shared.toKey('held-places'),
       workerQueuePrefix,
       BATCH_SCORE_FLOOR,
+      shared.toKey(''),
     );
     return { workerId: workerId ?? undefined, waitingOnWorker, waitingOnShared };
   }

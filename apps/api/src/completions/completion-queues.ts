@@ -58,10 +58,10 @@ export class CompletionQueues implements OnApplicationShutdown {
    * the process's life: a job placed there may still be moved or withdrawn after its worker left.
    */
   forWorker(model: string, workerId: string): CompletionQueue {
-    return this.forWorkerOrLane(workerQueueName(model, workerId), model);
+    return this.openKept(workerQueueName(model, workerId), model);
   }
 
-  private forWorkerOrLane(name: string, model: string): CompletionQueue {
+  private openKept(name: string, model: string): CompletionQueue {
     let queue = this.workerQueues.get(name);
     if (!queue) {
       queue = this.open(name, model);
@@ -72,7 +72,7 @@ export class CompletionQueues implements OnApplicationShutdown {
 
   /** The model's express lane (FAIR_SHARE_EXPRESS), opened on first use and kept, as a worker's queue is. */
   forExpress(model: string): CompletionQueue {
-    return this.forWorkerOrLane(expressQueueName(model), model);
+    return this.openKept(expressQueueName(model), model);
   }
 
   /** Tells `listener` of every model queue opened from now on (Bull Board shows them). */

@@ -10,18 +10,32 @@ import type { CompletionQueue } from './completion-queues';
 const HOLD_MS = 10_000;
 
 /**
+ * The jobs waiting on a queue as its depth limit counts them, for every script that reads that
+ * depth: the wait list, the prioritized jobs above the batch lines' floor (batch lines are fed in
+ * bounded numbers and never fill the queue for others), and the places held for jobs on their way;
+ * a held place whose job is in the queue already (added, its settle not yet run) counts once, as
+ * that job. Job keys are built from the queue's key prefix (the queue's slot on a cluster).
+ */
+export const SHARED_QUEUE_WAITING_LUA = `
+local function sharedQueueWaiting(wait, prioritized, held, batchScoreFloor, jobKeyPrefix)
+  local onTheirWay = 0
+  for _, id in ipairs(redis.call('ZRANGE', held, 0, -1)) do
+    if redis.call('EXISTS', jobKeyPrefix .. id) == 0 then onTheirWay = onTheirWay + 1 end
+  end
+  return redis.call('LLEN', wait) + redis.call('ZCOUNT', prioritized, '-inf', '(' .. batchScoreFloor) + onTheirWay
+end
+`;
+
+/**
  * KEYS: the queue's wait list, its prioritized set, the held places, the new job's key. ARGV: the
  * limit, hold ms, the job's id, the lowest prioritized score of a batch line, the queue's key
- * prefix. Counts the waiting jobs and the places held for jobs on their way (server time, not the
- * caller's); a held place whose job is in the queue already (added, its settle not yet run) counts
- * once, as that job. Batch lines
- * wait below every interactive request and are fed in bounded numbers, so they do not count: a
- * batch never fills the queue for others. Below the limit it holds a place; at the limit it takes
+ * prefix. Drops held places past their time (server time, not the caller's), then counts the
+ * waiting jobs (SHARED_QUEUE_WAITING_LUA). Below the limit it holds a place; at the limit it takes
  * the job's key instead, for BullMQ ignores an add whose job id exists. Run again (ioredis resends
  * what went unanswered before a reconnect), it never marks a job that is in, and one it refused
  * stays refused.
  */
-const HOLD_OR_REFUSE_LUA = `
+const HOLD_OR_REFUSE_LUA = `${SHARED_QUEUE_WAITING_LUA}
 if redis.call('EXISTS', KEYS[4]) == 1 then
   if redis.call('HEXISTS', KEYS[4], 'refused') == 1 then return 0 end
   return 1
@@ -29,12 +43,7 @@ end
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', nowMs - tonumber(ARGV[2]))
-local interactive = redis.call('ZCOUNT', KEYS[2], '-inf', '(' .. ARGV[4])
-local onTheirWay = 0
-for _, id in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
-  if redis.call('EXISTS', ARGV[5] .. id) == 0 then onTheirWay = onTheirWay + 1 end
-end
-local waiting = redis.call('LLEN', KEYS[1]) + interactive + onTheirWay
+local waiting = sharedQueueWaiting(KEYS[1], KEYS[2], KEYS[3], ARGV[4], ARGV[5])
 if waiting >= tonumber(ARGV[1]) then
   redis.call('HSET', KEYS[4], 'refused', 'queue_full')
   redis.call('PEXPIRE', KEYS[4], ARGV[2])
