@@ -4,8 +4,12 @@
 #
 #   ./run.sh [--out DIR] [--shape qwen-0.5b] [--type q8_0] [--levels 1,8,32,128] [--max-tokens 128]
 #            [--sequences 32] [--threads 4] [--cuda-home DIR] [--cublas DIR] [--arch 90] [--cpu]
+#            [--flash-attention]
 #
 # --cpu defaults: --shape llama-50m --type f16 --levels 1,8 --max-tokens 16 --sequences 4 --threads 1.
+# The CUDA addon is compiled without llama.cpp's FlashAttention kernels (GGML_CUDA_FA=OFF), which
+# take over a third of the compile time, so that the check fits a 15-minute GPU lease; the engine
+# alone and the worker run the same build. --flash-attention compiles them (as the Docker image does).
 #
 # It unpacks kit.tar.xz (beside it, into --work, default ./work), compiles node-llama-cpp's
 # llama.cpp addon from the carried source for this host's GPU architecture (--cpu: for this CPU),
@@ -32,8 +36,9 @@ threads=""
 cuda_home="${CUDA_HOME:-}"
 cublas=""
 arch=""
+flash_attention=OFF
 
-usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out="$2"; shift 2 ;;
@@ -48,6 +53,7 @@ while [ $# -gt 0 ]; do
     --cuda-home) cuda_home="$2"; shift 2 ;;
     --cublas) cublas="$2"; shift 2 ;;
     --arch) arch="$2"; shift 2 ;;
+    --flash-attention) flash_attention=ON; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "run.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -175,6 +181,8 @@ if [ "$backend" = cuda ]; then
   # environment, find this very build. cuBLAS from a pip package has no unversioned .so for
   # find_library: CMake is told the files.
   export NODE_LLAMA_CPP_CMAKE_OPTION_CMAKE_CUDA_ARCHITECTURES="$arch"
+  export NODE_LLAMA_CPP_CMAKE_OPTION_GGML_CUDA_FA="$flash_attention"
+  build_options="CMAKE_CUDA_ARCHITECTURES=$arch GGML_CUDA_FA=$flash_attention"
   export NODE_LLAMA_CPP_CMAKE_OPTION_CUDA_cublas_LIBRARY="$(lib_of libcublas)"
   export NODE_LLAMA_CPP_CMAKE_OPTION_CUDA_cublasLt_LIBRARY="$(lib_of libcublasLt)"
   export NODE_LLAMA_CPP_CMAKE_OPTION_CMAKE_CUDA_FLAGS="-I$cublas_include"
@@ -183,10 +191,11 @@ if [ "$backend" = cuda ]; then
   gpu=cuda
 else
   gpu=false
+  build_options="CPU"
 fi
 
 # ---- compile the addon from the carried source (once per work folder and backend) ----
-built="$work/.built-$backend-${arch:-cpu}"
+built="$work/.built-$backend-${arch:-cpu}-fa-$flash_attention"
 if [ ! -f "$built" ]; then
   say "compiling llama.cpp's addon for $backend with $cores cores (output in $log)"
   build_started=$(date +%s)
@@ -212,6 +221,6 @@ result="$(ls "$app"/bench/results/*.json 2>/dev/null | head -1)"
 cp -r "$app/test-artifacts/bench/logs" "$out/service-logs" 2>/dev/null || true
 
 node "$app/kit/summarize-run.js" --bench "$result" --backend "$backend" --shape "$shape" --type "$type" --gpu-info "$out/gpu.txt" \
-  --build-seconds "$(cat "$built")" --elapsed-seconds "$(($(date +%s) - started_at))" --json "$out/gpu-check.json" --text "$out/gpu-check.txt"
+  --build-seconds "$(cat "$built")" --build-options "$build_options" --elapsed-seconds "$(($(date +%s) - started_at))" --json "$out/gpu-check.json" --text "$out/gpu-check.txt"
 cat "$out/gpu-check.txt"
 say "wrote $out/gpu-check.json and gpu-check.txt"

@@ -3,7 +3,7 @@
  * benchmark's llama phase as it wrote it) and a short text table of engine alone vs service.
  *
  *   node kit/summarize-run.js --bench results.json --backend cuda --shape qwen-0.5b --type q8_0 \
- *     --gpu-info gpu.txt --build-seconds 200 --elapsed-seconds 400 --json out.json --text out.txt
+ *     --gpu-info gpu.txt --build-seconds 200 --build-options GGML_CUDA_FA=OFF --elapsed-seconds 400 --json out.json --text out.txt
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -16,6 +16,8 @@ export interface GpuCheck {
   gpu: string | null;
   model: { shape: string; type: string };
   buildSeconds: number;
+  /** What the addon was compiled for, as run.sh passed it to CMake (e.g. `CMAKE_CUDA_ARCHITECTURES=90 GGML_CUDA_FA=OFF`). */
+  buildOptions: string;
   elapsedSeconds: number;
   levels: Array<{
     streams: number;
@@ -47,7 +49,7 @@ function level(entry: ComparisonLevel): GpuCheck['levels'][number] {
 export function summaryText(check: GpuCheck): string {
   const lines = [
     `GPU check: ${check.backend}${check.gpu ? ` on ${check.gpu}` : ''}`,
-    `model ${check.model.shape} (${check.model.type}); addon compiled in ${check.buildSeconds} s; whole run ${check.elapsedSeconds} s`,
+    `model ${check.model.shape} (${check.model.type}); addon compiled in ${check.buildSeconds} s (${check.buildOptions}); whole run ${check.elapsedSeconds} s`,
     'streams  engine tok/s  service tok/s  service/engine  TTFT p50 engine / service (ms)  tokens/answer  errors',
   ];
   for (const row of check.levels) {
@@ -75,6 +77,7 @@ function main(): void {
       type: { type: 'string' },
       'gpu-info': { type: 'string' },
       'build-seconds': { type: 'string' },
+      'build-options': { type: 'string' },
       'elapsed-seconds': { type: 'string' },
       json: { type: 'string' },
       text: { type: 'string' },
@@ -91,6 +94,7 @@ function main(): void {
     gpu: gpuInfo && existsSync(gpuInfo) ? readFileSync(gpuInfo, 'utf8').trim() || null : null,
     model: { shape: values.shape ?? 'unknown', type: values.type ?? 'unknown' },
     buildSeconds: Number(values['build-seconds'] ?? 0),
+    buildOptions: values['build-options'] ?? 'unknown',
     elapsedSeconds: Number(values['elapsed-seconds'] ?? 0),
     levels: (results.llama ?? []).map(level),
     bench: results,
