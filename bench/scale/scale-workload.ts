@@ -1,4 +1,5 @@
 import type { ChatRequestBody } from '../../test/support/chat-requests';
+import { mulberry32 } from '../common/seeded-random';
 
 /** One request of the scale-out load: its body and what the checks need to know about it. */
 export interface ScaleRequest {
@@ -22,18 +23,6 @@ const PROMPTS = [
 export const MIN_MAX_TOKENS = 20;
 export const MAX_MAX_TOKENS = 200;
 const SEED_BASE = 700_000;
-
-/** A small deterministic generator (mulberry32), so a run's mix is the same every time. */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 /**
  * `count` requests: half streamed (every other one with usage), sampled at temperature 1 with a

@@ -3,11 +3,15 @@
  * service, prefix-cache affinity off and then on (a fresh Redis, API and workers for each). Each
  * conversation has a system prompt of its own (an agent's instructions and project, about 2,000
  * tokens), tools, and a history that grows every turn (a tool result and the answer); its turns go
- * one after another, the conversations side by side. Reports per turn the prompt tokens evaluated
+ * one after another, the conversations side by side, each turn after a pause for the agent's tool
+ * to run (uniform over 0–2× `think-ms`, seeded per conversation), so that conversations do not move
+ * in lockstep (in lockstep, the shared queue keeps handing a conversation to the same worker by
+ * chance, and affinity off looks better than it is). Reports per turn the prompt tokens evaluated
  * (prompt minus cached), the share served from cache, and time to first token p50/p99 (streamed,
  * as a client sees it). Writes bench/results/agents.json.
  *
  *   npm run bench:agents -- [--conversations 24] [--turns 8] [--workers 3] [--sequences 8] [--system-repeats 45] [--max-tokens 24]
+ *     [--think-ms 500]
  *     [--model tiny-chat]   # a GGUF under models/, e.g. llama-50m-f16 (a real shape): writes agents-<model>.json
  */
 import OpenAI from 'openai';
@@ -19,6 +23,7 @@ import { startRedisServer } from '../../tools/local-stack/redis-server';
 import { REPO_ROOT, startApi, startWorker } from '../../tools/local-stack/services';
 import { stopEverythingOnSignals } from '../common/cleanup';
 import { round, summarize } from '../common/stats';
+import { mulberry32 } from '../common/seeded-random';
 
 const { values } = parseArgs({
   options: {
@@ -28,6 +33,7 @@ const { values } = parseArgs({
     sequences: { type: 'string', default: '8' },
     'system-repeats': { type: 'string', default: '45' },
     'max-tokens': { type: 'string', default: '24' },
+    'think-ms': { type: 'string', default: '500' },
     model: { type: 'string', default: 'tiny-chat' },
   },
 });
@@ -37,6 +43,7 @@ const WORKERS = Number(values.workers);
 const SEQUENCES = Number(values.sequences);
 const MAX_TOKENS = Number(values['max-tokens']);
 const MODEL = values.model;
+const THINK_MS = Number(values['think-ms']);
 const KEY = 'sk-bench-agents-0123456789';
 const LOGS = resolve(REPO_ROOT, 'test-artifacts/bench/logs');
 
@@ -102,7 +109,9 @@ async function streamTurn(client: OpenAI, messages: OpenAI.ChatCompletionMessage
 async function conversation(client: OpenAI, index: number): Promise<TurnSample[]> {
   const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'system', content: systemPrompt(index) }];
   const samples: TurnSample[] = [];
+  const random = mulberry32(1000 + index);
   for (let turn = 1; turn <= TURNS; turn++) {
+    await new Promise((resolve) => setTimeout(resolve, random() * 2 * THINK_MS));
     messages.push({ role: 'user', content: toolResult(index, turn) });
     for (let attempt = 1; ; attempt++) {
       try {
@@ -189,7 +198,17 @@ async function main(): Promise<void> {
   stopEverythingOnSignals();
   const off = await run(false);
   const on = await run(true);
-  const result = { conversations: CONVERSATIONS, turns: TURNS, workers: WORKERS, sequencesPerWorker: SEQUENCES, maxTokens: MAX_TOKENS, model: MODEL, off, on };
+  const result = {
+    conversations: CONVERSATIONS,
+    turns: TURNS,
+    workers: WORKERS,
+    sequencesPerWorker: SEQUENCES,
+    maxTokens: MAX_TOKENS,
+    thinkMs: THINK_MS,
+    model: MODEL,
+    off,
+    on,
+  };
   mkdirSync(resolve(REPO_ROOT, 'bench/results'), { recursive: true });
   writeFileSync(resolve(REPO_ROOT, `bench/results/${MODEL === 'tiny-chat' ? 'agents' : `agents-${MODEL}`}.json`), `${JSON.stringify(result, null, 2)}\n`);
   for (const { affinity, seconds, retriedTurns: retried, evaluatedTokens, cachedShareFromTurn2, perTurn } of [off, on]) {
