@@ -2,10 +2,12 @@ import OpenAI from 'openai';
 import type { Job, Queue } from 'bullmq';
 import { expressQueueName } from '@app/contracts';
 import { ServiceStack, waitFor } from '../support/service-stack';
+import { basicAuth } from '../support/bull-board-api';
 
 const HEAVY_KEY = 'sk-express-heavy-0123456789';
 const LIGHT_KEY = 'sk-express-light-0123456789';
 const SLOW_MODEL = 'slow-synthetic';
+const ADMIN_PASSWORD = 'express-board-password';
 
 /**
  * The express lane of fair share (FAIR_SHARE_EXPRESS, EXPRESS_SEQUENCES) through the official
@@ -27,7 +29,14 @@ describe('fair share express lane', () => {
       apiKeys: [HEAVY_KEY, LIGHT_KEY],
       models: [SLOW_MODEL],
       // A long bound: no job moves from the lane to the shared queue during these tests.
-      apiEnv: { FAIR_SHARE: 'true', FAIR_SHARE_EXPRESS: 'true', FAIR_SHARE_EXPRESS_WAIT_MS: '20000', PRIORITY_TIER_KEYS: HEAVY_KEY, AFFINITY: 'false' },
+      apiEnv: {
+        FAIR_SHARE: 'true',
+        FAIR_SHARE_EXPRESS: 'true',
+        FAIR_SHARE_EXPRESS_WAIT_MS: '20000',
+        PRIORITY_TIER_KEYS: HEAVY_KEY,
+        AFFINITY: 'false',
+        ADMIN_PASSWORD,
+      },
     });
     await stack.addWorker(
       { ENGINE: 'synthetic', SYNTHETIC_TOKENS: '300', SYNTHETIC_TOKEN_INTERVAL_MS: '10', SYNTHETIC_SLOTS: '1', EXPRESS_SEQUENCES: '1' },
@@ -99,6 +108,16 @@ describe('fair share express lane', () => {
     expect(await express.getJob(lightAnswer.id)).toBeUndefined();
     expect(lightJob.processedOn).toBeGreaterThanOrEqual(priorityJob.processedOn!);
   }, 60_000);
+
+  it("lists the model's express lane in Bull Board, with the jobs it ran", async () => {
+    const board = `${stack.baseUrl.replace(/\/v1$/, '')}/admin/queues/api/queues`;
+    const listed = (await (await fetch(board, { headers: { authorization: basicAuth('admin', ADMIN_PASSWORD) } })).json()) as {
+      queues: Array<{ name: string; displayName?: string; counts: Record<string, number> }>;
+    };
+    const lane = listed.queues.find(({ name }) => name === expressQueueName(SLOW_MODEL));
+    expect(lane?.displayName).toBe(`${SLOW_MODEL} express`);
+    expect(lane?.counts.completed).toBeGreaterThan(0);
+  });
 
   it('counts the jobs it sent to the lane', async () => {
     const text = await (await fetch(`${stack.baseUrl.replace(/\/v1$/, '')}/metrics`)).text();

@@ -31,10 +31,20 @@ function isCrossSite(request: FastifyRequest): boolean {
 
 const QUEUE_NAME_PREFIX = completionQueueName('');
 
+function modelOf(queue: CompletionQueue): string {
+  return queue.name.startsWith(QUEUE_NAME_PREFIX) ? queue.name.slice(QUEUE_NAME_PREFIX.length) : queue.name;
+}
+
 /** Bull Board's view of one model's queue, titled with the model's name. */
 function boardQueue(queue: CompletionQueue): BullMQAdapter {
-  const model = queue.name.startsWith(QUEUE_NAME_PREFIX) ? queue.name.slice(QUEUE_NAME_PREFIX.length) : queue.name;
+  const model = modelOf(queue);
   return new BullMQAdapter(queue, { allowRetries: false, displayName: model, description: `Chat completions for ${model}` });
+}
+
+/** Bull Board's view of a model's express lane (FAIR_SHARE_EXPRESS). */
+function expressBoardQueue(model: string, queue: CompletionQueue): BullMQAdapter {
+  const description = `Chat completions for ${model} of API keys under their fair share, for the workers' express sequences; a job not started in time moves to the shared queue`;
+  return new BullMQAdapter(queue, { allowRetries: false, displayName: `${model} express`, description });
 }
 
 /** Bull Board's view of one worker's own queue (prefix-cache affinity). */
@@ -53,7 +63,8 @@ function refuse(reply: FastifyReply, status: 401 | 403, message: string, code: s
 
 /**
  * Bull Board at /admin/queues: every model's queue (the configured ones, and live ones as they
- * open), and with AFFINITY on each live worker's own queue (listed while the worker is), behind the operators' own HTTP Basic credential (ADMIN_USER / ADMIN_PASSWORD, never an
+ * open), with FAIR_SHARE_EXPRESS its express lane, and with AFFINITY on each live worker's own
+ * queue (listed while the worker is), behind the operators' own HTTP Basic credential (ADMIN_USER / ADMIN_PASSWORD, never an
  * API key). Without ADMIN_PASSWORD it is not served at all. Retrying a job is switched off: a
  * finished job's client has had its answer (or its error), so running it again would spend GPU
  * time for nobody.
@@ -78,9 +89,13 @@ export class BullBoardAdmin implements OnModuleInit, OnApplicationShutdown {
     }
     const board = new BullBoardFastifyAdapter();
     board.setBasePath(BULL_BOARD_PATH);
+    // With the express lane on, each model's lane is listed beside its queue.
+    const express = this.env.FAIR_SHARE && this.env.FAIR_SHARE_EXPRESS;
+    const viewsOf = (queue: CompletionQueue): BullMQAdapter[] =>
+      express ? [boardQueue(queue), expressBoardQueue(modelOf(queue), this.queues.forExpress(modelOf(queue)))] : [boardQueue(queue)];
     const { addQueue, removeQueue } = createBullBoard({
       queues: [
-        ...this.queues.models.map((model) => boardQueue(this.queues.forModel(model))),
+        ...this.queues.models.flatMap((model) => viewsOf(this.queues.forModel(model))),
         // One job per batch (its lines are jobs in their model's queue, below interactive ones).
         new BullMQAdapter(this.batches.queue, { allowRetries: false, displayName: 'batches', description: 'Batch coordination, one job per batch' }),
       ],
@@ -88,7 +103,7 @@ export class BullBoardAdmin implements OnModuleInit, OnApplicationShutdown {
       options: { uiConfig: { boardTitle: 'Completions' } },
     });
     // Queues of live models (announced by their workers) open later, on their first request.
-    this.queues.onQueueAdded((queue) => addQueue(boardQueue(queue)));
+    this.queues.onQueueAdded((queue) => viewsOf(queue).forEach((view) => addQueue(view)));
     if (this.env.AFFINITY) this.showWorkerQueues(addQueue, removeQueue);
 
     const credentials = new AdminCredentials(this.env.ADMIN_USER, this.env.ADMIN_PASSWORD);
