@@ -86,6 +86,7 @@ async function bundleApps(app: string): Promise<void> {
   await bundle('bench/service/run-bench.ts', join(kit, 'run-bench.js'));
   await bundle('bench/service/engine-driver.ts', join(kit, 'engine-driver.js'));
   await bundle('bench/service/http-load-driver.ts', join(kit, 'http-load-driver.js'));
+  await bundle('bench/engine/decode-batches.ts', join(kit, 'decode-batches.js'));
   await bundle('tools/make-tiny-model.ts', join(kit, 'make-tiny-model.js'));
   await bundle('tools/gpu-kit/summarize-run.ts', join(kit, 'summarize-run.js'));
   writeFileSync(join(app, 'package.json'), `${JSON.stringify({ name: 'gpu-kit-app', private: true, description: 'written by npm run gpu:kit' }, null, 2)}\n`);

@@ -15,7 +15,8 @@
 # llama.cpp addon from the carried source for this host's GPU architecture (--cpu: for this CPU),
 # makes a model of a real shape with seeded random weights, then runs the benchmark's llama phase:
 # the engine alone, then Redis + one worker (which passes its boot self-test first) + one API,
-# at each level of streams. It writes DIR/gpu-check.json and DIR/gpu-check.txt (and the logs
+# at each level of streams; then the engine alone once more, timing its decode calls and sampling
+# (decode-batches.json). It writes DIR/gpu-check.json and DIR/gpu-check.txt (and the logs
 # beside them), prints progress, and stops everything it started, however it ends.
 #
 # Found without being told: nvcc on PATH, in $CUDA_HOME or /usr/local/cuda*; cuBLAS beside nvcc
@@ -38,7 +39,7 @@ cublas=""
 arch=""
 flash_attention=OFF
 
-usage() { sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out="$2"; shift 2 ;;
@@ -222,5 +223,15 @@ cp -r "$app/test-artifacts/bench/logs" "$out/service-logs" 2>/dev/null || true
 
 node "$app/kit/summarize-run.js" --bench "$result" --backend "$backend" --shape "$shape" --type "$type" --gpu-info "$out/gpu.txt" \
   --build-seconds "$(cat "$built")" --build-options "$build_options" --elapsed-seconds "$(($(date +%s) - started_at))" --json "$out/gpu-check.json" --text "$out/gpu-check.txt"
+
+# ---- where the engine's own time goes (decode calls, tokens per decode, sampling), streams up to the sequences ----
+probe_levels=$(echo "$levels" | tr ',' '\n' | awk -v max="$sequences" '$1 <= max' | paste -sd, -)
+say "engine alone, timed inside: decode calls and sampling at $probe_levels streams"
+if (cd "$app" && node kit/decode-batches.js --model-path="$model" --gpu="$gpu" --levels="$probe_levels" --sequences="$sequences" \
+  --threads="$threads" --max-tokens="$max_tokens" --out="$out/decode-batches.json") 2>&1 | tee -a "$log" | grep '^c=' >>"$out/gpu-check.txt"; then
+  :
+else
+  say "the decode-batches probe failed (see $log); the check's results stand without it"
+fi
 cat "$out/gpu-check.txt"
 say "wrote $out/gpu-check.json and gpu-check.txt"

@@ -1,0 +1,162 @@
+/**
+ * `npm run bench:decode-batches -- [--model-path=models/llama-50m-f16.gguf] [--gpu=false] [--levels=1,8,32]
+ *   [--max-tokens=64] [--sequences=32] [--threads=1] [--out=bench/results/decode-batches.json]`
+ *
+ * Where the engine's own time goes when several answers generate at once. On an H100 the engine
+ * alone made 378 tokens/s with one stream and 275-403 with 8-32 (issue 36): the GPU was not the
+ * limit, so something on the host was. The worker's llama.cpp engine runs in this process, and at
+ * each level `level` answers generate at once (greedy, `max-tokens` each) while every llama.cpp
+ * decode call and every token sampling of node-llama-cpp's addon context is timed. Per level:
+ * tokens/s, decode calls and tokens per call (mean and histogram), time per decode call, time
+ * per sampling, and the share of the wall time spent inside decode calls (they run one at a
+ * time, under the context's lock): what is left is the host's work between decodes.
+ * The GPU kit's run.sh runs it after the benchmark; `--gpu=cuda` there.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { LlamaCppEngine } from '@app/worker/engine';
+import type { LlamaCppEngineOptions } from '@app/worker/engine';
+import { optionValue, numberOption } from '../common/command-line';
+import { messagesFor, samplingFor } from '../common/workload';
+import { round } from '../common/stats';
+
+const MODEL_PATH = optionValue('model-path') ?? 'models/llama-50m-f16.gguf';
+const GPU = (optionValue('gpu') ?? 'false') as LlamaCppEngineOptions['gpu'];
+const LEVELS = (optionValue('levels') ?? '1,8,32').split(',').map(Number);
+const MAX_TOKENS = numberOption('max-tokens', 64);
+const SEQUENCES = numberOption('sequences', 32);
+const THREADS = numberOption('threads', 1);
+const OUT = resolve(optionValue('out') ?? 'bench/results/decode-batches.json');
+
+/** The calls of node-llama-cpp's addon context this bench times (internal to node-llama-cpp 3.x). */
+interface AddonContext {
+  initBatch(size: number): unknown;
+  decodeBatch(): Promise<unknown>;
+  sampleToken(...args: unknown[]): Promise<unknown>;
+}
+
+class CallTimes {
+  batchSizes: number[] = [];
+  decodeMs = 0;
+  samples = 0;
+  sampleMs = 0;
+
+  /** Wraps the context's calls (napi methods are read-only on the prototype, so each is defined on the object). */
+  static attach(context: AddonContext): CallTimes {
+    const times = new CallTimes();
+    const initBatch = context.initBatch.bind(context);
+    const decodeBatch = context.decodeBatch.bind(context);
+    const sampleToken = context.sampleToken.bind(context);
+    Object.defineProperty(context, 'initBatch', {
+      value: (size: number) => {
+        times.batchSizes.push(size);
+        return initBatch(size);
+      },
+    });
+    Object.defineProperty(context, 'decodeBatch', {
+      value: async () => {
+        const started = performance.now();
+        try {
+          return await decodeBatch();
+        } finally {
+          times.decodeMs += performance.now() - started;
+        }
+      },
+    });
+    Object.defineProperty(context, 'sampleToken', {
+      value: async (...args: unknown[]) => {
+        const started = performance.now();
+        try {
+          return await sampleToken(...args);
+        } finally {
+          times.sampleMs += performance.now() - started;
+          times.samples += 1;
+        }
+      },
+    });
+    return times;
+  }
+
+  reset(): void {
+    this.batchSizes = [];
+    this.decodeMs = 0;
+    this.samples = 0;
+    this.sampleMs = 0;
+  }
+}
+
+/** The engine's node-llama-cpp context's addon object: private on both sides, reached on purpose for this measurement. */
+function addonContextOf(engine: LlamaCppEngine): AddonContext {
+  return (engine as unknown as { context: { _ctx: AddonContext } }).context._ctx;
+}
+
+async function runLevel(engine: LlamaCppEngine, times: CallTimes, streams: number, offset: number) {
+  times.reset();
+  const started = performance.now();
+  const produced = await Promise.all(
+    Array.from({ length: streams }, async (_, index) => {
+      const outcome = await engine.generate({
+        messages: messagesFor(offset + index),
+        sampling: samplingFor(offset + index, MAX_TOKENS),
+        signal: new AbortController().signal,
+        output: { write: () => undefined },
+      });
+      return outcome.usage.completion_tokens;
+    }),
+  );
+  const wallMs = performance.now() - started;
+  const tokens = produced.reduce((sum, count) => sum + count, 0);
+  // Prompt batches carry many tokens at once; the answer's steps carry at most one per stream.
+  const steps = times.batchSizes.filter((size) => size <= streams);
+  const histogram: Record<string, number> = {};
+  for (const size of steps) histogram[size] = (histogram[size] ?? 0) + 1;
+  return {
+    streams,
+    tokens,
+    seconds: round(wallMs / 1000, 2),
+    tokensPerSecond: round(tokens / (wallMs / 1000), 1),
+    decodeCalls: times.batchSizes.length,
+    tokensPerGenerationDecode: round(steps.reduce((sum, size) => sum + size, 0) / Math.max(1, steps.length), 2),
+    generationDecodeSizes: histogram,
+    msPerDecodeCall: round(times.decodeMs / Math.max(1, times.batchSizes.length), 3),
+    msPerSampling: round(times.sampleMs / Math.max(1, times.samples), 3),
+    decodeShareOfWall: round(times.decodeMs / wallMs, 3),
+  };
+}
+
+async function main(): Promise<void> {
+  const engine = await LlamaCppEngine.load({
+    modelPath: resolve(MODEL_PATH),
+    gpu: GPU,
+    parallelSequences: SEQUENCES,
+    threads: THREADS,
+    contextSize: 4096,
+    log: (message) => console.log(`decode-batches: ${message}`),
+  });
+  const times = CallTimes.attach(addonContextOf(engine));
+  const levels = [];
+  try {
+    for (const [index, streams] of LEVELS.entries()) {
+      await runLevel(engine, times, streams, 1000 * index); // warm-up: first use of the sequences
+      const level = await runLevel(engine, times, streams, 1000 * index + 500);
+      levels.push(level);
+      console.log(
+        `c=${streams}: ${level.tokensPerSecond} tok/s; ${level.decodeCalls} decodes, ${level.tokensPerGenerationDecode} tokens per answer step; ` +
+          `${level.msPerDecodeCall} ms per decode, ${level.msPerSampling} ms per sampling; decode ${(level.decodeShareOfWall * 100).toFixed(0)}% of the wall time`,
+      );
+    }
+  } finally {
+    await engine.close();
+  }
+  mkdirSync(dirname(OUT), { recursive: true });
+  writeFileSync(
+    OUT,
+    `${JSON.stringify({ modelPath: MODEL_PATH, gpu: GPU, sequences: SEQUENCES, threads: THREADS, maxTokens: MAX_TOKENS, levels }, null, 2)}\n`,
+  );
+  console.log(`wrote ${OUT}`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
