@@ -5,9 +5,9 @@ describe('SlotGate', () => {
 
   it('grants as many sequences as the engine has at once, and the next when one is released', async () => {
     const gate = new SlotGate(2);
-    const [first] = await Promise.all([gate.acquire(false, never), gate.acquire(true, never)]);
+    const [first] = await Promise.all([gate.acquire(1, never), gate.acquire(2, never)]);
     let third = false;
-    const waiting = gate.acquire(false, never).then((release) => ((third = true), release));
+    const waiting = gate.acquire(3, never).then((release) => ((third = true), release));
     await Promise.resolve();
     expect(third).toBe(false);
     first();
@@ -16,26 +16,27 @@ describe('SlotGate', () => {
     expect(third).toBe(true);
   });
 
-  it("gives a released sequence to a job of the worker's own queue before an earlier shared one", async () => {
+  it('gives a released sequence to the job queued first, not the one that reached the gate first', async () => {
     const gate = new SlotGate(1);
-    const held = await gate.acquire(false, never);
+    const held = await gate.acquire(100, never);
     const order: string[] = [];
-    const shared = gate.acquire(false, never).then((release) => (order.push('shared'), release));
-    const own = gate.acquire(true, never).then((release) => (order.push('own'), release));
+    // Taken from the worker's own queue first, though queued after the shared job behind it.
+    const later = gate.acquire(300, never).then((release) => (order.push('queued later'), release));
+    const earlier = gate.acquire(200, never).then((release) => (order.push('queued earlier'), release));
     held();
-    (await own)();
-    await shared;
-    expect(order).toEqual(['own', 'shared']);
+    (await earlier)();
+    await later;
+    expect(order).toEqual(['queued earlier', 'queued later']);
   });
 
   it('drops a waiting job whose signal aborts, without losing the sequence', async () => {
     const gate = new SlotGate(1);
-    const held = await gate.acquire(false, never);
+    const held = await gate.acquire(1, never);
     const cancelled = new AbortController();
-    const waiting = gate.acquire(true, cancelled.signal);
+    const waiting = gate.acquire(2, cancelled.signal);
     cancelled.abort(new Error('cancelled'));
     await expect(waiting).rejects.toThrow('cancelled');
     held();
-    await expect(gate.acquire(false, AbortSignal.timeout(1000))).resolves.toBeInstanceOf(Function);
+    await expect(gate.acquire(3, AbortSignal.timeout(1000))).resolves.toBeInstanceOf(Function);
   });
 });
