@@ -139,7 +139,7 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
     let release: (() => void) | undefined;
     try {
       // An express job has a sequence of its own: its consumer takes no more jobs than there are.
-      if (lane !== 'express') release = await this.slots.acquire(job.timestamp, AbortSignal.any(signals));
+      if (lane !== 'express') release = await this.slots.acquire({ priority: job.priority, queuedAt: job.timestamp }, AbortSignal.any(signals));
       return await generateCompletion(job.data, this.engine, events, {
         workerId: this.env.WORKER_ID,
         attempt,
