@@ -3,6 +3,7 @@ import type { Job, Queue } from 'bullmq';
 import { expressQueueName } from '@app/contracts';
 import { ServiceStack, waitFor } from '../support/service-stack';
 import { basicAuth } from '../support/bull-board-api';
+import { serverRoot } from '../operators/prometheus-text';
 
 const HEAVY_KEY = 'sk-express-heavy-0123456789';
 const LIGHT_KEY = 'sk-express-light-0123456789';
@@ -110,7 +111,7 @@ describe('fair share express lane', () => {
   }, 60_000);
 
   it("lists the model's express lane in Bull Board, with the jobs it ran", async () => {
-    const board = `${stack.baseUrl.replace(/\/v1$/, '')}/admin/queues/api/queues`;
+    const board = `${serverRoot(stack.baseUrl)}/admin/queues/api/queues`;
     const listed = (await (await fetch(board, { headers: { authorization: basicAuth('admin', ADMIN_PASSWORD) } })).json()) as {
       queues: Array<{ name: string; displayName?: string; counts: Record<string, number> }>;
     };
@@ -120,7 +121,7 @@ describe('fair share express lane', () => {
   });
 
   it('counts the jobs it sent to the lane', async () => {
-    const text = await (await fetch(`${stack.baseUrl.replace(/\/v1$/, '')}/metrics`)).text();
+    const text = await (await fetch(`${serverRoot(stack.baseUrl)}/metrics`)).text();
     expect(text).toMatch(/llm_api_fair_share_express_total\{model="slow-synthetic",outcome="placed"\} [1-9]/);
   });
 });
@@ -152,7 +153,7 @@ describe('fair share express lane without express sequences', () => {
     // Added to the shared queue only after the bound on the lane.
     expect(job.timestamp - (job.data as { schedule: { acceptedAt: number } }).schedule.acceptedAt).toBeGreaterThanOrEqual(300);
     expect(await stack.queue(SLOW_MODEL, expressQueueName(SLOW_MODEL)).getJob(answer.id)).toBeUndefined();
-    const text = await (await fetch(`${stack.baseUrl.replace(/\/v1$/, '')}/metrics`)).text();
+    const text = await (await fetch(`${serverRoot(stack.baseUrl)}/metrics`)).text();
     expect(text).toMatch(/llm_api_fair_share_express_total\{model="slow-synthetic",outcome="fallback"\} 1/);
   }, 30_000);
 });

@@ -1,3 +1,4 @@
+import { BATCH_PRIORITY } from '@app/contracts';
 import { SlotGate } from './slot-gate';
 
 describe('SlotGate', () => {
@@ -17,29 +18,21 @@ describe('SlotGate', () => {
     expect(third).toBe(true);
   });
 
-  it('gives a released sequence to the job queued first, not the one that reached the gate first', async () => {
-    const gate = new SlotGate(1);
-    const held = await gate.acquire(at(100), never);
-    const order: string[] = [];
+  // Each pair reaches the gate in this order while its one sequence is held; `first` must get it.
+  it.each([
     // Taken from the worker's own queue first, though queued after the shared job behind it.
-    const later = gate.acquire(at(300), never).then((release) => (order.push('queued later'), release));
-    const earlier = gate.acquire(at(200), never).then((release) => (order.push('queued earlier'), release));
-    held();
-    (await earlier)();
-    await later;
-    expect(order).toEqual(['queued earlier', 'queued later']);
-  });
-
-  it("goes by the queue's priority number before the time queued: a batch line taken earlier waits for a later interactive job", async () => {
+    { case: 'the job queued first, not the one that reached the gate first', arrives: [at(300), at(200)], first: 1 },
+    // A batch line taken earlier waits for a later interactive job.
+    { case: "the queue's priority number before the time queued", arrives: [at(150, BATCH_PRIORITY), at(300)], first: 1 },
+  ])('gives a released sequence by $case', async ({ arrives, first }) => {
     const gate = new SlotGate(1);
     const held = await gate.acquire(at(100), never);
-    const order: string[] = [];
-    const batchLine = gate.acquire(at(150, 2 ** 21 - 1), never).then((release) => (order.push('batch line'), release));
-    const interactive = gate.acquire(at(300), never).then((release) => (order.push('interactive'), release));
+    const order: number[] = [];
+    const waiting = arrives.map((place, index) => gate.acquire(place, never).then((release) => (order.push(index), release)));
     held();
-    (await interactive)();
-    await batchLine;
-    expect(order).toEqual(['interactive', 'batch line']);
+    (await waiting[first])();
+    await waiting[1 - first];
+    expect(order).toEqual([first, 1 - first]);
   });
 
   it('drops a waiting job whose signal aborts, without losing the sequence', async () => {
