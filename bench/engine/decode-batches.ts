@@ -1,6 +1,6 @@
 /**
  * `npm run bench:decode-batches -- [--model-path=models/llama-50m-f16.gguf] [--gpu=false] [--levels=1,8,32]
- *   [--max-tokens=64] [--sequences=32] [--threads=1] [--out=bench/results/decode-batches.json]`
+ *   [--max-tokens=64] [--sequences=32] [--threads=1] [--orders=sequence,arrival] [--out=bench/results/decode-batches.json]`
  *
  * Where the engine's own time goes when several answers generate at once. On an H100 the engine
  * alone made 378 tokens/s with one stream and 275-403 with 8-32 (issue 36): the GPU was not the
@@ -9,12 +9,16 @@
  * decode call and every token sampling of node-llama-cpp's addon context is timed. Per level:
  * tokens/s, decode calls and tokens per call (mean and histogram), time per decode call, time
  * per sampling, and the share of the wall time spent inside decode calls (they run one at a
- * time, under the context's lock): what is left is the host's work between decodes.
+ * time, under the context's lock): what is left is the host's work between decodes. Also how many
+ * passes through the model llama.cpp makes of each answer step: one per run of consecutive
+ * sequence ids in batch order (see apps/worker/src/engine/llama-batch-order.ts). Each level runs
+ * in the engine's batch order (sequence ids) and in node-llama-cpp's own (the order sequences
+ * asked), so one run shows what the ordering is worth on that machine.
  * The GPU kit's run.sh runs it after the benchmark; `--gpu=cuda` there.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { LlamaCppEngine } from '@app/worker/engine';
+import { LlamaCppEngine, orderBatchesBySequence } from '@app/worker/engine';
 import type { LlamaCppEngineOptions } from '@app/worker/engine';
 import { optionValue, numberOption } from '../common/command-line';
 import { messagesFor, samplingFor } from '../common/workload';
@@ -26,17 +30,38 @@ const LEVELS = (optionValue('levels') ?? '1,8,32').split(',').map(Number);
 const MAX_TOKENS = numberOption('max-tokens', 64);
 const SEQUENCES = numberOption('sequences', 32);
 const THREADS = numberOption('threads', 1);
+/** Batch orders to compare: the engine's (sequence ids) and node-llama-cpp's own (the order sequences asked). */
+const ORDERS = (optionValue('orders') ?? 'sequence,arrival').split(',') as BatchOrder[];
 const OUT = resolve(optionValue('out') ?? 'bench/results/decode-batches.json');
 
 /** The calls of node-llama-cpp's addon context this bench times (internal to node-llama-cpp 3.x). */
 interface AddonContext {
   initBatch(size: number): unknown;
+  addToBatch(sequenceId: number, ...rest: unknown[]): unknown;
   decodeBatch(): Promise<unknown>;
   sampleToken(...args: unknown[]): Promise<unknown>;
 }
 
+/** The ubatches llama.cpp's split_equal(sequential) cuts a batch into: each takes ids that follow on from the last. */
+function llamaPasses(sequenceIds: readonly number[]): number {
+  const taken = sequenceIds.map(() => false);
+  let passes = 0;
+  for (let left = sequenceIds.length; left > 0; passes++) {
+    let last: number | undefined;
+    sequenceIds.forEach((id, index) => {
+      if (taken[index] || (last !== undefined && id !== last + 1)) return;
+      taken[index] = true;
+      last = id;
+      left--;
+    });
+  }
+  return passes;
+}
+
 class CallTimes {
   batchSizes: number[] = [];
+  /** The sequence ids of each batch, in the order they entered it. */
+  batchSequences: number[][] = [];
   decodeMs = 0;
   samples = 0;
   sampleMs = 0;
@@ -45,12 +70,20 @@ class CallTimes {
   static attach(context: AddonContext): CallTimes {
     const times = new CallTimes();
     const initBatch = context.initBatch.bind(context);
+    const addToBatch = context.addToBatch.bind(context);
     const decodeBatch = context.decodeBatch.bind(context);
     const sampleToken = context.sampleToken.bind(context);
     Object.defineProperty(context, 'initBatch', {
       value: (size: number) => {
         times.batchSizes.push(size);
+        times.batchSequences.push([]);
         return initBatch(size);
+      },
+    });
+    Object.defineProperty(context, 'addToBatch', {
+      value: (sequenceId: number, ...rest: unknown[]) => {
+        times.batchSequences.at(-1)?.push(sequenceId);
+        return addToBatch(sequenceId, ...rest);
       },
     });
     Object.defineProperty(context, 'decodeBatch', {
@@ -79,15 +112,27 @@ class CallTimes {
 
   reset(): void {
     this.batchSizes = [];
+    this.batchSequences = [];
     this.decodeMs = 0;
     this.samples = 0;
     this.sampleMs = 0;
   }
 }
 
-/** The engine's node-llama-cpp context's addon object: private on both sides, reached on purpose for this measurement. */
-function addonContextOf(engine: LlamaCppEngine): AddonContext {
-  return (engine as unknown as { context: { _ctx: AddonContext } }).context._ctx;
+type BatchOrder = 'sequence' | 'arrival';
+
+/** The engine's node-llama-cpp context: private on both sides, reached on purpose for this measurement. */
+function contextOf(engine: LlamaCppEngine): { _ctx: AddonContext; _queuedDecodes: unknown[] } {
+  return (engine as unknown as { context: { _ctx: AddonContext; _queuedDecodes: unknown[] } }).context;
+}
+
+/** Between levels (nothing queued) the queue of pending decodes is swapped for one that keeps `order`. */
+function useBatchOrder(engine: LlamaCppEngine, order: BatchOrder): void {
+  const context = contextOf(engine);
+  context._queuedDecodes = [];
+  if (order === 'sequence' && !orderBatchesBySequence(context as unknown as Parameters<typeof orderBatchesBySequence>[0])) {
+    throw new Error('node-llama-cpp changed inside: cannot order its batches');
+  }
 }
 
 async function runLevel(engine: LlamaCppEngine, times: CallTimes, streams: number, offset: number) {
@@ -108,6 +153,8 @@ async function runLevel(engine: LlamaCppEngine, times: CallTimes, streams: numbe
   const tokens = produced.reduce((sum, count) => sum + count, 0);
   // Prompt batches carry many tokens at once; the answer's steps carry at most one per stream.
   const steps = times.batchSizes.filter((size) => size <= streams);
+  const stepSequences = times.batchSequences.filter((_, index) => times.batchSizes[index] <= streams);
+  const passes = stepSequences.reduce((sum, ids) => sum + llamaPasses(ids), 0);
   const histogram: Record<string, number> = {};
   for (const size of steps) histogram[size] = (histogram[size] ?? 0) + 1;
   return {
@@ -118,6 +165,7 @@ async function runLevel(engine: LlamaCppEngine, times: CallTimes, streams: numbe
     decodeCalls: times.batchSizes.length,
     tokensPerGenerationDecode: round(steps.reduce((sum, size) => sum + size, 0) / Math.max(1, steps.length), 2),
     generationDecodeSizes: histogram,
+    llamaPassesPerAnswerStep: round(passes / Math.max(1, stepSequences.length), 2),
     msPerDecodeCall: round(times.decodeMs / Math.max(1, times.batchSizes.length), 3),
     msPerSampling: round(times.sampleMs / Math.max(1, times.samples), 3),
     decodeShareOfWall: round(times.decodeMs / wallMs, 3),
@@ -133,17 +181,20 @@ async function main(): Promise<void> {
     contextSize: 4096,
     log: (message) => console.log(`decode-batches: ${message}`),
   });
-  const times = CallTimes.attach(addonContextOf(engine));
+  const times = CallTimes.attach(contextOf(engine)._ctx);
   const levels = [];
   try {
     for (const [index, streams] of LEVELS.entries()) {
       await runLevel(engine, times, streams, 1000 * index); // warm-up: first use of the sequences
-      const level = await runLevel(engine, times, streams, 1000 * index + 500);
-      levels.push(level);
-      console.log(
-        `c=${streams}: ${level.tokensPerSecond} tok/s; ${level.decodeCalls} decodes, ${level.tokensPerGenerationDecode} tokens per answer step; ` +
-          `${level.msPerDecodeCall} ms per decode, ${level.msPerSampling} ms per sampling; decode ${(level.decodeShareOfWall * 100).toFixed(0)}% of the wall time`,
-      );
+      for (const order of ORDERS) {
+        useBatchOrder(engine, order);
+        const level = { order, ...(await runLevel(engine, times, streams, 1000 * index + 500)) };
+        levels.push(level);
+        console.log(
+          `c=${streams}, ${order} order: ${level.tokensPerSecond} tok/s; ${level.decodeCalls} decodes, ${level.tokensPerGenerationDecode} tokens and ${level.llamaPassesPerAnswerStep} llama.cpp passes per answer step; ` +
+            `${level.msPerDecodeCall} ms per decode, ${level.msPerSampling} ms per sampling; decode ${(level.decodeShareOfWall * 100).toFixed(0)}% of the wall time`,
+        );
+      }
     }
   } finally {
     await engine.close();
@@ -151,7 +202,7 @@ async function main(): Promise<void> {
   mkdirSync(dirname(OUT), { recursive: true });
   writeFileSync(
     OUT,
-    `${JSON.stringify({ modelPath: MODEL_PATH, gpu: GPU, sequences: SEQUENCES, threads: THREADS, maxTokens: MAX_TOKENS, levels }, null, 2)}\n`,
+    `${JSON.stringify({ modelPath: MODEL_PATH, gpu: GPU, sequences: SEQUENCES, threads: THREADS, maxTokens: MAX_TOKENS, orders: ORDERS, levels }, null, 2)}\n`,
   );
   console.log(`wrote ${OUT}`);
 }
