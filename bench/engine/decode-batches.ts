@@ -1,6 +1,6 @@
 /**
  * `npm run bench:decode-batches -- [--model-path=models/llama-50m-f16.gguf] [--gpu=false] [--levels=1,8,32]
- *   [--max-tokens=64] [--sequences=32] [--threads=1] [--orders=sequence,arrival] [--out=bench/results/decode-batches.json]`
+ *   [--max-tokens=64] [--sequences=32] [--threads=1] [--batching=shared,plain] [--out=bench/results/decode-batches.json]`
  *
  * Where the engine's own time goes when several answers generate at once. On an H100 the engine
  * alone made 378 tokens/s with one stream and 275-403 with 8-32 (issue 36): the GPU was not the
@@ -11,14 +11,14 @@
  * per sampling, and the share of the wall time spent inside decode calls (they run one at a
  * time, under the context's lock): what is left is the host's work between decodes. Also how many
  * passes through the model llama.cpp makes of each answer step: one per run of consecutive
- * sequence ids in batch order (see apps/worker/src/engine/llama-batch-order.ts). Each level runs
- * in the engine's batch order (sequence ids) and in node-llama-cpp's own (the order sequences
- * asked), so one run shows what the ordering is worth on that machine.
+ * sequence ids in batch order (see apps/worker/src/engine/llama-batching.ts). Each level runs
+ * with the engine's batching and with node-llama-cpp's as shipped, so one run shows what the
+ * engine's is worth on that machine.
  * The GPU kit's run.sh runs it after the benchmark; `--gpu=cuda` there.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { LlamaCppEngine, orderBatchesBySequence } from '@app/worker/engine';
+import { LlamaCppEngine, shareDecodeSteps } from '@app/worker/engine';
 import type { LlamaCppEngineOptions } from '@app/worker/engine';
 import { optionValue, numberOption } from '../common/command-line';
 import { messagesFor, samplingFor } from '../common/workload';
@@ -30,8 +30,8 @@ const LEVELS = (optionValue('levels') ?? '1,8,32').split(',').map(Number);
 const MAX_TOKENS = numberOption('max-tokens', 64);
 const SEQUENCES = numberOption('sequences', 32);
 const THREADS = numberOption('threads', 1);
-/** Batch orders to compare: the engine's (sequence ids) and node-llama-cpp's own (the order sequences asked). */
-const ORDERS = (optionValue('orders') ?? 'sequence,arrival').split(',') as BatchOrder[];
+/** Batchings to compare: the engine's (shared) and node-llama-cpp's as shipped (plain). */
+const BATCHINGS = (optionValue('batching') ?? 'shared,plain').split(',') as Batching[];
 const OUT = resolve(optionValue('out') ?? 'bench/results/decode-batches.json');
 
 /** The calls of node-llama-cpp's addon context this bench times (internal to node-llama-cpp 3.x). */
@@ -119,19 +119,26 @@ class CallTimes {
   }
 }
 
-type BatchOrder = 'sequence' | 'arrival';
+/** The engine's batching (shareDecodeSteps) or node-llama-cpp's as shipped. */
+type Batching = 'shared' | 'plain';
 
 /** The engine's node-llama-cpp context: private on both sides, reached on purpose for this measurement. */
-function contextOf(engine: LlamaCppEngine): { _ctx: AddonContext; _queuedDecodes: unknown[] } {
-  return (engine as unknown as { context: { _ctx: AddonContext; _queuedDecodes: unknown[] } }).context;
+interface ContextInternals {
+  _ctx: AddonContext;
+  _queuedDecodes: unknown[];
+  _decodeTokens?: unknown;
+}
+function contextOf(engine: LlamaCppEngine): ContextInternals {
+  return (engine as unknown as { context: ContextInternals }).context;
 }
 
-/** Between levels (nothing queued) the queue of pending decodes is swapped for one that keeps `order`. */
-function useBatchOrder(engine: LlamaCppEngine, order: BatchOrder): void {
+/** Between levels (nothing queued) the context is put back as node-llama-cpp made it, then given the engine's batching if asked. */
+function useBatching(engine: LlamaCppEngine, batching: Batching): void {
   const context = contextOf(engine);
   context._queuedDecodes = [];
-  if (order === 'sequence' && !orderBatchesBySequence(context as unknown as Parameters<typeof orderBatchesBySequence>[0])) {
-    throw new Error('node-llama-cpp changed inside: cannot order its batches');
+  delete context._decodeTokens; // the prototype's again
+  if (batching === 'shared' && !shareDecodeSteps(context as unknown as Parameters<typeof shareDecodeSteps>[0])) {
+    throw new Error('node-llama-cpp changed inside: cannot share its decode steps');
   }
 }
 
@@ -186,12 +193,12 @@ async function main(): Promise<void> {
   try {
     for (const [index, streams] of LEVELS.entries()) {
       await runLevel(engine, times, streams, 1000 * index); // warm-up: first use of the sequences
-      for (const order of ORDERS) {
-        useBatchOrder(engine, order);
-        const level = { order, ...(await runLevel(engine, times, streams, 1000 * index + 500)) };
+      for (const batching of BATCHINGS) {
+        useBatching(engine, batching);
+        const level = { batching, ...(await runLevel(engine, times, streams, 1000 * index + 500)) };
         levels.push(level);
         console.log(
-          `c=${streams}, ${order} order: ${level.tokensPerSecond} tok/s; ${level.decodeCalls} decodes, ${level.tokensPerGenerationDecode} tokens and ${level.llamaPassesPerAnswerStep} llama.cpp passes per answer step; ` +
+          `c=${streams}, ${batching} batching: ${level.tokensPerSecond} tok/s; ${level.decodeCalls} decodes, ${level.tokensPerGenerationDecode} tokens and ${level.llamaPassesPerAnswerStep} llama.cpp passes per answer step; ` +
             `${level.msPerDecodeCall} ms per decode, ${level.msPerSampling} ms per sampling; decode ${(level.decodeShareOfWall * 100).toFixed(0)}% of the wall time`,
         );
       }
@@ -202,7 +209,7 @@ async function main(): Promise<void> {
   mkdirSync(dirname(OUT), { recursive: true });
   writeFileSync(
     OUT,
-    `${JSON.stringify({ modelPath: MODEL_PATH, gpu: GPU, sequences: SEQUENCES, threads: THREADS, maxTokens: MAX_TOKENS, orders: ORDERS, levels }, null, 2)}\n`,
+    `${JSON.stringify({ modelPath: MODEL_PATH, gpu: GPU, sequences: SEQUENCES, threads: THREADS, maxTokens: MAX_TOKENS, batchings: BATCHINGS, levels }, null, 2)}\n`,
   );
   console.log(`wrote ${OUT}`);
 }

@@ -20,7 +20,7 @@ import type { GenerationOutcome, GenerationRequest, InferenceEngine } from './in
 import { fitConversation, truncatedCachePolicy } from './conversation-truncation';
 import { toChatHistory } from './llama-chat-history';
 import type { AnswerStart } from './llama-chat-history';
-import { orderBatchesBySequence } from './llama-batch-order';
+import { shareDecodeSteps } from './llama-batching';
 import { AnswerTokens, scoreAnswer } from './llama-logprobs';
 import { commonPrefixLength, pickSequence, sharedStart } from './llama-prompt-cache';
 import { LlamaGrammars } from './llama-grammars';
@@ -267,8 +267,8 @@ export class LlamaCppEngine implements InferenceEngine {
       contextSize: Math.min(options.contextSize, model.trainContextSize),
       threads: { ideal: options.threads, min: options.threads },
     });
-    if (!orderBatchesBySequence(context)) {
-      options.log?.('node-llama-cpp changed inside: decode batches stay in arrival order, so fewer answers share a step');
+    if (!shareDecodeSteps(context)) {
+      options.log?.('node-llama-cpp changed inside: answers generating at once may take separate passes through the model');
     }
     // Resolving the chat template costs ~0.5 s: do it once per model, not once per job.
     // Tools go to LlamaChat with stand-ins for their schemas; the prompt shows the schemas as sent.

@@ -1,5 +1,5 @@
 import type { LlamaContext } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
-import { orderBatchesBySequence, SequenceOrderedQueue } from './llama-batch-order';
+import { SequenceOrderedQueue, shareDecodeSteps } from './llama-batching';
 
 describe('SequenceOrderedQueue', () => {
   const decode = (sequenceId: number, tag = '') => ({ sequenceId, tag });
@@ -28,22 +28,43 @@ describe('SequenceOrderedQueue', () => {
   });
 });
 
-describe('orderBatchesBySequence', () => {
+describe('shareDecodeSteps', () => {
   const contextWith = (internals: object) => internals as unknown as LlamaContext;
 
-  it('swaps an empty queue of pending decodes for an ordered one', () => {
-    const context = { _queuedDecodes: [] };
-    expect(orderBatchesBySequence(contextWith(context))).toBe(true);
+  it('orders the pending decodes, and has the batch loop wait a turn after each batch', async () => {
+    type Request = { sequenceId: number; afterBatchAction?: (length: number) => unknown };
+    const requests: Request[] = [];
+    const context = {
+      _queuedDecodes: [],
+      _decodeTokens(request: Request, mapper: unknown) {
+        requests.push(request);
+        return Promise.resolve(mapper);
+      },
+    };
+    expect(shareDecodeSteps(contextWith(context))).toBe(true);
     expect(context._queuedDecodes).toBeInstanceOf(SequenceOrderedQueue);
+
+    const seen: string[] = [];
+    await expect(context._decodeTokens({ sequenceId: 4, afterBatchAction: (length) => seen.push(`own ${length}`) }, 'mapper')).resolves.toBe('mapper');
+    await context._decodeTokens({ sequenceId: 5 }, 'mapper');
+    expect(requests.map(({ sequenceId }) => sequenceId)).toEqual([4, 5]);
+
+    // What the loop awaits after a batch: the sequence's own action, then the next turn.
+    setImmediate(() => seen.push('a turn'));
+    await requests[0].afterBatchAction?.(17);
+    await requests[1].afterBatchAction?.(3);
+    expect(seen).toEqual(['own 17', 'a turn']);
   });
 
+  const decodeTokens = () => Promise.resolve();
   it.each([
-    ['no such queue', {}],
-    ['a queue already in use', { _queuedDecodes: [{ sequenceId: 1 }] }],
-    ['something else under that name', { _queuedDecodes: new Map() }],
+    ['no such queue', { _decodeTokens: decodeTokens }],
+    ['a queue already in use', { _queuedDecodes: [{ sequenceId: 1 }], _decodeTokens: decodeTokens }],
+    ['something else under that name', { _queuedDecodes: new Map(), _decodeTokens: decodeTokens }],
+    ['no way to queue a decode', { _queuedDecodes: [] }],
   ])('leaves a context alone that has %s', (_, internals) => {
     const before = { ...internals };
-    expect(orderBatchesBySequence(contextWith(internals))).toBe(false);
+    expect(shareDecodeSteps(contextWith(internals))).toBe(false);
     expect(internals).toEqual(before);
   });
 });
