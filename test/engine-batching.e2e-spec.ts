@@ -35,6 +35,22 @@ function recordBatches(context: LlamaContext): number[][] {
  * makes one pass through the model per run of consecutive sequence ids in batch order, so the
  * answers generating at once should share each step, in id order. Each case also runs without it.
  */
+/** Generates `count` tokens on `sequence` (end-of-text included), calling `onToken` after each. */
+async function generate(sequence: LlamaContextSequence, prompt: Token[], count: number, onToken?: (index: number) => void): Promise<void> {
+  const generator = sequence.evaluate(prompt, { yieldEogToken: true });
+  for (let index = 0; index < count; index++) {
+    await generator.next();
+    onToken?.(index);
+  }
+  await generator.return();
+}
+
+/**
+ * The engine's batching (llama-batching.ts) on the installed node-llama-cpp and a real model: llama.cpp
+ * makes one pass through the model per run of consecutive sequence ids in batch order, so the
+ * answers generating at once should share each step, in id order, and a sequence that must erase
+ * its old state should not wait for the others to end. Each case also runs without it.
+ */
 describe('decode steps shared by the sequences generating at once', () => {
   let dispose: () => Promise<void>;
   let createContext: () => Promise<LlamaContext>;
@@ -56,66 +72,77 @@ describe('decode steps shared by the sequences generating at once', () => {
     await dispose?.();
   });
 
-  async function batchesAskedInOrder(context: LlamaContext, order: number[]): Promise<number[][]> {
-    // A new context hands out ids 0, 1, 2, 3 in turn.
-    const sequences = Array.from({ length: 4 }, () => context.getSequence());
-    const batches = recordBatches(context);
-    await Promise.all(order.map((id) => sequences[id].evaluateWithoutGeneratingNewTokens(tokens)));
-    await context.dispose();
-    return batches;
+  /** Runs `scenario` on four sequences of a new context (ids 0-3), shared or as node-llama-cpp ships them; returns its batches. */
+  async function batchesOf<T>(shared: boolean, scenario: (sequences: LlamaContextSequence[], batches: number[][]) => Promise<T>) {
+    const context = await createContext();
+    try {
+      const sequences = Array.from({ length: 4 }, () => context.getSequence());
+      if (shared) expect(shareDecodeSteps(context, sequences)).toBe(true);
+      const batches = recordBatches(context);
+      const outcome = await scenario(sequences, batches);
+      return { batches, outcome };
+    } finally {
+      await context.dispose();
+    }
   }
 
-  // Four sequences ask in the order 3, 1, 0, 2 within one turn of the event loop.
-  it('puts the sequences in id order', async () => {
-    const context = await createContext();
-    expect(shareDecodeSteps(context)).toBe(true);
-    expect(await batchesAskedInOrder(context, [3, 1, 0, 2])).toEqual([[0, 1, 2, 3]]);
-  });
+  /** Four sequences ask in the order 3, 1, 0, 2 within one turn of the event loop. */
+  const askInOrder = (sequences: LlamaContextSequence[]) => Promise.all([3, 1, 0, 2].map((id) => sequences[id].evaluateWithoutGeneratingNewTokens(tokens)));
 
-  it('keeps the order they asked in without it', async () => {
-    const context = await createContext();
-    expect(await batchesAskedInOrder(context, [3, 1, 0, 2])).toEqual([[3, 1, 0, 2]]);
+  it('puts the sequences in id order', async () => {
+    expect((await batchesOf(true, askInOrder)).batches).toEqual([[0, 1, 2, 3]]);
+    expect((await batchesOf(false, askInOrder)).batches).toEqual([[3, 1, 0, 2]]);
   });
 
   /** Sequences 0-2 generate 12 tokens each; sequence 3 starts once sequence 0 has its second and generates 6. */
-  async function batchesWithALateStart(context: LlamaContext): Promise<number[][]> {
-    const sequences = Array.from({ length: 4 }, () => context.getSequence());
-    const batches = recordBatches(context);
-    const generate = async (sequence: LlamaContextSequence, count: number, onToken?: (index: number) => void) => {
-      const generator = sequence.evaluate(tokens, { yieldEogToken: true });
-      for (let index = 0; index < count; index++) {
-        await generator.next();
-        onToken?.(index);
-      }
-      await generator.return();
-    };
+  const lateStart = async (sequences: LlamaContextSequence[]) => {
     let late: Promise<void> | undefined;
     await Promise.all([
-      generate(sequences[0], 12, (index) => {
-        if (index === 1) late = generate(sequences[3], 6);
+      generate(sequences[0], tokens, 12, (index) => {
+        if (index === 1) late = generate(sequences[3], tokens, 6);
       }),
-      generate(sequences[1], 12),
-      generate(sequences[2], 12),
+      generate(sequences[1], tokens, 12),
+      generate(sequences[2], tokens, 12),
     ]);
     await late;
-    await context.dispose();
-    return batches;
-  }
+  };
 
-  it('runs a sequence that starts late in the same steps as the others, in id order', async () => {
-    const context = await createContext();
-    expect(shareDecodeSteps(context)).toBe(true);
+  it('runs a sequence that starts late in the same steps as the others', async () => {
     const all = [0, 1, 2, 3];
     const early = [0, 1, 2];
+    const steps = (count: number, ids: number[]) => Array.from({ length: count }, () => ids);
     // Two steps of the first three; sequence 3's prompt joins the third step, its 6 tokens run
     // with the others' (the sixth is not decoded); then the first three's last four.
-    const steps = (count: number, ids: number[]) => Array.from({ length: count }, () => ids);
-    expect(await batchesWithALateStart(context)).toEqual([...steps(2, early), ...steps(6, all), ...steps(4, early)]);
-  });
-
-  it('takes more steps, out of id order, without it', async () => {
-    const batches = await batchesWithALateStart(await createContext());
+    expect((await batchesOf(true, lateStart)).batches).toEqual([...steps(2, early), ...steps(6, all), ...steps(4, early)]);
+    // As shipped: more steps, and out of id order.
+    const { batches } = await batchesOf(false, lateStart);
     expect(batches.length).toBeGreaterThan(12);
     expect(batches.some((ids) => ids.some((id, index) => index > 0 && id < ids[index - 1]))).toBe(true);
+  });
+
+  /**
+   * Sequences 0-2 generate 40 tokens each. Sequence 3 holds an old prompt; once sequence 0 has its
+   * fifth token it erases it (under the context's lock, as a new job's sequence clears another
+   * conversation). Returns how many batches ran while it waited.
+   */
+  const eraseMidway = async (sequences: LlamaContextSequence[], batches: number[][]): Promise<number> => {
+    await sequences[3].evaluateWithoutGeneratingNewTokens(tokens);
+    let erased: Promise<number> | undefined;
+    await Promise.all([
+      generate(sequences[0], tokens, 40, (index) => {
+        if (index !== 4) return;
+        const before = batches.length;
+        erased = sequences[3].eraseContextTokenRanges([{ start: 0, end: sequences[3].nextTokenIndex }]).then(() => batches.length - before);
+      }),
+      generate(sequences[1], tokens, 40),
+      generate(sequences[2], tokens, 40),
+    ]);
+    return (await erased) ?? Number.NaN;
+  };
+
+  it('lets a sequence erase its old state within a step while the others generate', async () => {
+    expect((await batchesOf(true, eraseMidway)).outcome).toBeLessThanOrEqual(1);
+    // As shipped it waits until the others have ended (35 of their 40 steps).
+    expect((await batchesOf(false, eraseMidway)).outcome).toBeGreaterThan(30);
   });
 });

@@ -18,7 +18,8 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { LlamaCppEngine, shareDecodeSteps } from '@app/worker/engine';
+import { LlamaCppEngine, LOCKING_METHODS, shareDecodeSteps } from '@app/worker/engine';
+import type { LlamaContextSequence } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
 import type { LlamaCppEngineOptions } from '@app/worker/engine';
 import { optionValue, numberOption } from '../common/command-line';
 import { messagesFor, samplingFor } from '../common/workload';
@@ -132,12 +133,20 @@ function contextOf(engine: LlamaCppEngine): ContextInternals {
   return (engine as unknown as { context: ContextInternals }).context;
 }
 
-/** Between levels (nothing queued) the context is put back as node-llama-cpp made it, then given the engine's batching if asked. */
+/** The engine's sequences (each serves a free and a forced-call LlamaChat). */
+function sequencesOf(engine: LlamaCppEngine): LlamaContextSequence[] {
+  return (engine as unknown as { idleChats: Array<{ free: { sequence: LlamaContextSequence } }> }).idleChats.map(({ free }) => free.sequence);
+}
+
+/** Between levels (nothing queued) the context and its sequences are put back as node-llama-cpp made them, then given the engine's batching if asked. */
 function useBatching(engine: LlamaCppEngine, batching: Batching): void {
   const context = contextOf(engine);
+  const sequences = sequencesOf(engine);
   context._queuedDecodes = [];
-  delete context._decodeTokens; // the prototype's again
-  if (batching === 'shared' && !shareDecodeSteps(context as unknown as Parameters<typeof shareDecodeSteps>[0])) {
+  // Deleting what was set on the objects leaves their prototypes' methods.
+  delete context._decodeTokens;
+  for (const sequence of sequences) for (const name of LOCKING_METHODS) delete (sequence as unknown as Record<string, unknown>)[name];
+  if (batching === 'shared' && !shareDecodeSteps(context as unknown as Parameters<typeof shareDecodeSteps>[0], sequences)) {
     throw new Error('node-llama-cpp changed inside: cannot share its decode steps');
   }
 }

@@ -267,9 +267,6 @@ export class LlamaCppEngine implements InferenceEngine {
       contextSize: Math.min(options.contextSize, model.trainContextSize),
       threads: { ideal: options.threads, min: options.threads },
     });
-    if (!shareDecodeSteps(context)) {
-      options.log?.('node-llama-cpp changed inside: answers generating at once may take separate passes through the model');
-    }
     // Resolving the chat template costs ~0.5 s: do it once per model, not once per job.
     // Tools go to LlamaChat with stand-ins for their schemas; the prompt shows the schemas as sent.
     const toolGrammars = LlamaToolGrammars.install(llama);
@@ -282,6 +279,14 @@ export class LlamaCppEngine implements InferenceEngine {
         mustCall: new LlamaChatClass({ contextSequence, chatWrapper: forcedWrapper, autoDisposeSequence: false }),
       };
     });
+    if (
+      !shareDecodeSteps(
+        context,
+        chats.map(({ free }) => free.sequence),
+      )
+    ) {
+      options.log?.('node-llama-cpp changed inside: answers generating at once may take more passes, or wait to start, than they need');
+    }
     // OpenAI adds logit_bias to the logits, and -100 bans the token. (node-llama-cpp's TokenBias
     // skips end-of-generation tokens without a word: the capabilities announce them as unbiasable.)
     const tokenBias = (biases: Array<{ token: number; bias: number }>): TokenBias => {
@@ -460,7 +465,10 @@ export class LlamaCppEngine implements InferenceEngine {
 
   /** Erases all of a finished job's sequence but the start of its prompt that later prompts may reuse. */
   private async keepReusableStart(sequence: LlamaContextSequence, rendered: RenderedPrompt, keep: KeptPart): Promise<void> {
-    await sequence.eraseContextTokenRanges([{ start: this.keptLength(sequence, rendered, keep), end: sequence.nextTokenIndex }]);
+    const start = this.keptLength(sequence, rendered, keep);
+    // node-llama-cpp takes the context's lock even to erase nothing.
+    if (start >= sequence.nextTokenIndex) return;
+    await sequence.eraseContextTokenRanges([{ start, end: sequence.nextTokenIndex }]);
   }
 
   /**
