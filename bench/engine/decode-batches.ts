@@ -202,9 +202,10 @@ async function main(): Promise<void> {
   try {
     for (const [index, streams] of LEVELS.entries()) {
       await runLevel(engine, times, streams, 1000 * index); // warm-up: first use of the sequences
-      for (const batching of BATCHINGS) {
+      for (const [run, batching] of BATCHINGS.entries()) {
         useBatching(engine, batching);
-        const level = { batching, ...(await runLevel(engine, times, streams, 1000 * index + 500)) };
+        // Prompts of their own: the prompt cache would spare a later run the prompts an earlier one evaluated.
+        const level = { batching, ...(await runLevel(engine, times, streams, 1000 * index + 100 * (run + 1))) };
         levels.push(level);
         console.log(
           `c=${streams}, ${batching} batching: ${level.tokensPerSecond} tok/s; ${level.decodeCalls} decodes, ${level.tokensPerGenerationDecode} tokens and ${level.llamaPassesPerAnswerStep} llama.cpp passes per answer step; ` +
