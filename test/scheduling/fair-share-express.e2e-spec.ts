@@ -102,6 +102,9 @@ describe('fair share express lane', () => {
     // Its first priority request is under its share in that tier and waits on the lane; the second on the shared queue.
     const { running, queued } = await heavyBacklog(2, 'priority');
     expect(await waitingIn(shared)).toBe(1);
+    // The operators' gauges count the lane's running job with the shared queue's.
+    const metrics = await (await fetch(`${serverRoot(stack.baseUrl)}/metrics`)).text();
+    expect(metrics).toMatch(/^llm_api_queue_active_jobs\{model="slow-synthetic"\} 2$/m);
     const lightAnswer = await ask(light, 'light behind priority', { maxTokens: 20 });
     const [, , , priorityAnswer] = await Promise.all([onLane, running, ...queued]);
     const lightJob = (await shared.getJob(lightAnswer.id)) as Job;

@@ -102,15 +102,18 @@ export class ApiMetrics {
   constructor(queues: CompletionQueues, registry: ModelRegistry, env: ApiEnv) {
     collectDefaultMetrics({ register: this.registry });
     if (isSupervisedApiProcess()) shareMetricsWithSupervisor(this.registry);
-    // With AFFINITY on, a model's jobs also wait and run in its live workers' own queues: counted with the shared queue's.
+    // With AFFINITY on, a model's jobs also wait and run in its live workers' own queues, and with
+    // the express lane on in that lane: counted with the shared queue's.
+    const express = env.FAIR_SHARE && env.FAIR_SHARE_EXPRESS;
     const served: ServedQueues = {
       models: () => registry.list().map(({ id }) => id),
       queues: (model) => [
         queues.forModel(model),
         ...(env.AFFINITY ? registry.liveWorkers(model).map(({ workerId }) => queues.forWorker(model, workerId)) : []),
+        ...(express ? [queues.forExpress(model)] : []),
       ],
     };
-    const where = "the model queue and its live workers' own queues";
+    const where = "the model queue, its live workers' own queues and its express lane";
     queueGauge(this.registry, served, 'llm_api_queue_waiting_jobs', `Jobs waiting for a worker in ${where} (read from Redis on scrape).`, (queue) =>
       queue.getWaitingCount(),
     );
