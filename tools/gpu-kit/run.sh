@@ -16,8 +16,9 @@
 # makes a model of a real shape with seeded random weights, then runs the benchmark's llama phase:
 # the engine alone, then Redis + one worker (which passes its boot self-test first) + one API,
 # at each level of streams; then the engine alone once more, timing its decode calls and sampling
-# (decode-batches.json). It writes DIR/gpu-check.json and DIR/gpu-check.txt (and the logs
-# beside them), prints progress, and stops everything it started, however it ends.
+# (decode-batches.json). It writes DIR/gpu-check.json and DIR/gpu-check.txt (and the logs and,
+# on CUDA, gpu-utilization.txt beside them), prints progress, and stops everything it started,
+# however it ends.
 #
 # Found without being told: nvcc on PATH, in $CUDA_HOME or /usr/local/cuda*; cuBLAS beside nvcc
 # or inside a Python environment's nvidia-cublas package (site-packages/nvidia/cublas), which is
@@ -210,6 +211,14 @@ fi
 model="$app/models/$shape-$type.gguf"
 say "making the $shape model ($type)"
 (cd "$app" && node kit/make-tiny-model.js --shape "$shape" --type "$type" --out "$model") | tee -a "$log"
+
+# ---- the GPU's utilisation and memory each second, on the clock `say` prints (stopped by cleanup) ----
+if [ "$backend" = cuda ] && command -v nvidia-smi >/dev/null 2>&1; then
+  echo "# seconds since start, GPU utilisation %, memory used MiB" >"$out/gpu-utilization.txt"
+  while sleep 1; do
+    echo "$(($(date +%s) - started_at)), $(nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader,nounits 2>/dev/null | head -1)"
+  done >>"$out/gpu-utilization.txt" &
+fi
 
 # ---- engine alone against the whole service ----
 level_plan=$(echo "$levels" | tr ',' '\n' | awk '{ r = $1 * 2; if (r < 8) r = 8; printf "%s%s:%d", (NR > 1 ? "," : ""), $1, r }')
