@@ -30,11 +30,6 @@ function recordBatches(context: LlamaContext): number[][] {
   return batches;
 }
 
-/**
- * The engine's batching (llama-batching.ts) on the installed node-llama-cpp and a real model: llama.cpp
- * makes one pass through the model per run of consecutive sequence ids in batch order, so the
- * answers generating at once should share each step, in id order. Each case also runs without it.
- */
 /** Generates `count` tokens on `sequence` (end-of-text included), calling `onToken` after each. */
 async function generate(sequence: LlamaContextSequence, prompt: Token[], count: number, onToken?: (index: number) => void): Promise<void> {
   const generator = sequence.evaluate(prompt, { yieldEogToken: true });

@@ -18,8 +18,8 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { LlamaCppEngine, LOCKING_METHODS, shareDecodeSteps } from '@app/worker/engine';
-import type { LlamaContextSequence } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
+import { LlamaCppEngine, plainDecodeSteps, shareDecodeSteps } from '@app/worker/engine';
+import type { LlamaContext, LlamaContextSequence } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
 import type { LlamaCppEngineOptions } from '@app/worker/engine';
 import { optionValue, numberOption } from '../common/command-line';
 import { messagesFor, samplingFor } from '../common/workload';
@@ -60,9 +60,8 @@ function llamaPasses(sequenceIds: readonly number[]): number {
 }
 
 class CallTimes {
-  batchSizes: number[] = [];
-  /** The sequence ids of each batch, in the order they entered it. */
-  batchSequences: number[][] = [];
+  /** Each batch: its tokens, and the sequence ids in the order they entered it. */
+  batches: Array<{ size: number; sequenceIds: number[] }> = [];
   decodeMs = 0;
   samples = 0;
   sampleMs = 0;
@@ -76,14 +75,13 @@ class CallTimes {
     const sampleToken = context.sampleToken.bind(context);
     Object.defineProperty(context, 'initBatch', {
       value: (size: number) => {
-        times.batchSizes.push(size);
-        times.batchSequences.push([]);
+        times.batches.push({ size, sequenceIds: [] });
         return initBatch(size);
       },
     });
     Object.defineProperty(context, 'addToBatch', {
       value: (sequenceId: number, ...rest: unknown[]) => {
-        times.batchSequences.at(-1)?.push(sequenceId);
+        times.batches.at(-1)?.sequenceIds.push(sequenceId);
         return addToBatch(sequenceId, ...rest);
       },
     });
@@ -112,8 +110,7 @@ class CallTimes {
   }
 
   reset(): void {
-    this.batchSizes = [];
-    this.batchSequences = [];
+    this.batches = [];
     this.decodeMs = 0;
     this.samples = 0;
     this.sampleMs = 0;
@@ -124,13 +121,8 @@ class CallTimes {
 type Batching = 'shared' | 'plain';
 
 /** The engine's node-llama-cpp context: private on both sides, reached on purpose for this measurement. */
-interface ContextInternals {
-  _ctx: AddonContext;
-  _queuedDecodes: unknown[];
-  _decodeTokens?: unknown;
-}
-function contextOf(engine: LlamaCppEngine): ContextInternals {
-  return (engine as unknown as { context: ContextInternals }).context;
+function contextOf(engine: LlamaCppEngine): LlamaContext & { _ctx: AddonContext } {
+  return (engine as unknown as { context: LlamaContext & { _ctx: AddonContext } }).context;
 }
 
 /** The engine's sequences (each serves a free and a forced-call LlamaChat). */
@@ -138,15 +130,12 @@ function sequencesOf(engine: LlamaCppEngine): LlamaContextSequence[] {
   return (engine as unknown as { idleChats: Array<{ free: { sequence: LlamaContextSequence } }> }).idleChats.map(({ free }) => free.sequence);
 }
 
-/** Between levels (nothing queued) the context and its sequences are put back as node-llama-cpp made them, then given the engine's batching if asked. */
+/** Between levels (nothing queued) the context and its sequences batch as node-llama-cpp ships them, or as the engine does if asked. */
 function useBatching(engine: LlamaCppEngine, batching: Batching): void {
   const context = contextOf(engine);
   const sequences = sequencesOf(engine);
-  context._queuedDecodes = [];
-  // Deleting what was set on the objects leaves their prototypes' methods.
-  delete context._decodeTokens;
-  for (const sequence of sequences) for (const name of LOCKING_METHODS) delete (sequence as unknown as Record<string, unknown>)[name];
-  if (batching === 'shared' && !shareDecodeSteps(context as unknown as Parameters<typeof shareDecodeSteps>[0], sequences)) {
+  plainDecodeSteps(context, sequences);
+  if (batching === 'shared' && !shareDecodeSteps(context, sequences)) {
     throw new Error('node-llama-cpp changed inside: cannot share its decode steps');
   }
 }
@@ -168,21 +157,20 @@ async function runLevel(engine: LlamaCppEngine, times: CallTimes, streams: numbe
   const wallMs = performance.now() - started;
   const tokens = produced.reduce((sum, count) => sum + count, 0);
   // Prompt batches carry many tokens at once; the answer's steps carry at most one per stream.
-  const steps = times.batchSizes.filter((size) => size <= streams);
-  const stepSequences = times.batchSequences.filter((_, index) => times.batchSizes[index] <= streams);
-  const passes = stepSequences.reduce((sum, ids) => sum + llamaPasses(ids), 0);
+  const steps = times.batches.filter(({ size }) => size <= streams);
+  const passes = steps.reduce((sum, { sequenceIds }) => sum + llamaPasses(sequenceIds), 0);
   const histogram: Record<string, number> = {};
-  for (const size of steps) histogram[size] = (histogram[size] ?? 0) + 1;
+  for (const { size } of steps) histogram[size] = (histogram[size] ?? 0) + 1;
   return {
     streams,
     tokens,
     seconds: round(wallMs / 1000, 2),
     tokensPerSecond: round(tokens / (wallMs / 1000), 1),
-    decodeCalls: times.batchSizes.length,
-    tokensPerGenerationDecode: round(steps.reduce((sum, size) => sum + size, 0) / Math.max(1, steps.length), 2),
+    decodeCalls: times.batches.length,
+    tokensPerGenerationDecode: round(steps.reduce((sum, { size }) => sum + size, 0) / Math.max(1, steps.length), 2),
     generationDecodeSizes: histogram,
-    llamaPassesPerAnswerStep: round(passes / Math.max(1, stepSequences.length), 2),
-    msPerDecodeCall: round(times.decodeMs / Math.max(1, times.batchSizes.length), 3),
+    llamaPassesPerAnswerStep: round(passes / Math.max(1, steps.length), 2),
+    msPerDecodeCall: round(times.decodeMs / Math.max(1, times.batches.length), 3),
     msPerSampling: round(times.sampleMs / Math.max(1, times.samples), 3),
     decodeShareOfWall: round(times.decodeMs / wallMs, 3),
   };

@@ -90,7 +90,7 @@ export class BullBoardAdmin implements OnModuleInit, OnApplicationShutdown {
     const board = new BullBoardFastifyAdapter();
     board.setBasePath(BULL_BOARD_PATH);
     // With the express lane on, each model's lane is listed beside its queue.
-    const express = this.env.FAIR_SHARE && this.env.FAIR_SHARE_EXPRESS;
+    const express = CompletionQueues.expressLaneOn(this.env);
     const viewsOf = (queue: CompletionQueue): BullMQAdapter[] =>
       express ? [boardQueue(queue), expressBoardQueue(modelOf(queue), this.queues.forExpress(modelOf(queue)))] : [boardQueue(queue)];
     const { addQueue, removeQueue } = createBullBoard({

@@ -70,6 +70,11 @@ export class CompletionQueues implements OnApplicationShutdown {
     return queue;
   }
 
+  /** Whether models have an express lane: FAIR_SHARE_EXPRESS, which works only with FAIR_SHARE. */
+  static expressLaneOn(env: { FAIR_SHARE: boolean; FAIR_SHARE_EXPRESS: boolean }): boolean {
+    return env.FAIR_SHARE && env.FAIR_SHARE_EXPRESS;
+  }
+
   /** The model's express lane (FAIR_SHARE_EXPRESS), opened on first use and kept, as a worker's queue is. */
   forExpress(model: string): CompletionQueue {
     return this.openKept(expressQueueName(model), model);

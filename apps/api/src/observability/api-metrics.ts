@@ -104,7 +104,7 @@ export class ApiMetrics {
     if (isSupervisedApiProcess()) shareMetricsWithSupervisor(this.registry);
     // With AFFINITY on, a model's jobs also wait and run in its live workers' own queues, and with
     // the express lane on in that lane: counted with the shared queue's.
-    const express = env.FAIR_SHARE && env.FAIR_SHARE_EXPRESS;
+    const express = CompletionQueues.expressLaneOn(env);
     const served: ServedQueues = {
       models: () => registry.list().map(({ id }) => id),
       queues: (model) => [

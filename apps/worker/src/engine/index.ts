@@ -5,7 +5,7 @@
 export { ContextLengthExceededError, GenerationAbortedError } from './inference-engine';
 export type { GenerationRequest, InferenceEngine } from './inference-engine';
 export { LlamaCppEngine } from './llama-cpp.engine';
-export { LOCKING_METHODS, shareDecodeSteps } from './llama-batching';
+export { plainDecodeSteps, shareDecodeSteps } from './llama-batching';
 export type { LlamaCppEngineOptions } from './llama-cpp.engine';
 export { ThreadedEngine } from './thread/threaded-engine';
 export { SyntheticEngine, syntheticToken } from './synthetic.engine';

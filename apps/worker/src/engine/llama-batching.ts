@@ -48,7 +48,7 @@ interface ContextInternals {
 }
 
 /** A sequence's methods (node-llama-cpp 3.x) that take the context's lock: erasing its tokens, and checkpoints. */
-export const LOCKING_METHODS = ['_eraseContextTokenRanges', 'takeCheckpoint', '_takeNamedCheckpoint'] as const;
+const LOCKING_METHODS = ['_eraseContextTokenRanges', 'takeCheckpoint', '_takeNamedCheckpoint'] as const;
 
 /**
  * Makes the answers generating at once share each llama.cpp decode step, as one pass through the
@@ -86,6 +86,15 @@ export function shareDecodeSteps(context: LlamaContext, sequences: readonly Llam
   internals._decodeTokens = (request: DecodeRequest, ...rest: unknown[]) => steps.decode(request, rest);
   for (const sequence of sequenceInternals) steps.holdOthersWhileLocking(sequence);
   return true;
+}
+
+/** Undoes shareDecodeSteps between runs (nothing queued): the context and sequences batch as node-llama-cpp ships them. */
+export function plainDecodeSteps(context: LlamaContext, sequences: readonly LlamaContextSequence[]): void {
+  const internals = context as unknown as ContextInternals;
+  internals._queuedDecodes = [];
+  // What shareDecodeSteps set on the objects hides their prototypes' methods: deleting it shows them again.
+  delete internals._decodeTokens;
+  for (const sequence of sequences) for (const name of LOCKING_METHODS) delete (sequence as unknown as Record<string, unknown>)[name];
 }
 
 class SharedDecodeSteps {
@@ -129,18 +138,21 @@ class SharedDecodeSteps {
   async decode(request: DecodeRequest, rest: unknown[]): Promise<unknown> {
     // A clearing sequence's own decodes go on: an erase may evaluate its tokens again.
     while (this.clearing.size > 0 && !this.clearing.has(request.sequenceId)) await this.clearingDone;
-    const { afterBatchAction } = request;
-    const thenJoinLateOnes = async (length: number) => {
-      await afterBatchAction?.(length);
-      await this.joinLateOnes();
-    };
-    return this.decodeTokens({ ...request, afterBatchAction: thenJoinLateOnes }, ...rest);
+    const { afterBatchAction: own } = request;
+    // Per token: a new function only for the rare sequence that has an action of its own.
+    const afterBatchAction = own
+      ? async (length: number) => {
+          await own(length);
+          await this.joinLateOnes();
+        }
+      : this.joinLateOnes;
+    return this.decodeTokens({ ...request, afterBatchAction }, ...rest);
   }
 
   /** Once per batch, and only when a decode is queued already: waits for the sequences just sampled to queue theirs. */
-  private async joinLateOnes(): Promise<void> {
+  private readonly joinLateOnes = async (): Promise<void> => {
     if (this.queue.length === 0 || this.waitedAfter === this.queue.takeOuts) return;
     this.waitedAfter = this.queue.takeOuts;
     await nextTurn();
-  }
+  };
 }

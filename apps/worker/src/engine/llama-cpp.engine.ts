@@ -279,12 +279,8 @@ export class LlamaCppEngine implements InferenceEngine {
         mustCall: new LlamaChatClass({ contextSequence, chatWrapper: forcedWrapper, autoDisposeSequence: false }),
       };
     });
-    if (
-      !shareDecodeSteps(
-        context,
-        chats.map(({ free }) => free.sequence),
-      )
-    ) {
+    const sequences = chats.map(({ free }) => free.sequence);
+    if (!shareDecodeSteps(context, sequences)) {
       options.log?.('node-llama-cpp changed inside: answers generating at once may take more passes, or wait to start, than they need');
     }
     // OpenAI adds logit_bias to the logits, and -100 bans the token. (node-llama-cpp's TokenBias
