@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import type { Worker } from 'node:worker_threads';
 import type { OutputPart } from '@app/contracts';
 import { ContextLengthExceededError, GenerationAbortedError, LlamaCppEngine, ThreadedEngine } from '@app/worker/engine';
 import type { GenerationRequest, LlamaCppEngineOptions } from '@app/worker/engine';
@@ -102,12 +103,18 @@ describe('llama.cpp on its own thread', () => {
     await expect(ThreadedEngine.startLlama(missing, { entry: THREAD_ENTRY })).rejects.toThrow(expected);
   });
 
-  it('fails what was running, and every later generation, when its thread dies', async () => {
+  it('fails what was running, and every later generation, when an uncaught error ends its thread', async () => {
+    const { thread } = threaded as unknown as { thread: Worker };
+    const exited = new Promise<number>((resolve) => thread.once('exit', resolve));
     const running = threaded.generate(request(400));
-    // The thread ends as an uncaught error would end it.
-    await (threaded as unknown as { thread: { terminate(): Promise<number> } }).thread.terminate();
-    await expect(running).rejects.toThrow('the engine thread exited with code 1');
-    await expect(threaded.generate(request(5))).rejects.toThrow('the engine thread exited with code 1');
+    await new Promise<void>((resolve) => setTimeout(resolve, 100)); // llama.cpp is at work for it
+    // A command the thread cannot read: its message handler throws, and nothing there catches it.
+    thread.postMessage(null);
+    const failure = "the engine thread failed: Cannot read properties of null (reading 'type')";
+    await expect(running).rejects.toThrow(failure);
+    await expect(threaded.generate(request(5))).rejects.toThrow(failure);
     expect(lost).toHaveBeenCalledTimes(1);
+    // It closed its engine before it exited: ending a thread while llama.cpp works for it aborts the process.
+    await expect(exited).resolves.toBe(1);
   });
 });

@@ -234,14 +234,7 @@ export class LlamaCppEngine implements InferenceEngine {
 
   static async load(options: LlamaCppEngineOptions): Promise<LlamaCppEngine> {
     // node-llama-cpp is ESM-only with top-level await, so it cannot be require()d from CommonJS.
-    const {
-      getLlama,
-      LlamaChat: LlamaChatClass,
-      LlamaLogLevel,
-      LlamaText: toLlamaText,
-      TokenBias: TokenBiasClass,
-      resolveChatWrapper,
-    } = await import('node-llama-cpp');
+    const { getLlama, LlamaLogLevel } = await import('node-llama-cpp');
     const llama = await getLlama({
       gpu: options.gpu === 'false' ? false : options.gpu,
       build: 'never',
@@ -252,6 +245,17 @@ export class LlamaCppEngine implements InferenceEngine {
       const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
       throw new Error(`GPU=${String(options.gpu)}: no usable llama.cpp build for that backend on this machine (${reason})`);
     });
+    // A load that fails lets go of llama.cpp: the thread it ran on ends next, and ending a thread
+    // that still holds llama.cpp aborts the process.
+    return LlamaCppEngine.loadOnto(llama, options).catch(async (error: unknown) => {
+      await llama.dispose();
+      throw error;
+    });
+  }
+
+  /** Loads the model, its context and its chats onto a llama.cpp backend. */
+  private static async loadOnto(llama: Llama, options: LlamaCppEngineOptions): Promise<LlamaCppEngine> {
+    const { LlamaChat: LlamaChatClass, LlamaText: toLlamaText, TokenBias: TokenBiasClass, resolveChatWrapper } = await import('node-llama-cpp');
     const model = await llama.loadModel({ modelPath: options.modelPath });
     const vram = await llama.getVramState();
     const devices = await llama.getGpuDeviceNames();

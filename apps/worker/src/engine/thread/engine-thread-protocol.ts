@@ -28,6 +28,8 @@ export type EngineThreadReport =
   | { type: 'log'; message: string }
   | { type: 'ready'; engine: EngineDescription }
   | { type: 'load-failed'; error: ThreadError }
+  /** An uncaught error: the thread closes its engine and exits. */
+  | { type: 'failed'; error: ThreadError }
   /** Everything the generations produced in one turn of the thread's event loop. */
   | { type: 'events'; events: GenerationEvent[] }
   | { type: 'closed' };

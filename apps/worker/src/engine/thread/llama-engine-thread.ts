@@ -54,6 +54,25 @@ function serve(engine: LlamaCppEngine): void {
 }
 
 const options = workerData as Omit<LlamaCppEngineOptions, 'log'>;
-LlamaCppEngine.load({ ...options, log: (message) => report({ type: 'log', message }) }).then(serve, (error: unknown) =>
-  report({ type: 'load-failed', error: describeError(error) }),
-);
+const loading = LlamaCppEngine.load({ ...options, log: (message) => report({ type: 'log', message }) });
+loading.then(serve, (error: unknown) => report({ type: 'load-failed', error: describeError(error) }));
+
+/** How long a failing thread waits for llama.cpp to finish its work before it exits regardless. */
+const CLOSE_BEFORE_EXIT_MS = 10_000;
+
+/**
+ * An uncaught error would end this thread at once, and Node ending a thread while llama.cpp still
+ * works for it aborts the whole process (node-llama-cpp's addon throws when that work completes
+ * into a stopped thread). So the thread says why it fails, closes the engine, which waits for
+ * that work, and only then exits.
+ */
+let failing = false;
+process.on('uncaughtException', (error) => {
+  if (failing) return;
+  failing = true;
+  port.removeAllListeners('message');
+  report({ type: 'failed', error: describeError(error) });
+  const closed = loading.then((engine) => engine.close()).catch(() => undefined);
+  const waited = new Promise((resolve) => setTimeout(resolve, CLOSE_BEFORE_EXIT_MS));
+  void Promise.race([closed, waited]).then(() => process.exit(1));
+});

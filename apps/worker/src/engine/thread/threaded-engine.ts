@@ -57,6 +57,7 @@ export class ThreadedEngine implements InferenceEngine {
   static async startLlama(engineOptions: Omit<LlamaCppEngineOptions, 'log'>, options: ThreadedEngineOptions = {}): Promise<ThreadedEngine> {
     const thread = new Worker(options.entry ?? LLAMA_THREAD_ENTRY, { workerData: engineOptions });
     const description = await new Promise<EngineDescription>((resolve, reject) => {
+      let failure: Error | undefined;
       const settle = (done: () => void): void => {
         thread.off('message', onReport).off('error', onError).off('exit', onExit);
         done();
@@ -65,9 +66,11 @@ export class ThreadedEngine implements InferenceEngine {
         if (report.type === 'log') options.log?.(report.message);
         else if (report.type === 'ready') settle(() => resolve(report.engine));
         else if (report.type === 'load-failed') settle(() => reject(reviveError(report.error)));
+        // The thread exits once llama.cpp has let go of it; ending it sooner could abort the process.
+        else if (report.type === 'failed') failure = threadFailed(report.error);
       };
       const onError = (error: Error): void => settle(() => reject(error));
-      const onExit = (code: number): void => settle(() => reject(new Error(`the engine thread exited with code ${code} while loading`)));
+      const onExit = (code: number): void => settle(() => reject(failure ?? new Error(`the engine thread exited with code ${code} while loading`)));
       thread.on('message', onReport).on('error', onError).on('exit', onExit);
     }).catch(async (error: unknown) => {
       await thread.terminate();
@@ -103,11 +106,6 @@ export class ThreadedEngine implements InferenceEngine {
   }
 
   private listen({ log, onThreadLost }: ThreadedEngineOptions): void {
-    this.thread.on('message', (report: EngineThreadReport) => {
-      if (report.type === 'events') report.events.forEach((event) => this.deliver(event));
-      else if (report.type === 'log') log?.(report.message);
-      else if (report.type === 'closed') this.closed?.();
-    });
     const stopped = (error: Error): void => {
       if (this.lost || this.closed) return;
       this.lost = error;
@@ -115,7 +113,13 @@ export class ThreadedEngine implements InferenceEngine {
       this.running.clear();
       onThreadLost?.(error);
     };
-    this.thread.on('error', (error: Error) => stopped(new Error(`the engine thread failed: ${error.message}`)));
+    this.thread.on('message', (report: EngineThreadReport) => {
+      if (report.type === 'events') report.events.forEach((event) => this.deliver(event));
+      else if (report.type === 'log') log?.(report.message);
+      else if (report.type === 'closed') this.closed?.();
+      else if (report.type === 'failed') stopped(threadFailed(report.error));
+    });
+    this.thread.on('error', (error: Error) => stopped(threadFailed(error)));
     this.thread.on('exit', (code) => {
       this.closed?.(); // a thread that dies while closing has closed all the same
       stopped(new Error(`the engine thread exited with code ${code}`));
@@ -133,4 +137,9 @@ export class ThreadedEngine implements InferenceEngine {
     if ('outcome' in event) running.resolve(event.outcome);
     else running.reject(reviveError(event.error));
   }
+}
+
+/** The error every generation of a thread that failed on its own ends with. */
+function threadFailed({ message }: { message: string }): Error {
+  return new Error(`the engine thread failed: ${message}`);
 }
