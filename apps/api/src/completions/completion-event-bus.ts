@@ -40,15 +40,24 @@ export class CompletionEventBus implements OnApplicationBootstrap {
       if (channel === this.channel) this.dispatch(message);
     });
     subscriber.on('close', () => {
+      this.subscribed = false;
       if (this.listeners.size > 0) this.logger.warn(`Redis subscriber lost; failing ${this.listeners.size} open completions`);
       for (const listener of [...this.listeners.values()]) listener.onConnectionLost();
     });
+    // ioredis subscribes again by itself once reconnected, but says 'ready' before Redis confirms
+    // it: a job named this channel then, and its worker, hearing nobody, would stop it.
+    subscriber.on('ready', () => void this.subscribe().catch(() => undefined));
   }
 
   /** Subscribe before serving: no job names this channel before its SSUBSCRIBE is confirmed. */
   async onApplicationBootstrap(): Promise<void> {
+    await this.subscribe();
+  }
+
+  /** (Re)subscribes; confirmed, events reach this instance (ioredis's own resubscription went out before it). */
+  private async subscribe(): Promise<void> {
     await this.subscriber.ssubscribe(this.channel);
-    this.subscribed = true;
+    if (this.subscriber.status === 'ready') this.subscribed = true;
   }
 
   /** Whether events can reach this instance; while they cannot, no completion can be followed. */
@@ -63,7 +72,7 @@ export class CompletionEventBus implements OnApplicationBootstrap {
 
   /**
    * Routes this completion's events to `listener` from now on. The reply channel is subscribed
-   * already (ioredis subscribes again by itself after a reconnect), so nothing goes to Redis.
+   * already (and again after a reconnect), so nothing goes to Redis.
    */
   listen(completionId: string, listener: TokenEventListener): Unsubscribe {
     if (!this.isConnected) throw new Error('Redis subscriber is not connected');
