@@ -110,25 +110,29 @@ describe('on Redis Sentinel, through a failover', () => {
       );
     }, 100);
     let lastRefusal: unknown;
-    while (Date.now() - killedAt < 30_000) {
-      const attemptAt = Date.now();
-      const attempt = await postChat(
-        api.baseUrl,
-        KEY,
-        { model: MODEL, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 5 },
-        AbortSignal.timeout(10_000),
-      );
-      expect(Date.now() - attemptAt).toBeLessThan(10_000);
-      if (attempt.status === 200) {
-        servedAgainAt = Date.now();
-        break;
+    try {
+      while (Date.now() - killedAt < 30_000) {
+        const attemptAt = Date.now();
+        const attempt = await postChat(
+          api.baseUrl,
+          KEY,
+          { model: MODEL, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 5 },
+          AbortSignal.timeout(10_000),
+        );
+        expect(Date.now() - attemptAt).toBeLessThan(10_000);
+        if (attempt.status === 200) {
+          servedAgainAt = Date.now();
+          break;
+        }
+        lastRefusal = await attempt.json();
+        // The whole answer, so that a failure says what it was.
+        expect({ status: attempt.status, body: lastRefusal }).toEqual({ status: 503, body: lastRefusal });
+        assertMatchesSchema('ErrorResponse', lastRefusal);
+        await new Promise((resolve_) => setTimeout(resolve_, 200));
       }
-      expect(attempt.status).toBe(503);
-      lastRefusal = await attempt.json();
-      assertMatchesSchema('ErrorResponse', lastRefusal);
-      await new Promise((resolve_) => setTimeout(resolve_, 200));
+    } finally {
+      clearInterval(watchPromotion); // even when an answer fails the test: left running, it would keep jest from exiting
     }
-    clearInterval(watchPromotion);
     // Served before the watch's next look: the promotion came first all the same.
     if (servedAgainAt && !promotedAt && (await sentinel.currentPrimary()) !== before) promotedAt = servedAgainAt;
     // Says why when it fails: what the service last answered, and whom Sentinel calls the primary
