@@ -1,6 +1,7 @@
 /**
  * `npm run bench:decode-batches -- [--model-path=models/llama-50m-f16.gguf] [--gpu=false] [--levels=1,8,32]
- *   [--max-tokens=64] [--sequences=32] [--threads=1] [--batching=shared,plain] [--out=bench/results/decode-batches.json]`
+ *   [--max-tokens=64] [--sequences=32] [--threads=1] [--batching=shared,plain] [--arrivals=together]
+ *   [--out=bench/results/decode-batches.json]`
  *
  * Where the engine's own time goes when several answers generate at once. On an H100 the engine
  * alone made 378 tokens/s with one stream and 275-403 with 8-32 (issue 36): the GPU was not the
@@ -14,6 +15,9 @@
  * sequence ids in batch order (see apps/worker/src/engine/llama-batching.ts). Each level runs
  * with the engine's batching and with node-llama-cpp's as shipped, so one run shows what the
  * engine's is worth on that machine.
+ * `--arrivals=staggered` runs each level as traffic comes: every stream asks for four answers of
+ * different lengths one after another, after a burst that used every sequence, so jobs start
+ * while others generate and land on whichever sequences are idle then.
  * The GPU kit's run.sh runs it after the benchmark; `--gpu=cuda` there.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -33,6 +37,9 @@ const SEQUENCES = numberOption('sequences', 32);
 const THREADS = numberOption('threads', 1);
 /** Batchings to compare: the engine's (shared) and node-llama-cpp's as shipped (plain). */
 const BATCHINGS = (optionValue('batching') ?? 'shared,plain').split(',') as Batching[];
+const STAGGERED = (optionValue('arrivals') ?? 'together') === 'staggered';
+/** With staggered arrivals: the answers each stream asks for, one after another. */
+const ANSWERS_PER_STREAM = 4;
 const OUT = resolve(optionValue('out') ?? 'bench/results/decode-batches.json');
 
 /** The calls of node-llama-cpp's addon context this bench times (internal to node-llama-cpp 3.x). */
@@ -140,20 +147,35 @@ function useBatching(engine: LlamaCppEngine, batching: Batching): void {
   }
 }
 
+/** One answer of `maxTokens` at most to the index-th prompt; resolves to the tokens it made. */
+async function answer(engine: LlamaCppEngine, index: number, maxTokens: number): Promise<number> {
+  // Staggered, every prompt is new from its first word, as from users of their own: none shares
+  // more with any sequence than the chat template's start.
+  const messages = messagesFor(index).map((message) => (STAGGERED ? { ...message, content: `Request ${index}: ${String(message.content)}` } : message));
+  const outcome = await engine.generate({
+    messages,
+    sampling: samplingFor(index, maxTokens),
+    signal: new AbortController().signal,
+    output: { write: () => undefined },
+  });
+  return outcome.usage.completion_tokens;
+}
+
+/** Each stream's answers: one of MAX_TOKENS, or (staggered) several of lengths from half to all of it. */
+async function stream(engine: LlamaCppEngine, index: number): Promise<number> {
+  if (!STAGGERED) return answer(engine, index, MAX_TOKENS);
+  let tokens = 0;
+  for (let round = 0; round < ANSWERS_PER_STREAM; round++) {
+    const share = 0.5 + ((index * 5 + round * 3) % 8) / 16;
+    tokens += await answer(engine, index * ANSWERS_PER_STREAM + round, Math.round(MAX_TOKENS * share));
+  }
+  return tokens;
+}
+
 async function runLevel(engine: LlamaCppEngine, times: CallTimes, streams: number, offset: number) {
   times.reset();
   const started = performance.now();
-  const produced = await Promise.all(
-    Array.from({ length: streams }, async (_, index) => {
-      const outcome = await engine.generate({
-        messages: messagesFor(offset + index),
-        sampling: samplingFor(offset + index, MAX_TOKENS),
-        signal: new AbortController().signal,
-        output: { write: () => undefined },
-      });
-      return outcome.usage.completion_tokens;
-    }),
-  );
+  const produced = await Promise.all(Array.from({ length: streams }, (_, index) => stream(engine, offset + index)));
   const wallMs = performance.now() - started;
   const tokens = produced.reduce((sum, count) => sum + count, 0);
   // Prompt batches carry many tokens at once; the answer's steps carry at most one per stream.
@@ -189,7 +211,8 @@ async function main(): Promise<void> {
   const levels = [];
   try {
     for (const [index, streams] of LEVELS.entries()) {
-      await runLevel(engine, times, streams, 1000 * index); // warm-up: first use of the sequences
+      // Warm-up: first use of the sequences, or (staggered) a burst over all of them.
+      await runLevel(engine, times, STAGGERED ? SEQUENCES : streams, 1000 * index);
       for (const [run, batching] of BATCHINGS.entries()) {
         useBatching(engine, batching);
         // Prompts of their own: the prompt cache would spare a later run the prompts an earlier one evaluated.
@@ -207,7 +230,7 @@ async function main(): Promise<void> {
   mkdirSync(dirname(OUT), { recursive: true });
   writeFileSync(
     OUT,
-    `${JSON.stringify({ modelPath: MODEL_PATH, gpu: GPU, sequences: SEQUENCES, threads: THREADS, maxTokens: MAX_TOKENS, batchings: BATCHINGS, levels }, null, 2)}\n`,
+    `${JSON.stringify({ modelPath: MODEL_PATH, gpu: GPU, sequences: SEQUENCES, threads: THREADS, maxTokens: MAX_TOKENS, arrivals: STAGGERED ? 'staggered' : 'together', batchings: BATCHINGS, levels }, null, 2)}\n`,
   );
   console.log(`wrote ${OUT}`);
 }

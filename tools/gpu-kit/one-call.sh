@@ -19,7 +19,7 @@ echo "== kit $(date -u +%T)"
 timeout --signal=TERM 530 bash gpu-kit/run.sh --out /tmp/check --work /tmp/kitwork "$@"
 rc=$?
 echo "== run.sh exit $rc $(date -u +%T)"
-for f in gpu-check.json gpu-check.txt gpu.txt decode-batches.json gpu-utilization.txt; do [ -f "/tmp/check/$f" ] && cp "/tmp/check/$f" "$out/"; done
+for f in gpu-check.json gpu-check.txt gpu.txt decode-batches.json decode-batches-staggered.json gpu-utilization.txt; do [ -f "/tmp/check/$f" ] && cp "/tmp/check/$f" "$out/"; done
 [ -f /tmp/check/gpu-check.log ] && tail -c 3000000 /tmp/check/gpu-check.log | gzip > "$out/gpu-check.log.gz"
 [ -d /tmp/check/service-logs ] && tar czf "$out/service-logs.tgz" -C /tmp/check service-logs
 exit $rc

@@ -16,9 +16,10 @@
 # makes a model of a real shape with seeded random weights, then runs the benchmark's llama phase:
 # the engine alone, then Redis + one worker (which passes its boot self-test first) + one API,
 # at each level of streams; then the engine alone once more, timing its decode calls and sampling
-# (decode-batches.json). It writes DIR/gpu-check.json and DIR/gpu-check.txt (and the logs and,
-# on CUDA, gpu-utilization.txt beside them), prints progress, and stops everything it started,
-# however it ends.
+# (decode-batches.json), and with jobs coming and going after a burst (decode-batches-staggered.json).
+# It writes DIR/gpu-check.json and DIR/gpu-check.txt (and the logs and, on CUDA,
+# gpu-utilization.txt beside them), prints progress, and stops everything it started, however it
+# ends.
 #
 # Found without being told: nvcc on PATH, in $CUDA_HOME or /usr/local/cuda*; cuBLAS beside nvcc
 # or inside a Python environment's nvidia-cublas package (site-packages/nvidia/cublas), which is
@@ -241,6 +242,14 @@ if (cd "$app" && node kit/decode-batches.js --model-path="$model" --gpu="$gpu" -
   :
 else
   say "the decode-batches probe failed (see $log); the check's results stand without it"
+fi
+# The same as jobs come and go after a burst (which sequences new jobs land on), above one stream.
+staggered_levels=$(echo "$probe_levels" | tr ',' '\n' | awk '$1 > 1' | paste -sd, -)
+if [ -n "$staggered_levels" ]; then
+  say "engine alone, jobs coming and going after a burst: $staggered_levels streams"
+  (cd "$app" && node kit/decode-batches.js --model-path="$model" --gpu="$gpu" --levels="$staggered_levels" --sequences="$sequences" \
+    --threads="$threads" --max-tokens="$max_tokens" --arrivals=staggered --batching=shared --out="$out/decode-batches-staggered.json") 2>&1 |
+    tee -a "$log" | grep '^c=' | sed 's/^/staggered /' >>"$out/gpu-check.txt" || say "the staggered probe failed (see $log)"
 fi
 cat "$out/gpu-check.txt"
 say "wrote $out/gpu-check.json and gpu-check.txt"

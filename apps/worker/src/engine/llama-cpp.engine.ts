@@ -22,7 +22,7 @@ import { toChatHistory } from './llama-chat-history';
 import type { AnswerStart } from './llama-chat-history';
 import { shareDecodeSteps } from './llama-batching';
 import { AnswerTokens, scoreAnswer } from './llama-logprobs';
-import { commonPrefixLength, pickSequence, sharedStart } from './llama-prompt-cache';
+import { busyNeighbours, commonPrefixLength, pickSequence, sharedStart } from './llama-prompt-cache';
 import { LlamaGrammars } from './llama-grammars';
 import { LlamaToolGrammars } from './llama-tool-grammars';
 import { StopSequences } from './stop-sequences';
@@ -98,6 +98,8 @@ const WHOLE_CONVERSATION: PromptCachePolicy = { implicit: true };
 interface SequenceChats {
   free: LlamaChat;
   mustCall: LlamaChat;
+  /** The sequence's id: node-llama-cpp numbers a new context's sequences 0, 1, 2... as they are taken. */
+  position: number;
 }
 
 /**
@@ -276,9 +278,10 @@ export class LlamaCppEngine implements InferenceEngine {
     const toolGrammars = LlamaToolGrammars.install(llama);
     const chatWrapper = toolGrammars.showingSchemas(resolveChatWrapper(model));
     const forcedWrapper = mustCallWrapper(chatWrapper, toLlamaText(chatWrapper.settings.functions.call.prefix));
-    const chats = Array.from({ length: options.parallelSequences }, (): SequenceChats => {
+    const chats = Array.from({ length: options.parallelSequences }, (_, position): SequenceChats => {
       const contextSequence = context.getSequence();
       return {
+        position,
         free: new LlamaChatClass({ contextSequence, chatWrapper, autoDisposeSequence: false }),
         mustCall: new LlamaChatClass({ contextSequence, chatWrapper: forcedWrapper, autoDisposeSequence: false }),
       };
@@ -340,7 +343,15 @@ export class LlamaCppEngine implements InferenceEngine {
     const bias = sampling.logitBias?.length ? this.tokenBias(sampling.logitBias) : undefined;
 
     if (this.idleChats.length === 0) throw new Error('no free sequence: more jobs running than the engine has slots');
-    const idle = this.idleChats.map((chats) => ({ contextTokens: chats.free.sequence.contextTokens, reserved: this.keptForNextChoice.has(chats) }));
+    const neighbours = busyNeighbours(
+      this.idleChats.map(({ position }) => position),
+      this.slots,
+    );
+    const idle = this.idleChats.map((chats, at) => ({
+      contextTokens: chats.free.sequence.contextTokens,
+      reserved: this.keptForNextChoice.has(chats),
+      busyNeighbours: neighbours[at],
+    }));
     const { index, cachedTokens } = pickSequence(idle, prompt);
     const [chats] = this.idleChats.splice(index, 1);
     const chat = mustCall ? chats.mustCall : chats.free;

@@ -1,5 +1,5 @@
 import type { Token } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
-import { pickSequence, sharedStart } from './llama-prompt-cache';
+import { busyNeighbours, pickSequence, sharedStart } from './llama-prompt-cache';
 
 const tokens = (...ids: number[]): Token[] => ids as Token[];
 const holding = (...ids: number[]) => ({ contextTokens: tokens(...ids) });
@@ -28,6 +28,16 @@ describe('pickSequence', () => {
     expect(pickSequence([holding(9, 7), holding(8)], prompt)).toEqual({ index: 0, cachedTokens: 0 });
   });
 
+  it('among sequences sharing as much, takes the one beside the most busy sequences, then the one idle longest', () => {
+    const beside = (busy: number, ...ids: number[]) => ({ contextTokens: tokens(...ids), busyNeighbours: busy });
+    expect(pickSequence([beside(0, 1, 2), beside(1, 1, 2), beside(2, 1, 2), beside(2, 1, 2)], prompt)).toEqual({ index: 2, cachedTokens: 2 });
+    expect(pickSequence([beside(0, 1, 7), beside(1, 1, 8)], prompt)).toEqual({ index: 1, cachedTokens: 1 });
+    // A longer shared start still wins: it spares evaluating the tokens it holds.
+    expect(pickSequence([beside(2, 1), beside(0, 1, 2)], prompt)).toEqual({ index: 1, cachedTokens: 2 });
+    // A sequence to erase still needs a tenth of the prompt more than one that loses nothing.
+    expect(pickSequence([beside(0), beside(2, 9)], prompt)).toEqual({ index: 0, cachedTokens: 0 });
+  });
+
   it("leaves a sequence reserved for a job's next choice to that prompt, and takes it for another only when every idle one is reserved", () => {
     const reserved = (...ids: number[]) => ({ contextTokens: tokens(...ids), reserved: true });
     // The other job's prompt shares the most with the reserved sequence, and still goes elsewhere.
@@ -39,6 +49,15 @@ describe('pickSequence', () => {
   it('never counts the whole prompt as cached: the engine evaluates its last token itself', () => {
     expect(pickSequence([holding(1, 2, 3, 4, 5, 6, 7), holding(1, 2)], prompt)).toEqual({ index: 0, cachedTokens: 5 });
     expect(pickSequence([holding(1, 2, 3, 4, 5, 6)], prompt)).toEqual({ index: 0, cachedTokens: 5 });
+  });
+});
+
+describe('busyNeighbours', () => {
+  it('counts, for each idle sequence, the sequences next to it by id that generate now', () => {
+    // Eight sequences: 1, 2 and 5 generate.
+    expect(busyNeighbours([7, 0, 3, 4, 6], 8)).toEqual([0, 1, 1, 1, 1]);
+    expect(busyNeighbours([0, 2, 4, 6], 8)).toEqual([1, 2, 2, 2]);
+    expect(busyNeighbours([0, 1, 2], 3)).toEqual([0, 0, 0]);
   });
 });
 

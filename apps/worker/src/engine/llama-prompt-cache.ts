@@ -11,6 +11,20 @@ export interface HeldTokens {
   readonly contextTokens: readonly Token[];
   /** It holds the prompt of a running job's next choice (`n` > 1): other prompts take it last. */
   readonly reserved?: boolean;
+  /** How many of the sequences next to it by id generate now (see busyNeighbours). */
+  readonly busyNeighbours?: number;
+}
+
+/**
+ * For each idle sequence (by position, the sequence id), how many of the two next to it generate
+ * now. llama.cpp makes one pass through the model per run of consecutive busy ids at each step
+ * (see llama-batching.ts): taking a sequence with two busy neighbours joins two runs into one,
+ * with one it lengthens a run, with none it adds a pass to every step until a job ends.
+ */
+export function busyNeighbours(idlePositions: readonly number[], slots: number): number[] {
+  const idle = new Set(idlePositions);
+  const busy = (position: number) => position >= 0 && position < slots && !idle.has(position);
+  return idlePositions.map((position) => Number(busy(position - 1)) + Number(busy(position + 1)));
 }
 
 /**
@@ -29,25 +43,30 @@ export const TAKEOVER_MARGIN = 0.1;
  * Lossless candidates hold only a start of the prompt (or nothing): the longest wins. A sequence
  * holding more than it shares (another conversation, or this one's answer as generated) wins
  * instead when it shares at least TAKEOVER_MARGIN of the prompt more; among equals the one idle
- * longest, whose other state LlamaChat erases first. A sequence reserved for a job's next choice
- * serves that prompt, and another only when every idle sequence is reserved.
+ * longest, whose other state LlamaChat erases first. Among sequences sharing as much, the one with
+ * more busy neighbours goes first, so that the answers generating at once keep sharing each pass
+ * through the model; a longer shared start still wins, as it spares a pass over the tokens it
+ * holds. A sequence reserved for a job's next choice serves that prompt, and another only when
+ * every idle sequence is reserved.
  */
 export function pickSequence(sequences: readonly HeldTokens[], prompt: readonly Token[]): { index: number; cachedTokens: number } {
   const nextChoiceOf = ({ contextTokens }: HeldTokens) =>
     contextTokens.length === prompt.length - 1 && commonPrefixLength(contextTokens, prompt) === contextTokens.length;
   const open = [...sequences.entries()].filter(([, sequence]) => !sequence.reserved || nextChoiceOf(sequence));
   const candidates = open.length > 0 ? open : [...sequences.entries()];
-  let lossless = { index: -1, cachedTokens: -1 };
-  let lossy = { index: -1, cachedTokens: -1 };
-  for (const [index, { contextTokens }] of candidates) {
+  const none = { index: -1, cachedTokens: -1, neighbours: -1 };
+  let [lossless, lossy] = [none, none];
+  const better = (found: typeof none, best: typeof none) =>
+    found.cachedTokens > best.cachedTokens || (found.cachedTokens === best.cachedTokens && found.neighbours > best.neighbours);
+  for (const [index, { contextTokens, busyNeighbours: neighbours = 0 }] of candidates) {
     // LlamaChat evaluates at least the prompt's last token itself.
-    const shared = Math.min(commonPrefixLength(contextTokens, prompt), prompt.length - 1);
-    if (shared === contextTokens.length) {
-      if (shared > lossless.cachedTokens) lossless = { index, cachedTokens: shared };
-    } else if (shared > lossy.cachedTokens) lossy = { index, cachedTokens: shared };
+    const found = { index, cachedTokens: Math.min(commonPrefixLength(contextTokens, prompt), prompt.length - 1), neighbours };
+    if (found.cachedTokens === contextTokens.length) {
+      if (better(found, lossless)) lossless = found;
+    } else if (better(found, lossy)) lossy = found;
   }
-  if (lossless.index < 0) return lossy;
-  return lossy.cachedTokens - lossless.cachedTokens >= TAKEOVER_MARGIN * prompt.length ? lossy : lossless;
+  const { index, cachedTokens } = lossless.index >= 0 && lossy.cachedTokens - lossless.cachedTokens < TAKEOVER_MARGIN * prompt.length ? lossless : lossy;
+  return { index, cachedTokens };
 }
 
 /**
