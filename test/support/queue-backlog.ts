@@ -10,19 +10,32 @@ type Tier = 'priority' | 'default' | 'flex';
  * the one before waits in the queue, and says when each started (BullMQ's processedOn).
  */
 export class Backlog {
-  private readonly answers: Array<Promise<OpenAI.ChatCompletion>> = [];
+  /** Each request's answer, by its completion id once it has ended. */
+  private readonly answers: Array<Promise<{ id: string }>> = [];
 
   constructor(
     private readonly queue: Queue,
     private readonly model: string,
   ) {}
 
-  /** Holds the model's one slot with a long answer of `client` first. */
+  /**
+   * Holds the model's one slot with a long answer of `client` first, streamed: the slot is busy
+   * once its first chunk is out (polling the queue's active count missed it once on a loaded machine).
+   */
   static async behindBusySlot(queue: Queue, model: string, client: OpenAI): Promise<Backlog> {
     const backlog = new Backlog(queue, model);
     // No max_tokens: the whole 300 tokens, 3 s of the one slot.
-    backlog.answers.push(client.chat.completions.create({ model, messages: [{ role: 'user', content: 'busy' }] }));
-    await waitFor('the slot to be busy', async () => (await queue.getActiveCount()) === 1);
+    const stream = await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'busy' }], stream: true });
+    const chunks = stream[Symbol.asyncIterator]();
+    const first = await chunks.next();
+    if (first.done) throw new Error('the busy answer ended before its first chunk');
+    const { id } = first.value;
+    backlog.answers.push(
+      (async () => {
+        while (!(await chunks.next()).done);
+        return { id };
+      })(),
+    );
     return backlog;
   }
 
