@@ -54,8 +54,16 @@ function serve(engine: LlamaCppEngine): void {
 }
 
 const options = workerData as Omit<LlamaCppEngineOptions, 'log'>;
+/** Set by an uncaught error (below): the thread is closing its engine to exit. */
+let failing = false;
 const loading = LlamaCppEngine.load({ ...options, log: (message) => report({ type: 'log', message }) });
-loading.then(serve, (error: unknown) => report({ type: 'load-failed', error: describeError(error) }));
+// A thread that failed while loading does not serve: it is closing its engine to exit.
+loading.then(
+  (engine) => {
+    if (!failing) serve(engine);
+  },
+  (error: unknown) => report({ type: 'load-failed', error: describeError(error) }),
+);
 
 /** How long a failing thread waits for llama.cpp to finish its work before it exits regardless. */
 const CLOSE_BEFORE_EXIT_MS = 10_000;
@@ -66,7 +74,6 @@ const CLOSE_BEFORE_EXIT_MS = 10_000;
  * into a stopped thread). So the thread says why it fails, closes the engine, which waits for
  * that work, and only then exits.
  */
-let failing = false;
 process.on('uncaughtException', (error) => {
   if (failing) return;
   failing = true;
