@@ -24,6 +24,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { LlamaCppEngine, plainDecodeSteps, shareDecodeSteps } from '@app/worker/engine';
 import type { LlamaContext, LlamaContextSequence } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
+import type { ChatMessage } from '@app/contracts';
 import type { LlamaCppEngineOptions } from '@app/worker/engine';
 import { optionValue, numberOption } from '../common/command-line';
 import { messagesFor, samplingFor } from '../common/workload';
@@ -147,13 +148,18 @@ function useBatching(engine: LlamaCppEngine, batching: Batching): void {
   }
 }
 
+/**
+ * The index-th prompt made new from its first word, as from users of their own: it shares no more
+ * with any sequence than the chat template's start.
+ */
+function newFromItsFirstWord(index: number): ChatMessage[] {
+  return messagesFor(index).map((message) => ({ ...message, content: `Request ${index}: ${String(message.content)}` }));
+}
+
 /** One answer of `maxTokens` at most to the index-th prompt; resolves to the tokens it made. */
 async function answer(engine: LlamaCppEngine, index: number, maxTokens: number): Promise<number> {
-  // Staggered, every prompt is new from its first word, as from users of their own: none shares
-  // more with any sequence than the chat template's start.
-  const messages = messagesFor(index).map((message) => (STAGGERED ? { ...message, content: `Request ${index}: ${String(message.content)}` } : message));
   const outcome = await engine.generate({
-    messages,
+    messages: STAGGERED ? newFromItsFirstWord(index) : messagesFor(index),
     sampling: samplingFor(index, maxTokens),
     signal: new AbortController().signal,
     output: { write: () => undefined },

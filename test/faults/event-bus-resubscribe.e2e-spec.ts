@@ -40,15 +40,14 @@ describe("the API's event subscriber after a reconnect", () => {
     // What the bus says the moment ioredis is ready again (its listener runs before this one).
     const atReady = new Promise<{ connected: boolean; listens: boolean }>((resolve) =>
       subscriber.once('ready', () => {
-        const listens = (() => {
-          try {
-            bus.listen('chatcmpl-at-ready', listener);
-            return true;
-          } catch {
-            return false;
-          }
-        })();
-        resolve({ connected: bus.isConnected, listens });
+        const connected = bus.isConnected;
+        let listens = true;
+        try {
+          bus.listen('chatcmpl-at-ready', listener);
+        } catch {
+          listens = false;
+        }
+        resolve({ connected, listens });
       }),
     );
     await commands.call('CLIENT', 'KILL', 'TYPE', 'pubsub');

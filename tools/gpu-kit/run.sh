@@ -235,21 +235,21 @@ node "$app/kit/summarize-run.js" --bench "$result" --backend "$backend" --shape 
   --build-seconds "$(cat "$built")" --build-options "$build_options" --elapsed-seconds "$(($(date +%s) - started_at))" --json "$out/gpu-check.json" --text "$out/gpu-check.txt"
 
 # ---- where the engine's own time goes (decode calls, tokens per decode, sampling), streams up to the sequences ----
+# decode_probe NAME LABEL LEVELS [OPTION...]: the engine alone, timed inside, into $out/NAME.json;
+# its lines go to gpu-check.txt after LABEL. A probe that fails is said; the check's results stand.
+decode_probe() {
+  local name="$1" label="$2" probe_at="$3"
+  shift 3
+  say "engine alone, timed inside: decode calls and sampling at $probe_at streams${label:+ ($label)}"
+  (cd "$app" && node kit/decode-batches.js --model-path="$model" --gpu="$gpu" --levels="$probe_at" --sequences="$sequences" \
+    --threads="$threads" --max-tokens="$max_tokens" --out="$out/$name.json" "$@") 2>&1 |
+    tee -a "$log" | grep '^c=' | sed "s/^/${label:+$label }/" >>"$out/gpu-check.txt" ||
+    say "the $name probe failed (see $log); the check's results stand without it"
+}
 probe_levels=$(echo "$levels" | tr ',' '\n' | awk -v max="$sequences" '$1 <= max' | paste -sd, -)
-say "engine alone, timed inside: decode calls and sampling at $probe_levels streams"
-if (cd "$app" && node kit/decode-batches.js --model-path="$model" --gpu="$gpu" --levels="$probe_levels" --sequences="$sequences" \
-  --threads="$threads" --max-tokens="$max_tokens" --out="$out/decode-batches.json") 2>&1 | tee -a "$log" | grep '^c=' >>"$out/gpu-check.txt"; then
-  :
-else
-  say "the decode-batches probe failed (see $log); the check's results stand without it"
-fi
+decode_probe decode-batches "" "$probe_levels"
 # The same as jobs come and go after a burst (which sequences new jobs land on), above one stream.
 staggered_levels=$(echo "$probe_levels" | tr ',' '\n' | awk '$1 > 1' | paste -sd, -)
-if [ -n "$staggered_levels" ]; then
-  say "engine alone, jobs coming and going after a burst: $staggered_levels streams"
-  (cd "$app" && node kit/decode-batches.js --model-path="$model" --gpu="$gpu" --levels="$staggered_levels" --sequences="$sequences" \
-    --threads="$threads" --max-tokens="$max_tokens" --arrivals=staggered --batching=shared --out="$out/decode-batches-staggered.json") 2>&1 |
-    tee -a "$log" | grep '^c=' | sed 's/^/staggered /' >>"$out/gpu-check.txt" || say "the staggered probe failed (see $log)"
-fi
+[ -z "$staggered_levels" ] || decode_probe decode-batches-staggered staggered "$staggered_levels" --arrivals=staggered --batching=shared
 cat "$out/gpu-check.txt"
 say "wrote $out/gpu-check.json and gpu-check.txt"
