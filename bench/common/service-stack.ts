@@ -34,7 +34,7 @@ export const GPU_SETTINGS: readonly GpuSetting[] = ['auto', 'cuda', 'vulkan', 'm
  * (the CPU when absent, as by default; `npm run bench -- --gpu cuda` sets it).
  */
 function workerEnv(engine: EngineSpec): NodeJS.ProcessEnv {
-  if (engine.kind === 'llama') return { GPU: engine.gpu ?? 'false', CONTEXT_SIZE: String(engine.contextSize) };
+  if (engine.kind === 'llama') return { GPU: engine.gpu ?? 'false', CONTEXT_SIZE: String(engine.contextSize), ENGINE_CPUS: engine.engineCpus ?? '' };
   return {
     ENGINE: 'synthetic',
     SYNTHETIC_TOKENS: String(engine.tokens),

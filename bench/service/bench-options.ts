@@ -22,6 +22,11 @@ export interface LlamaPlan {
   /** Levels up to this concurrency are repeated `repeats` times; above it, run once. */
   repeatUpTo: number;
   repeats: number;
+  /**
+   * ENGINE_CPUS of both sides (a Linux CPU list): llama.cpp's threads there, the benchmark's other
+   * processes (load generator, API, Redis, the worker's own thread) on the other CPUs.
+   */
+  engineCpus?: string;
 }
 
 export interface SyntheticPlan {
@@ -157,7 +162,8 @@ export function streamPlan(concurrency: number, requests: number, durationMs: nu
 
 /** The llama phase's engine, alone and in the worker: `modelPath` on the `gpu` backend, with the plan's sequences, threads and context. */
 export function llamaEngine(llama: LlamaPlan, modelPath: string, gpu: GpuSetting): EngineSpec {
-  return { kind: 'llama', modelPath, gpu, parallelSequences: llama.parallelSequences, threads: llama.threads, contextSize: llama.contextSize };
+  const { parallelSequences, threads, contextSize, engineCpus } = llama;
+  return { kind: 'llama', modelPath, gpu, parallelSequences, threads, contextSize, engineCpus };
 }
 
 /** One level of the llama phase: answers of a slow model may take long, so it runs up to 120 s and is abandoned at 180 s. */

@@ -1,3 +1,4 @@
+import { parseCpuList } from '@app/worker/engine';
 import type { LlamaPlan } from './bench-options';
 
 /**
@@ -10,8 +11,9 @@ import type { LlamaPlan } from './bench-options';
  *   --sequences=N              the engine's parallel sequences (the worker's PARALLEL_SEQUENCES)
  *   --threads=N                llama.cpp's CPU threads
  *   --repeats=N                runs of each level per side
+ *   --engine-cpus=LIST         ENGINE_CPUS of both sides, e.g. 1: llama.cpp on those CPUs, the rest on the others
  */
-const NAMES = ['--llama-levels', '--max-tokens', '--sequences', '--threads', '--repeats'] as const;
+const NAMES = ['--llama-levels', '--max-tokens', '--sequences', '--threads', '--repeats', '--engine-cpus'] as const;
 
 function wholeNumber(name: string, text: string): number {
   const value = Number(text);
@@ -44,6 +46,8 @@ export function takeLlamaOverrides(argv: string[]): { apply: (plan: LlamaPlan) =
   };
   const levelsText = given.get('--llama-levels');
   const levels = levelsText === undefined ? undefined : parseLlamaLevels(levelsText);
+  const engineCpus = given.get('--engine-cpus');
+  if (engineCpus !== undefined) parseCpuList(engineCpus);
   const apply = (plan: LlamaPlan): LlamaPlan => {
     const chosen = levels ?? plan.levels;
     const repeats = number('--repeats', plan.repeats);
@@ -57,6 +61,7 @@ export function takeLlamaOverrides(argv: string[]): { apply: (plan: LlamaPlan) =
       maxTokens: number('--max-tokens', plan.maxTokens),
       parallelSequences: number('--sequences', plan.parallelSequences),
       threads: number('--threads', plan.threads),
+      engineCpus: engineCpus ?? plan.engineCpus,
     };
   };
   // Bad values fail now, not after the other phases ran.

@@ -10,7 +10,7 @@
  *
  * A model of a real shape comes from `npx tsx tools/make-tiny-model.ts --shape llama-50m` (or qwen-0.5b,
  * qwen-1.5b; `--type q8_0`); its answers always run to max_tokens. `--llama-levels`,
- * `--max-tokens`, `--sequences`, `--threads` and `--repeats` set the llama phase's plan
+ * `--max-tokens`, `--sequences`, `--threads`, `--repeats` and `--engine-cpus` set the llama phase's plan
  * (bench/service/llama-overrides.ts).
  *
  * `--model-path` (or MODEL_PATH) is the GGUF the llama phase runs, the tiny model by default;
@@ -30,6 +30,7 @@ import { API_ENTRY, REPO_ROOT, WORKER_ENTRY } from '../../tools/local-stack/serv
 import { hasRedisServerBinary, REDIS_INSTALL_HINT } from '../../tools/local-stack/redis-server';
 import { llamaEngine, llamaLevelPlan, parseOptions, streamPlan } from './bench-options';
 import { takeLlamaOverrides } from './llama-overrides';
+import { offEngineCpus } from '../common/off-engine-cpus';
 import { GPU_SETTINGS } from '../common/service-stack';
 import { stopEverythingOnSignals } from '../common/cleanup';
 import type { BenchOptions, PhaseName, RelayPlan, SyntheticPlan } from './bench-options';
@@ -217,7 +218,7 @@ async function runPhases(options: BenchOptions, target: LlamaTarget, limit: numb
       .map(({ concurrency, requests }): ComparisonLevelPlan => {
         return { plan: llamaLevelPlan(llama, concurrency, requests), repeats: concurrency <= llama.repeatUpTo ? llama.repeats : 1, profile: false };
       });
-    results.llama = (await runComparison('llama', engine, levels, options.apiProcesses)).levels;
+    results.llama = (await offEngineCpus(llama.engineCpus, () => runComparison('llama', engine, levels, options.apiProcesses))).levels;
   }
   if (options.phases.has('synthetic')) {
     console.log(`\n» synthetic engine (${options.synthetic.tokens} tokens, ${options.synthetic.tokenIntervalMs} ms apart): engine alone vs service`);

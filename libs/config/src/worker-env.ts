@@ -69,6 +69,19 @@ export class WorkerEnv extends RedisEnv {
   ENGINE_THREADS = 1;
 
   /**
+   * CPUs to keep llama.cpp's work on, a Linux CPU list (`1`, `2-15`): the engine's threads run
+   * there (Node's thread pool, the engine thread, V8's helpers), the worker's main thread (Redis,
+   * BullMQ, publishing tokens) on the CPUs the worker may use besides, so that neither interrupts
+   * the other midway through a token. Give the rest of the host (API, Redis) those other CPUs too
+   * (`taskset`, a container's `cpuset`). Needs no more ENGINE_THREADS than CPUs, Linux and
+   * util-linux's `taskset`. Empty: wherever the kernel puts them
+   * (docs/operations.md#capacity-and-sizing).
+   */
+  @ValidateIf((env: WorkerEnv) => env.ENGINE_CPUS !== '')
+  @Matches(/^\d+(-\d+)?(,\d+(-\d+)?)*$/, { message: 'must be a CPU list such as 1, 2-15 or 0,4-7' })
+  ENGINE_CPUS = '';
+
+  /**
    * Tokens per sequence (prompt and answer), capped at the model's training context. With
    * `ENGINE=openai`: what the worker announces as its context; set it to the upstream's
    * (`--max-model-len`, `--ctx-size`). The upstream still decides: a prompt it cannot fit is its 400

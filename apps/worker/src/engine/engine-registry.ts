@@ -32,7 +32,7 @@ const ENGINES: Record<WorkerEnv['ENGINE'], (env: WorkerEnv, log: EngineLog) => P
         gpu: env.GPU,
         promptCache: env.PROMPT_CACHE,
       },
-      { log, onThreadLost: stopWithoutEngine },
+      { log, onThreadLost: stopWithoutEngine, cpus: env.ENGINE_CPUS || undefined },
     ),
   openai: (env) =>
     Promise.resolve(

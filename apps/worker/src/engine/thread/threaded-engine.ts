@@ -1,6 +1,7 @@
 import type { EngineCapabilities, OutputSink } from '@app/contracts';
 import { extname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { engineCpuList, keepEngineOnCpus, MAIN_THREAD } from '../engine-cpus';
 import type { LlamaCppEngineOptions } from '../llama-cpp.engine';
 import type { GenerationOutcome, GenerationRequest, InferenceEngine } from '../inference-engine';
 import { reviveError } from './engine-thread-protocol';
@@ -8,6 +9,8 @@ import type { EngineDescription, EngineThreadCommand, EngineThreadReport, Genera
 
 /** The thread's entry point, beside this file (`.js` in dist/, `.ts` when run through tsx). */
 const LLAMA_THREAD_ENTRY = join(__dirname, `llama-engine-thread${extname(__filename)}`);
+/** The thread's Linux name (at most 15 characters), as `top -H` and /proc show it. */
+const ENGINE_THREAD = 'llama-engine';
 
 interface Running {
   output: OutputSink;
@@ -22,6 +25,8 @@ export interface ThreadedEngineOptions {
   onThreadLost?: (error: Error) => void;
   /** The thread's script; tests that run TypeScript source name the built one. */
   entry?: string;
+  /** ENGINE_CPUS: a Linux CPU list to keep the engine's work on (engine-cpus.ts); anywhere when absent. */
+  cpus?: string;
 }
 
 /**
@@ -55,7 +60,8 @@ export class ThreadedEngine implements InferenceEngine {
 
   /** Loads the model on a new thread; rejects with the engine's own error when it cannot. */
   static async startLlama(engineOptions: Omit<LlamaCppEngineOptions, 'log'>, options: ThreadedEngineOptions = {}): Promise<ThreadedEngine> {
-    const thread = new Worker(options.entry ?? LLAMA_THREAD_ENTRY, { workerData: engineOptions });
+    if (options.cpus) engineCpuList(options.cpus, engineOptions.threads);
+    const thread = new Worker(options.entry ?? LLAMA_THREAD_ENTRY, { workerData: engineOptions, name: ENGINE_THREAD });
     const description = await new Promise<EngineDescription>((resolve, reject) => {
       let failure: Error | undefined;
       const settle = (done: () => void): void => {
@@ -78,7 +84,21 @@ export class ThreadedEngine implements InferenceEngine {
     });
     const engine = new ThreadedEngine(thread, description);
     engine.listen(options);
+    if (options.cpus) await engine.keepOnCpus(options.cpus, engineOptions.threads, options.log);
     return engine;
+  }
+
+  /**
+   * Moves the engine's threads onto `cpus` (the pool's threads exist once the model has loaded),
+   * and the main thread, which relays events to Redis and runs BullMQ, off them.
+   */
+  private async keepOnCpus(cpus: string, threads: number, log: ThreadedEngineOptions['log']): Promise<void> {
+    try {
+      log?.(await keepEngineOnCpus({ cpus, threads, elsewhere: [MAIN_THREAD] }));
+    } catch (error) {
+      await this.close();
+      throw error;
+    }
   }
 
   generate({ signal, output, ...request }: GenerationRequest): Promise<GenerationOutcome> {

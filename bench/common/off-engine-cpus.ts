@@ -1,0 +1,28 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { allowedCpus, parseCpuList } from '@app/worker/engine';
+
+/** Puts every thread of this process on `cpus` (a list of CPU numbers). */
+function setOwnCpus(cpus: readonly number[]): void {
+  execFileSync('taskset', ['--all-tasks', '--pid', '--cpu-list', cpus.join(','), String(process.pid)], { stdio: 'ignore' });
+}
+
+/**
+ * Runs `run` with this process, and so every process it starts meanwhile (load generator, API,
+ * Redis, worker), off `engineCpus`, the ENGINE_CPUS both sides keep llama.cpp's threads on; the
+ * engines move those threads back themselves. Then restores this process's CPUs. Without
+ * `engineCpus` it only runs `run`.
+ */
+export async function offEngineCpus<T>(engineCpus: string | undefined, run: () => Promise<T>): Promise<T> {
+  if (engineCpus === undefined) return run();
+  const allowed = allowedCpus(readFileSync('/proc/self/status', 'utf8'));
+  const engine = parseCpuList(engineCpus);
+  const others = allowed.filter((cpu) => !engine.includes(cpu));
+  if (others.length === 0) throw new Error(`--engine-cpus=${engineCpus} leaves no CPU for the load generator, API and Redis`);
+  setOwnCpus(others);
+  try {
+    return await run();
+  } finally {
+    setOwnCpus(allowed);
+  }
+}
