@@ -2,9 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { allowedCpus, parseCpuList } from '@app/worker/engine';
 
-/** Puts every thread of this process on `cpus` (a list of CPU numbers). */
-function setOwnCpus(cpus: readonly number[]): void {
-  execFileSync('taskset', ['--all-tasks', '--pid', '--cpu-list', cpus.join(','), String(process.pid)], { stdio: 'ignore' });
+/** Sets the CPUs (a Linux CPU list) every thread of `pid` may run on; threads and processes it starts later inherit them. */
+export function pinProcess(pid: number, cpuList: string): void {
+  execFileSync('taskset', ['--all-tasks', '--pid', '--cpu-list', cpuList, String(pid)], { stdio: 'ignore' });
 }
 
 /**
@@ -19,10 +19,10 @@ export async function offEngineCpus<T>(engineCpus: string | undefined, run: () =
   const engine = parseCpuList(engineCpus);
   const others = allowed.filter((cpu) => !engine.includes(cpu));
   if (others.length === 0) throw new Error(`--engine-cpus=${engineCpus} leaves no CPU for the load generator, API and Redis`);
-  setOwnCpus(others);
+  pinProcess(process.pid, others.join(','));
   try {
     return await run();
   } finally {
-    setOwnCpus(allowed);
+    pinProcess(process.pid, allowed.join(','));
   }
 }

@@ -21,6 +21,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { numberOption, optionValue } from '../common/command-line';
+import { pinProcess } from '../common/off-engine-cpus';
 import { DriverClient } from '../service/driver-client';
 import { FULL_PLAN, llamaEngine, llamaLevelPlan } from '../service/bench-options';
 import { median, round } from '../common/stats';
@@ -36,11 +37,6 @@ const plans = llama.levels.filter(({ concurrency }) => concurrency <= 10).map(({
 const ALL_CPUS = `0-${cpus - 1}`;
 const FIRST_CPU = '0';
 const LAST_CPU = String(cpus - 1);
-
-/** Sets the CPUs every thread of `pid` may run on; threads it starts later inherit them. */
-function pin(pid: number, cpuList: string): void {
-  execFileSync('taskset', ['--all-tasks', '--pid', '--cpu-list', cpuList, String(pid)], { stdio: 'ignore' });
-}
 
 /** A process busy `share` of each 5 ms, on whichever CPU it is given. */
 function startNeighbour(share: number): ChildProcess {
@@ -72,9 +68,9 @@ async function main(): Promise<void> {
       // Each round in another order, so that a slower minute of a shared machine falls on every condition.
       const order = CONDITIONS.map((_, position) => CONDITIONS[(position + index) % CONDITIONS.length]);
       for (const condition of order) {
-        pin(driver.pid, condition.engineCpus);
+        pinProcess(driver.pid, condition.engineCpus);
         const neighbour = condition.neighbourCpus === undefined ? undefined : startNeighbour(duty);
-        if (neighbour?.pid !== undefined && condition.neighbourCpus !== undefined) pin(neighbour.pid, condition.neighbourCpus);
+        if (neighbour?.pid !== undefined && condition.neighbourCpus !== undefined) pinProcess(neighbour.pid, condition.neighbourCpus);
         try {
           for (const plan of plans) {
             const result = await driver.run(plan);

@@ -24,7 +24,7 @@ export interface LlamaPlan {
   repeats: number;
   /**
    * ENGINE_CPUS of both sides (a Linux CPU list): llama.cpp's threads there, the benchmark's other
-   * processes (load generator, API, Redis, the worker's own thread) on the other CPUs.
+   * processes (load generator, API, Redis, the worker's main thread) on the other CPUs.
    */
   engineCpus?: string;
 }
