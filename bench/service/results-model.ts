@@ -23,6 +23,8 @@ export interface SideFigures {
   chunkGapMs: Percentiles;
   latencyMs: Percentiles;
   tokensPerSecond: number;
+  /** All runs as one: their tokens over their summed time. Drift falls on both sides alike when runs alternate. */
+  pooledTokensPerSecond: number;
   requestsPerSecond: number;
   deltaEventsPerSecond: number;
   /** Tokens per request, to show both sides generated the same answers. */
@@ -61,6 +63,7 @@ export function sideFigures(results: LoadResult[], cpu?: Array<Record<string, nu
   const bestThroughput = results.reduce((a, b) => (b.tokensPerSecond > a.tokensPerSecond ? b : a));
   const ok = results.reduce((sum, result) => sum + result.ok, 0);
   const tokens = results.reduce((sum, result) => sum + result.completionTokens, 0);
+  const elapsedMs = results.reduce((sum, result) => sum + result.elapsedMs, 0);
   const spread = {
     ttftP50Ms: latencies(results.map((result) => result.ttftMs.p50)),
     ttftP99Ms: latencies(results.map((result) => result.ttftMs.p99)),
@@ -78,6 +81,7 @@ export function sideFigures(results: LoadResult[], cpu?: Array<Record<string, nu
     chunkGapMs: percentilesOf(results, 'chunkGapMs'),
     latencyMs: percentilesOf(results, 'latencyMs'),
     tokensPerSecond: spread.tokensPerSecond.best,
+    pooledTokensPerSecond: elapsedMs > 0 ? round((tokens * 1000) / elapsedMs, 1) : 0,
     requestsPerSecond: spread.requestsPerSecond.best,
     deltaEventsPerSecond: spread.deltaEventsPerSecond.best,
     tokensPerRequest: ok > 0 ? round(tokens / ok, 2) : 0,
@@ -99,8 +103,13 @@ export interface ComparisonLevel {
   tokenIntervalMs?: number;
   engine: SideFigures;
   service: SideFigures;
-  /** service / engine (tokens/s, requests/s) and service − engine (TTFT, ms), from the best runs. */
-  ratio: { tokensPerSecond: number; requestsPerSecond: number };
+  /**
+   * service / engine (tokens/s, requests/s) and service − engine (TTFT, ms), from the best runs;
+   * `pooledTokensPerSecond` from all runs pooled, and `tokensPerSecondByRepeat` each repeat's pair of
+   * adjacent runs. On a machine whose speed drifts, one lucky run decides a best-run ratio; many short
+   * alternating runs pooled do not depend on one.
+   */
+  ratio: { tokensPerSecond: number; pooledTokensPerSecond: number; tokensPerSecondByRepeat: number[]; requestsPerSecond: number };
   addedTtftMs: Percentiles;
 }
 
@@ -112,6 +121,8 @@ export function compare(concurrency: number, engine: SideFigures, service: SideF
     service,
     ratio: {
       tokensPerSecond: ratio(service.tokensPerSecond, engine.tokensPerSecond),
+      pooledTokensPerSecond: ratio(service.pooledTokensPerSecond, engine.pooledTokensPerSecond),
+      tokensPerSecondByRepeat: service.spread.tokensPerSecond.runs.map((rate, repeat) => ratio(rate, engine.spread.tokensPerSecond.runs[repeat] ?? 0)),
       requestsPerSecond: ratio(service.requestsPerSecond, engine.requestsPerSecond),
     },
     addedTtftMs: {

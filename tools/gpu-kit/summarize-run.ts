@@ -23,8 +23,10 @@ export interface GpuCheck {
     streams: number;
     engineTokensPerSecond: number;
     serviceTokensPerSecond: number;
-    /** service / engine. */
+    /** service / engine, best runs. */
     ratio: number;
+    /** service / engine, all runs pooled. */
+    pooledRatio: number;
     engineTtftP50Ms: number;
     serviceTtftP50Ms: number;
     tokensPerAnswer: { engine: number; service: number };
@@ -39,6 +41,7 @@ function level(entry: ComparisonLevel): GpuCheck['levels'][number] {
     engineTokensPerSecond: entry.engine.tokensPerSecond,
     serviceTokensPerSecond: entry.service.tokensPerSecond,
     ratio: entry.ratio.tokensPerSecond,
+    pooledRatio: entry.ratio.pooledTokensPerSecond,
     engineTtftP50Ms: entry.engine.ttftMs.p50,
     serviceTtftP50Ms: entry.service.ttftMs.p50,
     tokensPerAnswer: { engine: entry.engine.tokensPerRequest, service: entry.service.tokensPerRequest },
@@ -50,7 +53,7 @@ export function summaryText(check: GpuCheck): string {
   const lines = [
     `GPU check: ${check.backend}${check.gpu ? ` on ${check.gpu}` : ''}`,
     `model ${check.model.shape} (${check.model.type}); addon compiled in ${check.buildSeconds} s (${check.buildOptions}); whole run ${check.elapsedSeconds} s`,
-    'streams  engine tok/s  service tok/s  service/engine  TTFT p50 engine / service (ms)  tokens/answer  errors',
+    'streams  engine tok/s  service tok/s  service/engine (pooled)  TTFT p50 engine / service (ms)  tokens/answer  errors',
   ];
   for (const row of check.levels) {
     lines.push(
@@ -58,7 +61,7 @@ export function summaryText(check: GpuCheck): string {
         String(row.streams).padStart(7),
         row.engineTokensPerSecond.toFixed(1).padStart(13),
         row.serviceTokensPerSecond.toFixed(1).padStart(14),
-        `${(row.ratio * 100).toFixed(1)}%`.padStart(15),
+        `${(row.ratio * 100).toFixed(1)}% (${(row.pooledRatio * 100).toFixed(1)}%)`.padStart(24),
         `${row.engineTtftP50Ms.toFixed(1)} / ${row.serviceTtftP50Ms.toFixed(1)}`.padStart(31),
         `${row.tokensPerAnswer.engine} / ${row.tokensPerAnswer.service}`.padStart(14),
         String(row.errors).padStart(7),

@@ -32,7 +32,8 @@ function describe(side: string, plan: LoadPlan, result: LoadResult, cpu?: Record
   return (
     `  c=${plan.concurrency} ${side.padEnd(7)} ${result.ok} ok in ${round(result.elapsedMs / 1000, 1)} s: ` +
     `ttft p50 ${round(result.ttftMs.p50, 2)} p99 ${round(result.ttftMs.p99, 2)} ms, itl p50 ${round(result.itlMs.p50, 2)} ms, ` +
-    `${round(result.tokensPerSecond)} tok/s, ${round(result.requestsPerSecond, 1)} req/s, ${round(result.deltaEventsPerSecond)} deltas/s${cores}${errors}`
+    `${round(result.tokensPerSecond)} tok/s, ${round(result.requestsPerSecond, 1)} req/s, ${round(result.deltaEventsPerSecond)} deltas/s${cores}${errors}` +
+    ` (means: ttft ${round(result.ttftMs.mean, 2)}, itl ${round(result.itlMs.mean, 2)} ms)`
   );
 }
 

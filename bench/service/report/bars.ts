@@ -20,12 +20,16 @@ export function evaluateBars(results: Omit<BenchResults, 'bars' | 'durationSecon
   );
 
   if (results.llama?.length) {
-    const ratios = results.llama.map((level) => `c=${level.concurrency}: ${round(level.ratio.tokensPerSecond * 100, 1)}%`);
+    const percent = (ratio: number): string => `${round(ratio * 100, 1)}%`;
+    const ratios = results.llama.map(
+      ({ concurrency, ratio }) => `c=${concurrency}: ${percent(ratio.pooledTokensPerSecond)} (best runs ${percent(ratio.tokensPerSecond)})`,
+    );
+    // All runs pooled: the best runs' ratio turns on one lucky run when the machine's speed drifts.
     bars.push({
-      name: 'Tokens/s through the service vs engine alone (llama.cpp, same model and concurrency)',
+      name: 'Tokens/s through the service vs engine alone (llama.cpp, same model and concurrency, all runs pooled)',
       target: '≥ 98%',
       measured: ratios.join(', '),
-      met: results.llama.every((level) => level.ratio.tokensPerSecond >= 0.98),
+      met: results.llama.every((level) => level.ratio.pooledTokensPerSecond >= 0.98),
     });
   } else bars.push({ name: 'Tokens/s through the service vs engine alone', target: '≥ 98%', measured: 'not run', met: null });
 

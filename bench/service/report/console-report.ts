@@ -38,7 +38,7 @@ function comparisonTable(levels: ComparisonLevel[]): string {
       'ratio',
       `+${level.addedTtftMs.p50} / +${level.addedTtftMs.p95} / +${level.addedTtftMs.p99}`,
       '',
-      `${round(level.ratio.tokensPerSecond * 100, 1)}%`,
+      `${round(level.ratio.tokensPerSecond * 100, 1)}% (pooled ${round(level.ratio.pooledTokensPerSecond * 100, 1)}%)`,
       `${round(level.ratio.requestsPerSecond * 100, 1)}%`,
       '',
       '',

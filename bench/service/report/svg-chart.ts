@@ -115,14 +115,14 @@ export function renderChart(results: BenchResults): string {
   panels.push(
     llama.length
       ? panel(...at(0), panelW, panelH, {
-          title: 'llama.cpp tokens/s: engine alone vs service',
+          title: 'llama.cpp tokens/s, all runs pooled: engine alone vs service',
           unit: 'tok/s',
           categories: cat(llama),
           series: [
-            { name: 'engine alone', color: COLORS.engine, values: llama.map((level) => level.engine.tokensPerSecond) },
-            { name: 'service', color: COLORS.service, values: llama.map((level) => level.service.tokensPerSecond) },
+            { name: 'engine alone', color: COLORS.engine, values: llama.map((level) => level.engine.pooledTokensPerSecond) },
+            { name: 'service', color: COLORS.service, values: llama.map((level) => level.service.pooledTokensPerSecond) },
           ],
-          notes: llama.map((level) => `${round(level.ratio.tokensPerSecond * 100, 1)}%`),
+          notes: llama.map((level) => `${round(level.ratio.pooledTokensPerSecond * 100, 1)}%`),
         })
       : placeholder(...at(0), panelW, panelH, 'llama.cpp tokens/s'),
   );
