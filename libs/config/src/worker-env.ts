@@ -70,9 +70,9 @@ export class WorkerEnv extends RedisEnv {
 
   /**
    * CPUs to keep llama.cpp's work on, a Linux CPU list (`1`, `2-15`): the engine's threads run
-   * there (Node's thread pool, the engine thread, V8's helpers), the worker's main thread (Redis,
-   * BullMQ, publishing tokens) on the CPUs the worker may use besides, so that neither interrupts
-   * the other midway through a token. Give the rest of the host (API, Redis) those other CPUs too
+   * there (Node's thread pool, the engine thread), the worker's main thread (Redis, BullMQ,
+   * publishing tokens) and V8's garbage-collection helpers on the CPUs the worker may use besides,
+   * so that neither interrupts the other midway through a token. Give the rest of the host (API, Redis) those other CPUs too
    * (`taskset`, a container's `cpuset`). Needs no more ENGINE_THREADS than CPUs, Linux and
    * util-linux's `taskset`. Empty: wherever the kernel puts them
    * (docs/operations.md#capacity-and-sizing).

@@ -7,6 +7,13 @@ const execFileAsync = promisify(execFile);
 /** The process's main thread, by its Linux thread name (Node names it). */
 export const MAIN_THREAD = 'MainThread';
 
+/**
+ * V8's helper threads, which collect garbage beside every JavaScript thread of the process. Kept
+ * off the engine's CPUs: in the worker most of their work is the main thread's (one event a token
+ * to Redis, BullMQ), and on the engine's CPU it took turns from llama.cpp.
+ */
+export const V8_HELPERS = 'V8Worker';
+
 /** The CPUs of a Linux CPU list (`1`, `2-15`, `0,4-7`), ascending, once each. */
 export function parseCpuList(list: string): number[] {
   const cpus = new Set<number>();
@@ -50,8 +57,7 @@ export function engineCpuList(cpus: string, threads: number): number[] {
  * named `elsewhere`, which go on the CPUs the process may use besides (when there are any), so
  * that their work never interrupts a token. The engine's threads are all the others: Node's
  * thread pool, where node-llama-cpp decodes and samples and from which llama.cpp's extra compute
- * threads start (inheriting its CPUs), the thread running the engine's JavaScript, and V8's
- * helpers, which collect that thread's garbage beside it. Each token passes between these, and
+ * threads start (inheriting its CPUs), and the thread running the engine's JavaScript. Each token passes between these, and
  * on a 2-vCPU VM a hand-over across CPUs cost more than sharing one (llama-50m: 15 ms a token
  * with the pool and the engine's thread on different CPUs, 12 ms on one; docs/benchmarks.md).
  * Linux only, through util-linux's `taskset`; call it once the engine has loaded (the pool's
