@@ -20,6 +20,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
+import { stopEverythingOnSignals, whenInterrupted } from '../common/cleanup';
 import { numberOption, optionValue } from '../common/command-line';
 import { pinProcess } from '../common/off-engine-cpus';
 import { DriverClient } from '../service/driver-client';
@@ -61,6 +62,7 @@ const CONDITIONS: Condition[] = [
 async function main(): Promise<void> {
   if (cpus < 2) throw new Error('needs at least 2 CPUs');
   execFileSync('taskset', ['--version'], { stdio: 'ignore' });
+  stopEverythingOnSignals();
   const driver = await DriverClient.start('engine-alone', 'engine-driver.ts', engine);
   const runs: Array<{ condition: string; concurrency: number; round: number; tokensPerSecond: number; itlP50Ms: number }> = [];
   try {
@@ -70,8 +72,9 @@ async function main(): Promise<void> {
       for (const condition of order) {
         pinProcess(driver.pid, condition.engineCpus);
         const neighbour = condition.neighbourCpus === undefined ? undefined : startNeighbour(duty);
-        if (neighbour?.pid !== undefined && condition.neighbourCpus !== undefined) pinProcess(neighbour.pid, condition.neighbourCpus);
+        const forgetNeighbour = whenInterrupted(() => Promise.resolve(neighbour?.kill('SIGKILL')));
         try {
+          if (neighbour?.pid !== undefined && condition.neighbourCpus !== undefined) pinProcess(neighbour.pid, condition.neighbourCpus);
           for (const plan of plans) {
             const result = await driver.run(plan);
             if (result.errors > 0) throw new Error(`${result.errors} generations failed: ${result.errorSamples.join('; ')}`);
@@ -88,6 +91,7 @@ async function main(): Promise<void> {
           }
         } finally {
           neighbour?.kill('SIGKILL');
+          forgetNeighbour();
         }
       }
     }
