@@ -75,7 +75,7 @@ export async function keepEngineOnCpus({ cpus, threads, elsewhere }: EngineCpus)
     if (list !== '') await setThreadCpus(thread, list);
   }
   if (elsewhere.length === 0) return `llama.cpp's threads on CPU ${engineList}`;
-  const where = otherList === '' ? 'where it was (no CPU left besides)' : `on CPU ${otherList}`;
+  const where = otherList === '' ? 'where they were (no CPU left besides)' : `on CPU ${otherList}`;
   return `llama.cpp's threads on CPU ${engineList}, the ${elsewhere.join(' and ')} ${where}`;
 }
 
