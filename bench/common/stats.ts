@@ -80,6 +80,14 @@ export function spreadOf(values: number[], higherIsBetter: boolean): Spread {
   };
 }
 
+/** The standard error of the samples' mean (their standard deviation over √count); 0 for fewer than two. */
+export function standardError(samples: number[]): number {
+  if (samples.length < 2) return 0;
+  const mean = samples.reduce((sum, value) => sum + value, 0) / samples.length;
+  const variance = samples.reduce((sum, value) => sum + (value - mean) ** 2, 0) / (samples.length - 1);
+  return Math.sqrt(variance / samples.length);
+}
+
 /** The middle value (the lower of the two middle ones for an even count), as every p50 here. */
 export const median = (samples: ArrayLike<number>): number => summarize(samples).p50;
 

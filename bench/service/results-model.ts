@@ -1,5 +1,5 @@
 import type { LoadResult } from '../common/driver-protocol';
-import { round, spreadOf } from '../common/stats';
+import { round, spreadOf, standardError } from '../common/stats';
 import type { Spread } from '../common/stats';
 
 /** Latency percentiles as reported (milliseconds). */
@@ -105,16 +105,24 @@ export interface ComparisonLevel {
   service: SideFigures;
   /**
    * service / engine (tokens/s, requests/s) and service − engine (TTFT, ms), from the best runs;
-   * `pooledTokensPerSecond` from all runs pooled, and `tokensPerSecondByRepeat` each repeat's pair of
-   * adjacent runs. On a machine whose speed drifts, one lucky run decides a best-run ratio; many short
-   * alternating runs pooled do not depend on one.
+   * `pooledTokensPerSecond` from all runs pooled, `tokensPerSecondByRepeat` each repeat's pair of
+   * adjacent runs, and `repeatStandardError` the standard error of those pairs' mean: how far to
+   * trust the pooled ratio. On a machine whose speed drifts, one lucky run decides a best-run ratio;
+   * many short alternating runs pooled do not depend on one.
    */
-  ratio: { tokensPerSecond: number; pooledTokensPerSecond: number; tokensPerSecondByRepeat: number[]; requestsPerSecond: number };
+  ratio: {
+    tokensPerSecond: number;
+    pooledTokensPerSecond: number;
+    tokensPerSecondByRepeat: number[];
+    repeatStandardError: number;
+    requestsPerSecond: number;
+  };
   addedTtftMs: Percentiles;
 }
 
 export function compare(concurrency: number, engine: SideFigures, service: SideFigures): ComparisonLevel {
   const ratio = (a: number, b: number): number => (b > 0 ? round(a / b, 4) : 0);
+  const byRepeat = service.spread.tokensPerSecond.runs.map((rate, repeat) => ratio(rate, engine.spread.tokensPerSecond.runs[repeat] ?? 0));
   return {
     concurrency,
     engine,
@@ -122,7 +130,8 @@ export function compare(concurrency: number, engine: SideFigures, service: SideF
     ratio: {
       tokensPerSecond: ratio(service.tokensPerSecond, engine.tokensPerSecond),
       pooledTokensPerSecond: ratio(service.pooledTokensPerSecond, engine.pooledTokensPerSecond),
-      tokensPerSecondByRepeat: service.spread.tokensPerSecond.runs.map((rate, repeat) => ratio(rate, engine.spread.tokensPerSecond.runs[repeat] ?? 0)),
+      tokensPerSecondByRepeat: byRepeat,
+      repeatStandardError: round(standardError(byRepeat), 4),
       requestsPerSecond: ratio(service.requestsPerSecond, engine.requestsPerSecond),
     },
     addedTtftMs: {

@@ -22,7 +22,8 @@ export function evaluateBars(results: Omit<BenchResults, 'bars' | 'durationSecon
   if (results.llama?.length) {
     const percent = (ratio: number): string => `${round(ratio * 100, 1)}%`;
     const ratios = results.llama.map(
-      ({ concurrency, ratio }) => `c=${concurrency}: ${percent(ratio.pooledTokensPerSecond)} (best runs ${percent(ratio.tokensPerSecond)})`,
+      ({ concurrency, ratio }) =>
+        `c=${concurrency}: ${percent(ratio.pooledTokensPerSecond)} ± ${percent(ratio.repeatStandardError)} (best runs ${percent(ratio.tokensPerSecond)})`,
     );
     // All runs pooled: the best runs' ratio turns on one lucky run when the machine's speed drifts.
     bars.push({

@@ -57,9 +57,10 @@ export function engineCpuList(cpus: string, threads: number): number[] {
  * named `elsewhere`, which go on the CPUs the process may use besides (when there are any), so
  * that their work never interrupts a token. The engine's threads are all the others: Node's
  * thread pool, where node-llama-cpp decodes and samples and from which llama.cpp's extra compute
- * threads start (inheriting its CPUs), and the thread running the engine's JavaScript. Each token passes between these, and
- * on a 2-vCPU VM a hand-over across CPUs cost more than sharing one (llama-50m: 15 ms a token
- * with the pool and the engine's thread on different CPUs, 12 ms on one; docs/benchmarks.md).
+ * threads start (inheriting its CPUs), and the thread running the engine's JavaScript. Each
+ * token passes between these, and on a 2-vCPU VM a hand-over across CPUs cost more than sharing
+ * one (llama-50m: 15 ms a token with the pool and the engine's thread on different CPUs, 12 ms
+ * on one; docs/benchmarks.md).
  * Linux only, through util-linux's `taskset`; call it once the engine has loaded (the pool's
  * threads start with its first work). Says where each went, for the log.
  */
