@@ -10,10 +10,11 @@ import type { LlamaPlan } from './bench-options';
  *   --max-tokens=N             tokens per answer
  *   --sequences=N              the engine's parallel sequences (the worker's PARALLEL_SEQUENCES)
  *   --threads=N                llama.cpp's CPU threads
- *   --repeats=N                runs of each level per side
+ *   --repeats=N                runs of each level per side, alternating which side goes first
+ *   --repeat-up-to=N           only levels of at most N streams repeat; the others run once
  *   --engine-cpus=LIST         ENGINE_CPUS of both sides, e.g. 1: llama.cpp on those CPUs, the rest on the others
  */
-const NAMES = ['--llama-levels', '--max-tokens', '--sequences', '--threads', '--repeats', '--engine-cpus'] as const;
+const NAMES = ['--llama-levels', '--max-tokens', '--sequences', '--threads', '--repeats', '--repeat-up-to', '--engine-cpus'] as const;
 
 function wholeNumber(name: string, text: string): number {
   const value = Number(text);
@@ -51,8 +52,9 @@ export function takeLlamaOverrides(argv: string[]): { apply: (plan: LlamaPlan) =
   const apply = (plan: LlamaPlan): LlamaPlan => {
     const chosen = levels ?? plan.levels;
     const repeats = number('--repeats', plan.repeats);
-    // Given levels, or a given repeat count, apply to every level.
-    const repeatUpTo = levels !== undefined || given.has('--repeats') ? Math.max(...chosen.map((level) => level.concurrency)) : plan.repeatUpTo;
+    // Given levels, or a given repeat count, apply to every level unless --repeat-up-to says otherwise.
+    const everyLevel = levels !== undefined || given.has('--repeats') ? Math.max(...chosen.map((level) => level.concurrency)) : plan.repeatUpTo;
+    const repeatUpTo = number('--repeat-up-to', everyLevel);
     return {
       ...plan,
       levels: chosen,

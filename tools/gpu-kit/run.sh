@@ -3,10 +3,12 @@
 # C++ compiler, CMake, the CUDA toolkit's nvcc and a cuBLAS. No Node, npm or Redis needed.
 #
 #   ./run.sh [--out DIR] [--shape qwen-0.5b] [--type q8_0] [--levels 1,8,32,128] [--max-tokens 128]
-#            [--sequences 32] [--threads 4] [--cuda-home DIR] [--cublas DIR] [--arch 90] [--cpu]
-#            [--flash-attention]
+#            [--sequences 32] [--threads 4] [--repeats 4] [--cuda-home DIR] [--cublas DIR] [--arch 90]
+#            [--cpu] [--flash-attention]
 #
 # --cpu defaults: --shape llama-50m --type f16 --levels 1,8 --max-tokens 16 --sequences 4 --threads 1.
+# Levels of up to 32 streams run --repeats short runs a side (one request per stream, at least 4),
+# alternating sides, and are judged pooled; larger levels run once (one request per stream).
 # The CUDA addon is compiled without llama.cpp's FlashAttention kernels (GGML_CUDA_FA=OFF), which
 # take over a third of the compile time, so that the check fits a 15-minute GPU lease; the engine
 # alone and the worker run the same build. --flash-attention compiles them (as the Docker image does).
@@ -36,12 +38,13 @@ levels=""
 max_tokens=""
 sequences=""
 threads=""
+repeats=4
 cuda_home="${CUDA_HOME:-}"
 cublas=""
 arch=""
 flash_attention=OFF
 
-usage() { sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,28p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out="$2"; shift 2 ;;
@@ -53,6 +56,7 @@ while [ $# -gt 0 ]; do
     --max-tokens) max_tokens="$2"; shift 2 ;;
     --sequences) sequences="$2"; shift 2 ;;
     --threads) threads="$2"; shift 2 ;;
+    --repeats) repeats="$2"; shift 2 ;;
     --cuda-home) cuda_home="$2"; shift 2 ;;
     --cublas) cublas="$2"; shift 2 ;;
     --arch) arch="$2"; shift 2 ;;
@@ -222,11 +226,14 @@ if [ "$backend" = cuda ] && command -v nvidia-smi >/dev/null 2>&1; then
 fi
 
 # ---- engine alone against the whole service ----
-level_plan=$(echo "$levels" | tr ',' '\n' | awk '{ r = $1 * 2; if (r < 8) r = 8; printf "%s%s:%d", (NR > 1 ? "," : ""), $1, r }')
-say "benchmark: levels $levels streams, $max_tokens tokens per answer, $sequences sequences, $threads threads"
+# Many short alternating runs, pooled: one long run a side lets a moment's drift decide the ratio.
+repeat_up_to=32
+level_plan=$(echo "$levels" | tr ',' '\n' | awk '{ r = $1; if (r < 4) r = 4; printf "%s%s:%d", (NR > 1 ? "," : ""), $1, r }')
+say "benchmark: levels $levels streams ($repeats runs a side up to $repeat_up_to), $max_tokens tokens per answer, $sequences sequences, $threads threads"
 rm -rf "$app/bench/results"
 (cd "$app" && node --experimental-websocket kit/run-bench.js --only=llama --api-processes=1 --model-path "$model" --gpu "$gpu" \
-  --llama-levels="$level_plan" --max-tokens="$max_tokens" --sequences="$sequences" --threads="$threads" --repeats=1) 2>&1 | tee -a "$log"
+  --llama-levels="$level_plan" --max-tokens="$max_tokens" --sequences="$sequences" --threads="$threads" \
+  --repeats="$repeats" --repeat-up-to="$repeat_up_to") 2>&1 | tee -a "$log"
 result="$(ls "$app"/bench/results/*.json 2>/dev/null | head -1)"
 [ -n "$result" ] || fail "the benchmark wrote no results"
 cp -r "$app/test-artifacts/bench/logs" "$out/service-logs" 2>/dev/null || true

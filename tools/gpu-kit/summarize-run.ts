@@ -21,12 +21,14 @@ export interface GpuCheck {
   elapsedSeconds: number;
   levels: Array<{
     streams: number;
+    /** All runs of a side pooled: their tokens over their summed time. */
     engineTokensPerSecond: number;
     serviceTokensPerSecond: number;
-    /** service / engine, best runs. */
+    /** service / engine, pooled, and the standard error of the repeats' pair ratios (0 for one run). */
     ratio: number;
-    /** service / engine, all runs pooled. */
-    pooledRatio: number;
+    ratioError: number;
+    /** service / engine, best run of each side. */
+    bestRunsRatio: number;
     engineTtftP50Ms: number;
     serviceTtftP50Ms: number;
     tokensPerAnswer: { engine: number; service: number };
@@ -38,10 +40,11 @@ export interface GpuCheck {
 function level(entry: ComparisonLevel): GpuCheck['levels'][number] {
   return {
     streams: entry.concurrency,
-    engineTokensPerSecond: entry.engine.tokensPerSecond,
-    serviceTokensPerSecond: entry.service.tokensPerSecond,
-    ratio: entry.ratio.tokensPerSecond,
-    pooledRatio: entry.ratio.pooledTokensPerSecond,
+    engineTokensPerSecond: entry.engine.pooledTokensPerSecond,
+    serviceTokensPerSecond: entry.service.pooledTokensPerSecond,
+    ratio: entry.ratio.pooledTokensPerSecond,
+    ratioError: entry.ratio.repeatStandardError,
+    bestRunsRatio: entry.ratio.tokensPerSecond,
     engineTtftP50Ms: entry.engine.ttftMs.p50,
     serviceTtftP50Ms: entry.service.ttftMs.p50,
     tokensPerAnswer: { engine: entry.engine.tokensPerRequest, service: entry.service.tokensPerRequest },
@@ -53,7 +56,7 @@ export function summaryText(check: GpuCheck): string {
   const lines = [
     `GPU check: ${check.backend}${check.gpu ? ` on ${check.gpu}` : ''}`,
     `model ${check.model.shape} (${check.model.type}); addon compiled in ${check.buildSeconds} s (${check.buildOptions}); whole run ${check.elapsedSeconds} s`,
-    'streams  engine tok/s  service tok/s  service/engine (pooled)  TTFT p50 engine / service (ms)  tokens/answer  errors',
+    'streams  engine tok/s  service tok/s  service/engine ± SE  best runs  TTFT p50 engine / service (ms)  tokens/answer  errors',
   ];
   for (const row of check.levels) {
     lines.push(
@@ -61,7 +64,8 @@ export function summaryText(check: GpuCheck): string {
         String(row.streams).padStart(7),
         row.engineTokensPerSecond.toFixed(1).padStart(13),
         row.serviceTokensPerSecond.toFixed(1).padStart(14),
-        `${(row.ratio * 100).toFixed(1)}% (${(row.pooledRatio * 100).toFixed(1)}%)`.padStart(24),
+        `${(row.ratio * 100).toFixed(1)}% ± ${(row.ratioError * 100).toFixed(1)}`.padStart(20),
+        `${(row.bestRunsRatio * 100).toFixed(1)}%`.padStart(10),
         `${row.engineTtftP50Ms.toFixed(1)} / ${row.serviceTtftP50Ms.toFixed(1)}`.padStart(31),
         `${row.tokensPerAnswer.engine} / ${row.tokensPerAnswer.service}`.padStart(14),
         String(row.errors).padStart(7),
