@@ -10,8 +10,8 @@
  *
  * A model of a real shape comes from `npx tsx tools/make-tiny-model.ts --shape llama-50m` (or qwen-0.5b,
  * qwen-1.5b; `--type q8_0`); its answers always run to max_tokens. `--llama-levels`,
- * `--max-tokens`, `--sequences`, `--threads`, `--repeats` and `--engine-cpus` set the llama phase's plan
- * (bench/service/llama-overrides.ts).
+ * `--max-tokens`, `--sequences`, `--threads`, `--repeats`, `--repeat-up-to` and `--engine-cpus`
+ * set the llama phase's plan (bench/service/llama-overrides.ts).
  *
  * `--model-path` (or MODEL_PATH) is the GGUF the llama phase runs, the tiny model by default;
  * `--gpu` (or GPU) the llama.cpp backend of both sides, as the worker's GPU variable takes it
