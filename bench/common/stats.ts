@@ -91,6 +91,9 @@ export function standardError(samples: number[]): number {
 /** The middle value (the lower of the two middle ones for an even count), as every p50 here. */
 export const median = (samples: ArrayLike<number>): number => summarize(samples).p50;
 
+/** A ratio as a percentage for a report: 0.9876 → "98.8%". */
+export const percent = (ratio: number): string => `${round(ratio * 100, 1)}%`;
+
 /** Rounds for JSON output: three significant decimals are plenty for noisy timings. */
 export function round(value: number, digits = 3): number {
   const factor = 10 ** digits;

@@ -4,7 +4,7 @@
  * Requests beyond the engine's slots wait their turn in order, as jobs wait in the queue, and
  * their time to first token counts from when they were issued.
  */
-import { keepEngineOnCpus, LlamaCppEngine, SyntheticEngine, V8_HELPERS } from '@app/worker/engine';
+import { keepEngineOnCpus, LlamaCppEngine, SyntheticEngine } from '@app/worker/engine';
 import type { InferenceEngine } from '@app/worker/engine';
 import { runClosedLoop } from '../common/closed-loop';
 import type { EngineSpec, LoadPlan, LoadResult } from '../common/driver-protocol';
@@ -51,8 +51,8 @@ async function loadEngine(spec: EngineSpec): Promise<InferenceEngine> {
   const log = (message: string): void => console.log(`engine alone: ${message}`);
   const engine = await LlamaCppEngine.load({ ...spec, gpu: spec.gpu ?? 'false', log });
   // In-process, the engine's JavaScript runs on the main thread: all of this process is the engine's
-  // but V8's helpers, which the worker keeps off the engine's CPUs too.
-  if (spec.engineCpus) log(await keepEngineOnCpus({ cpus: spec.engineCpus, threads: spec.threads, elsewhere: [V8_HELPERS] }));
+  // but V8's helpers, which keepEngineOnCpus puts off the engine's CPUs here as in the worker.
+  if (spec.engineCpus) log(await keepEngineOnCpus({ cpus: spec.engineCpus, threads: spec.threads, elsewhere: [] }));
   return engine;
 }
 

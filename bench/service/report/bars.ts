@@ -1,5 +1,5 @@
 import type { Bar, BenchResults } from '../results-model';
-import { round } from '../../common/stats';
+import { percent, round } from '../../common/stats';
 
 const KB = 1024;
 
@@ -20,7 +20,6 @@ export function evaluateBars(results: Omit<BenchResults, 'bars' | 'durationSecon
   );
 
   if (results.llama?.length) {
-    const percent = (ratio: number): string => `${round(ratio * 100, 1)}%`;
     const ratios = results.llama.map(
       ({ concurrency, ratio }) =>
         `c=${concurrency}: ${percent(ratio.pooledTokensPerSecond)} ± ${percent(ratio.repeatStandardError)} (best runs ${percent(ratio.tokensPerSecond)})`,

@@ -1,5 +1,5 @@
 import type { BenchResults, ComparisonLevel } from '../results-model';
-import { round } from '../../common/stats';
+import { percent, round } from '../../common/stats';
 
 function table(rows: string[][]): string {
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
@@ -38,8 +38,8 @@ function comparisonTable(levels: ComparisonLevel[]): string {
       'ratio',
       `+${level.addedTtftMs.p50} / +${level.addedTtftMs.p95} / +${level.addedTtftMs.p99}`,
       '',
-      `${round(level.ratio.tokensPerSecond * 100, 1)}% (pooled ${round(level.ratio.pooledTokensPerSecond * 100, 1)}%)`,
-      `${round(level.ratio.requestsPerSecond * 100, 1)}%`,
+      `${percent(level.ratio.tokensPerSecond)} (pooled ${percent(level.ratio.pooledTokensPerSecond)})`,
+      percent(level.ratio.requestsPerSecond),
       '',
       '',
       '',

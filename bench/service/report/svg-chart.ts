@@ -1,5 +1,5 @@
 import type { BenchResults } from '../results-model';
-import { round } from '../../common/stats';
+import { percent, round } from '../../common/stats';
 
 /** A hand-made SVG of the headline figures: grouped bars per concurrency, target lines, the bars met. */
 
@@ -122,7 +122,7 @@ export function renderChart(results: BenchResults): string {
             { name: 'engine alone', color: COLORS.engine, values: llama.map((level) => level.engine.pooledTokensPerSecond) },
             { name: 'service', color: COLORS.service, values: llama.map((level) => level.service.pooledTokensPerSecond) },
           ],
-          notes: llama.map((level) => `${round(level.ratio.pooledTokensPerSecond * 100, 1)}%`),
+          notes: llama.map((level) => percent(level.ratio.pooledTokensPerSecond)),
         })
       : placeholder(...at(0), panelW, panelH, 'llama.cpp tokens/s'),
   );

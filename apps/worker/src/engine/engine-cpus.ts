@@ -8,11 +8,11 @@ const execFileAsync = promisify(execFile);
 export const MAIN_THREAD = 'MainThread';
 
 /**
- * V8's helper threads, which collect garbage beside every JavaScript thread of the process. Kept
- * off the engine's CPUs: in the worker most of their work is the main thread's (one event a token
- * to Redis, BullMQ), and on the engine's CPU it took turns from llama.cpp.
+ * V8's helper threads, which collect garbage beside every JavaScript thread of the process. Never
+ * the engine's: in the worker most of their work is the main thread's (one event a token to
+ * Redis, BullMQ), and on the engine's CPU it took turns from llama.cpp.
  */
-export const V8_HELPERS = 'V8Worker';
+const V8_HELPERS = 'V8Worker';
 
 /** The CPUs of a Linux CPU list (`1`, `2-15`, `0,4-7`), ascending, once each. */
 export function parseCpuList(list: string): number[] {
@@ -32,7 +32,7 @@ export interface EngineCpus {
   cpus: string;
   /** llama.cpp's compute threads (ENGINE_THREADS): no more than the CPUs, as they spin-wait on each other. */
   threads: number;
-  /** Threads that do other work, by Linux thread name: they go on the process's other CPUs. */
+  /** Threads that do other work, by Linux thread name: they go on the process's other CPUs, as V8's helpers always do. */
   elsewhere: readonly string[];
 }
 
@@ -53,18 +53,19 @@ export function engineCpuList(cpus: string, threads: number): number[] {
 }
 
 /**
- * Keeps llama.cpp's work on CPUs of its own: every thread of the process goes on `cpus` but those
- * named `elsewhere`, which go on the CPUs the process may use besides (when there are any), so
- * that their work never interrupts a token. The engine's threads are all the others: Node's
- * thread pool, where node-llama-cpp decodes and samples and from which llama.cpp's extra compute
- * threads start (inheriting its CPUs), and the thread running the engine's JavaScript. Each
- * token passes between these, and on a 2-vCPU VM a hand-over across CPUs cost more than sharing
- * one (llama-50m: 15 ms a token with the pool and the engine's thread on different CPUs, 12 ms
- * on one; docs/benchmarks.md).
+ * Keeps llama.cpp's work on CPUs of its own: every thread of the process goes on `cpus` but V8's
+ * helpers and those named `elsewhere`, which go on the CPUs the process may use besides (when
+ * there are any), so that their work never interrupts a token. The engine's threads are all the
+ * others: Node's thread pool, where node-llama-cpp decodes and samples and from which llama.cpp's
+ * extra compute threads start (inheriting its CPUs), and the thread running the engine's
+ * JavaScript. Each token passes between these, and on a 2-vCPU VM a hand-over across CPUs cost
+ * more than sharing one (llama-50m: 15 ms a token with the pool and the engine's thread on
+ * different CPUs, 12 ms on one; docs/benchmarks.md).
  * Linux only, through util-linux's `taskset`; call it once the engine has loaded (the pool's
  * threads start with its first work). Says where each went, for the log.
  */
-export async function keepEngineOnCpus({ cpus, threads, elsewhere }: EngineCpus): Promise<string> {
+export async function keepEngineOnCpus({ cpus, threads, elsewhere: named }: EngineCpus): Promise<string> {
+  const elsewhere = [...named, V8_HELPERS];
   const engineCpus = engineCpuList(cpus, threads);
   const allowed = allowedCpus(await readFile('/proc/self/status', 'utf8'));
   const otherCpus = allowed.filter((cpu) => !engineCpus.includes(cpu));
@@ -75,7 +76,6 @@ export async function keepEngineOnCpus({ cpus, threads, elsewhere }: EngineCpus)
     const list = elsewhere.includes(name) ? otherList : engineList;
     if (list !== '') await setThreadCpus(thread, list);
   }
-  if (elsewhere.length === 0) return `llama.cpp's threads on CPU ${engineList}`;
   const where = otherList === '' ? 'where they were (no CPU left besides)' : `on CPU ${otherList}`;
   return `llama.cpp's threads on CPU ${engineList}, the ${elsewhere.join(' and ')} ${where}`;
 }

@@ -10,4 +10,4 @@ export type { LlamaCppEngineOptions } from './llama-cpp.engine';
 export { ThreadedEngine } from './thread/threaded-engine';
 export { SyntheticEngine, syntheticToken } from './synthetic.engine';
 export { StopSequences } from './stop-sequences';
-export { allowedCpus, keepEngineOnCpus, parseCpuList, V8_HELPERS } from './engine-cpus';
+export { allowedCpus, keepEngineOnCpus, parseCpuList } from './engine-cpus';
