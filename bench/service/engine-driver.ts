@@ -52,7 +52,7 @@ async function loadEngine(spec: EngineSpec): Promise<InferenceEngine> {
   const engine = await LlamaCppEngine.load({ ...spec, gpu: spec.gpu ?? 'false', log });
   // In-process, the engine's JavaScript runs on the main thread: all of this process is the engine's
   // but V8's helpers, which keepEngineOnCpus puts off the engine's CPUs here as in the worker.
-  if (spec.engineCpus) log(await keepEngineOnCpus({ cpus: spec.engineCpus, threads: spec.threads, elsewhere: [] }));
+  if (spec.engineCpus) log(await keepEngineOnCpus({ cpus: spec.engineCpus, threads: spec.threads, mainThreadElsewhere: false }));
   return engine;
 }
 

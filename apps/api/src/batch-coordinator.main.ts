@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { ApiEnv, exitIfShutdownOutlasts, loadEnv, logLevelsUpTo } from '@app/config';
+import { ApiEnv, exitIfShutdownOutlasts, keepProcessName, loadEnv, logLevelsUpTo } from '@app/config';
 import { BatchCoordinatorModule } from './batches/batch-coordinator.module';
 import { API_INSTANCE_ID } from './redis/api-redis.module';
 
@@ -12,6 +12,7 @@ const SHUTDOWN_MARGIN_MS = 5000;
  * takes batch steps from Redis beside (or instead of) the API instances that coordinate.
  */
 async function bootstrap(): Promise<void> {
+  keepProcessName();
   const env = loadEnv(ApiEnv);
   const app = await NestFactory.createApplicationContext(BatchCoordinatorModule.register(env), { logger: logLevelsUpTo(env.LOG_LEVEL) });
   const stopSignals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];

@@ -3,7 +3,7 @@ import fastifyMultipart from '@fastify/multipart';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { ApiEnv, exitIfShutdownOutlasts, loadEnv, logLevelsUpTo } from '@app/config';
+import { ApiEnv, exitIfShutdownOutlasts, keepProcessName, loadEnv, logLevelsUpTo } from '@app/config';
 import { ApiModule } from './api.module';
 import { baseUrl, isSupervisedApiProcess, superviseApiProcesses } from './cluster/api-process-supervisor';
 import { setupApiDocs } from './docs/api-docs';
@@ -60,6 +60,7 @@ async function bootstrap(env: ApiEnv): Promise<void> {
 }
 
 function main(): Promise<void> | void {
+  keepProcessName();
   const env = loadEnv(ApiEnv);
   if (env.API_PROCESSES > 1 && !isSupervisedApiProcess()) return superviseApiProcesses(env.API_PROCESSES, env.HOST);
   return bootstrap(env);

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { WorkerEnv, exitIfShutdownOutlasts, loadEnv, logLevelsUpTo } from '@app/config';
+import { WorkerEnv, exitIfShutdownOutlasts, keepProcessName, loadEnv, logLevelsUpTo } from '@app/config';
 import { hostname } from 'node:os';
 import { selfTestInChildProcess } from './boot/isolated-self-test';
 import { WorkerModule } from './worker.module';
@@ -11,6 +11,7 @@ const SHUTDOWN_MARGIN_MS = 5000;
 
 /** A worker is an application context: a queue consumer with no HTTP API of its own. */
 async function bootstrap(): Promise<void> {
+  keepProcessName();
   const env = loadEnv(WorkerEnv);
   env.WORKER_ID ||= `${hostname()}-${process.pid}`;
   Logger.overrideLogger(logLevelsUpTo(env.LOG_LEVEL));

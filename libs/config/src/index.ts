@@ -6,3 +6,4 @@ export * from './worker-env';
 export * from './log-levels';
 export * from './metrics-token';
 export * from './shutdown-deadline';
+export * from './process-name';

@@ -4,9 +4,6 @@ import { promisify } from 'node:util';
 
 const execFileAsync = promisify(execFile);
 
-/** The process's main thread, by its Linux thread name (Node names it). */
-export const MAIN_THREAD = 'MainThread';
-
 /**
  * V8's helper threads, which collect garbage beside every JavaScript thread of the process. Never
  * the engine's: in the worker most of their work is the main thread's (one event a token to
@@ -32,8 +29,12 @@ export interface EngineCpus {
   cpus: string;
   /** llama.cpp's compute threads (ENGINE_THREADS): no more than the CPUs, as they spin-wait on each other. */
   threads: number;
-  /** Threads that do other work, by Linux thread name: they go on the process's other CPUs, as V8's helpers always do. */
-  elsewhere: readonly string[];
+  /**
+   * Whether the process's main thread does other work (the worker's relays events to Redis and runs
+   * BullMQ): it then goes on the process's other CPUs, as V8's helpers always do. Found by its id
+   * (the process's), not its name, which the processes give back to the process (keepProcessName).
+   */
+  mainThreadElsewhere: boolean;
 }
 
 /** The CPUs a thread may run on, from its `/proc/<pid>/task/<tid>/status` (a process's: its main thread's). */
@@ -54,7 +55,7 @@ export function engineCpuList(cpus: string, threads: number): number[] {
 
 /**
  * Keeps llama.cpp's work on CPUs of its own: every thread of the process goes on `cpus` but V8's
- * helpers and those named `elsewhere`, which go on the CPUs the process may use besides (when
+ * helpers and (when `mainThreadElsewhere`) the main thread, which go on the CPUs the process may use besides (when
  * there are any), so that their work never interrupts a token. The engine's threads are all the
  * others: Node's thread pool, where node-llama-cpp decodes and samples and from which llama.cpp's
  * extra compute threads start (inheriting its CPUs), and the thread running the engine's
@@ -64,8 +65,7 @@ export function engineCpuList(cpus: string, threads: number): number[] {
  * Linux only, through util-linux's `taskset`; call it once the engine has loaded (the pool's
  * threads start with its first work). Says where each went, for the log.
  */
-export async function keepEngineOnCpus({ cpus, threads, elsewhere: named }: EngineCpus): Promise<string> {
-  const elsewhere = [...named, V8_HELPERS];
+export async function keepEngineOnCpus({ cpus, threads, mainThreadElsewhere }: EngineCpus): Promise<string> {
   const engineCpus = engineCpuList(cpus, threads);
   const allowed = allowedCpus(await readFile('/proc/self/status', 'utf8'));
   const otherCpus = allowed.filter((cpu) => !engineCpus.includes(cpu));
@@ -73,11 +73,13 @@ export async function keepEngineOnCpus({ cpus, threads, elsewhere: named }: Engi
   const otherList = otherCpus.join(',');
   for (const thread of await readdir('/proc/self/task')) {
     const name = (await readFile(`/proc/self/task/${thread}/comm`, 'utf8').catch(() => '')).trim();
-    const list = elsewhere.includes(name) ? otherList : engineList;
+    const isMain = thread === String(process.pid);
+    const list = name === V8_HELPERS || (isMain && mainThreadElsewhere) ? otherList : engineList;
     if (list !== '') await setThreadCpus(thread, list);
   }
   const where = otherList === '' ? 'where they were (no CPU left besides)' : `on CPU ${otherList}`;
-  return `llama.cpp's threads on CPU ${engineList}, the ${elsewhere.join(' and ')} ${where}`;
+  const elsewhere = mainThreadElsewhere ? `the main thread and ${V8_HELPERS}` : `the ${V8_HELPERS}`;
+  return `llama.cpp's threads on CPU ${engineList}, ${elsewhere} ${where}`;
 }
 
 async function setThreadCpus(thread: string, list: string): Promise<void> {

@@ -1,7 +1,7 @@
 import type { EngineCapabilities, OutputSink } from '@app/contracts';
 import { extname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { engineCpuList, keepEngineOnCpus, MAIN_THREAD } from '../engine-cpus';
+import { engineCpuList, keepEngineOnCpus } from '../engine-cpus';
 import type { LlamaCppEngineOptions } from '../llama-cpp.engine';
 import type { GenerationOutcome, GenerationRequest, InferenceEngine } from '../inference-engine';
 import { reviveError } from './engine-thread-protocol';
@@ -94,7 +94,7 @@ export class ThreadedEngine implements InferenceEngine {
    */
   private async keepOnCpus(cpus: string, threads: number, log: ThreadedEngineOptions['log']): Promise<void> {
     try {
-      log?.(await keepEngineOnCpus({ cpus, threads, elsewhere: [MAIN_THREAD] }));
+      log?.(await keepEngineOnCpus({ cpus, threads, mainThreadElsewhere: true }));
     } catch (error) {
       await this.close();
       throw error;
