@@ -19,7 +19,7 @@ module.exports = {
       testMatch: ['**/*.spec.ts'],
       transform,
       moduleNameMapper,
-      setupFiles: ['reflect-metadata'],
+      setupFiles: ['reflect-metadata', '<rootDir>/test/support/hermetic-env.setup.ts'],
     },
     {
       displayName: 'e2e',
@@ -28,7 +28,7 @@ module.exports = {
       testMatch: ['**/*.e2e-spec.ts'],
       transform,
       moduleNameMapper,
-      setupFiles: ['reflect-metadata'],
+      setupFiles: ['reflect-metadata', '<rootDir>/test/support/hermetic-env.setup.ts'],
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },

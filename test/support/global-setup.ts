@@ -4,6 +4,7 @@ import type { LocalRedis } from '../../tools/local-stack/redis-server';
 import { dockerEngineAvailable, startRedisServer, waitForRedis } from '../../tools/local-stack/redis-server';
 import type { ManagedProcess } from '../../tools/local-stack/managed-process';
 import { API_ENTRY, REPO_ROOT, WORKER_ENTRY, startApi, startWorker, workerHealthUrl } from '../../tools/local-stack/services';
+import { scrubServiceEnv } from './hermetic-env';
 import { publishStack } from './stack-env';
 
 export const LOG_DIR = resolve(REPO_ROOT, 'test-artifacts/logs');
@@ -51,6 +52,8 @@ export default async function globalSetup(): Promise<void> {
 
   const { url, redis } = await provideRedis();
   stack.redis = redis;
+  // The stack and every test file get the settings they are given, none of the shell's.
+  scrubServiceEnv();
   const workerIds = ['worker-a', 'worker-b'];
   const workers = await Promise.all(
     workerIds.map((workerId) =>
