@@ -76,3 +76,19 @@ describe('toResponseJob: the affinity key', () => {
     expect(affinityKeyOf({})).toBeUndefined();
   });
 });
+
+describe('toResponseJob: tool_choice', () => {
+  const weather = { type: 'function', name: 'get_weather', parameters: { type: 'object', properties: {} } };
+  const jobFor = (body: object) =>
+    toResponseJob(plainToInstance(CreateResponseDto, { model: 'm', ...body }), [user('Who pours the tea?')], 0, 'resp_1', 1_000, 30_000);
+
+  it("names 'tool_choice' as OpenAI does when the function it names is not among the tools", () => {
+    let refusal: unknown;
+    try {
+      jobFor({ tools: [weather], tool_choice: { type: 'function', name: 'other' } });
+    } catch (error) {
+      refusal = error;
+    }
+    expect(refusal).toMatchObject({ status: 400, param: 'tool_choice' });
+  });
+});

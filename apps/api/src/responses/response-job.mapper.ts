@@ -110,7 +110,7 @@ function toolChoice(request: CreateResponseDto, names: Set<string>): ToolChoice 
   if (choice.type === 'function') {
     const name = choice.name;
     if (typeof name !== 'string' || !names.has(name))
-      throw invalid(`'tool_choice' names '${String(name)}', which is not among the function tools.`, 'tool_choice.name');
+      throw invalid(`'tool_choice' names '${String(name)}', which is not among the function tools.`, 'tool_choice');
     return { type: 'function', name };
   }
   if (choice.type === 'allowed_tools') {
