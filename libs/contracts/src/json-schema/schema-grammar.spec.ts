@@ -346,6 +346,44 @@ describe('schemaGrammar: refusals', () => {
     }
   });
 
+  it('enforces oneOf only where its alternatives exclude each other, else refuses it when strict', () => {
+    const overlapping: JsonValue = {
+      type: 'object',
+      properties: {
+        v: {
+          oneOf: [
+            { type: 'integer', minimum: 0 },
+            { type: 'integer', maximum: 10 },
+          ],
+        },
+      },
+      required: ['v'],
+    };
+    expect(schemaGrammar(overlapping, { strict: true })).toMatchObject({
+      ok: false,
+      problem: { kind: 'unsupported', keyword: 'oneOf', path: '$.properties.v.oneOf' },
+    });
+    const hint = schemaGrammar(overlapping, { strict: false });
+    expect(hint.ok && hint.ignored.map((problem) => problem.path)).toEqual(['$.properties.v.oneOf']);
+    // Untyped alternatives match values of every type: they cannot be told apart.
+    expect(schemaGrammar({ oneOf: [{ minimum: 1 }, { type: 'string' }] }, { strict: true }).ok).toBe(false);
+
+    const exclusive: Array<[string, JsonValue]> = [
+      ['types', { oneOf: [{ type: 'string' }, { type: 'integer' }, { type: ['boolean', 'null'] }] }],
+      ['const and enum values', { oneOf: [{ const: 'a' }, { enum: ['b', 'c'] }, { type: 'integer' }] }],
+      [
+        'a discriminating property behind $ref',
+        {
+          oneOf: [{ $ref: '#/$defs/page' }, { type: 'object', properties: { kind: { const: 'workspace' } }, required: ['kind'] }],
+          $defs: { page: { type: 'object', properties: { kind: { const: 'page' }, id: { type: 'string' } }, required: ['kind', 'id'] } },
+        },
+      ],
+    ];
+    for (const [what, schema] of exclusive) expect({ what, ok: schemaGrammar(schema, { strict: true }).ok }).toEqual({ what, ok: true });
+    expect(schemaGrammar({ oneOf: [{ enum: ['a', 'b'] }, { const: 'b' }] }, { strict: true }).ok).toBe(false);
+    expect(schemaGrammar({ oneOf: [{ type: 'number' }, { type: 'integer' }] }, { strict: true }).ok).toBe(false);
+  });
+
   it("reads draft 4's boolean exclusive bounds", () => {
     const schema = { type: 'integer', minimum: 1, exclusiveMinimum: true, maximum: 3, exclusiveMaximum: true };
     expect([0, 1, 2, 3].map((n) => accepts(schema, n))).toEqual([false, false, true, false]);

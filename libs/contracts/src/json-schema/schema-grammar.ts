@@ -2,6 +2,7 @@ import type { JsonObject, JsonValue } from '../generation-options';
 import { isJsonObject } from '../value-guards';
 import { EMPTY, chars, choice, expandedSize, grammarFault, literal, optional, renderGrammar, rule, sequence } from './grammar-ast';
 import type { GrammarNode, Rules } from './grammar-ast';
+import { branchesExclusive, jsonTypeOf } from './exclusive-branches';
 import { integerRange } from './integer-range';
 import { anyNumber, integerBounds, numberRange } from './number-range';
 import type { Bound } from './number-range';
@@ -116,19 +117,6 @@ const STRING_CHAR = choice(
 const DIRECT_COUNT = 256;
 const CHUNK = 64;
 
-const typeOf = (value: JsonValue): TypeName =>
-  value === null
-    ? 'null'
-    : Array.isArray(value)
-      ? 'array'
-      : typeof value === 'object'
-        ? 'object'
-        : typeof value === 'number'
-          ? Number.isInteger(value)
-            ? 'integer'
-            : 'number'
-          : (typeof value as 'string' | 'boolean');
-
 const describe = (value: JsonValue): string => JSON.stringify(value).slice(0, 60);
 
 class SchemaGrammarBuilder {
@@ -242,13 +230,18 @@ class SchemaGrammarBuilder {
         this.fail('invalid', keyword, `${path}.${keyword}`, `'${keyword}' at ${path} must be a non-empty array of schemas.`);
       this.count('branches', union.length, `${path}.${keyword}`, `The ${union.length} alternatives of '${keyword}'`);
       const siblings = this.constraintsBeside(schema, ['anyOf', 'oneOf']);
-      return choice(
-        ...union.map((branch, index) => {
-          const at = `${path}.${keyword}[${index}]`;
-          const merged = Object.keys(siblings).length === 0 ? branch : this.merge(siblings, this.resolved(branch, at), at);
-          return this.visit(merged, at, depth + 1);
-        }),
-      );
+      const branches = union.map((branch, index) => {
+        const at = `${path}.${keyword}[${index}]`;
+        return Object.keys(siblings).length === 0 ? branch : this.merge(siblings, this.resolved(branch, at), at);
+      });
+      if (keyword === 'oneOf' && !branchesExclusive(branches, (branch) => this.resolved(branch, `${path}.oneOf`)))
+        this.unsupported(
+          'oneOf',
+          `${path}.oneOf`,
+          `'oneOf' at ${path} has alternatives that one value can match together, which a grammar cannot keep apart; ` +
+            `use 'anyOf', or tell them apart by type or by a required property's 'const' values.`,
+        );
+      return choice(...branches.map((branch, index) => this.visit(branch, `${path}.${keyword}[${index}]`, depth + 1)));
     }
     if (schema.const !== undefined) return this.literals([schema.const], schema, path);
     if (schema.enum !== undefined) {
@@ -406,7 +399,7 @@ class SchemaGrammarBuilder {
   private literals(values: JsonValue[], schema: JsonObject, path: string): GrammarNode {
     const allowed = schema.type === undefined ? undefined : this.typesOf(schema, path);
     const kept = values.filter(
-      (value) => allowed === undefined || allowed.includes(typeOf(value)) || (typeOf(value) === 'integer' && allowed.includes('number')),
+      (value) => allowed === undefined || allowed.includes(jsonTypeOf(value)) || (jsonTypeOf(value) === 'integer' && allowed.includes('number')),
     );
     if (kept.length === 0)
       this.fail('invalid', schema.const !== undefined ? 'const' : 'enum', path, `No value of 'enum'/'const' at ${path} has the schema's type.`);
