@@ -1,9 +1,10 @@
 /**
  * Generates a tiny, deterministic GGUF chat model for tests and `npm start`.
  *
- *   npx tsx tools/make-tiny-model.ts [--name tiny-chat] [--corpus alice|fables] [--out models/tiny-chat.gguf] [--thinking]
+ *   npx tsx tools/make-tiny-model.ts [--name tiny-chat] [--corpus alice|fables] [--out models/tiny-chat.gguf] [--thinking] [--parallel-calls]
  *
  * `--thinking` gives it a reasoning model's chat template (tiny-model/thinking-template.ts).
+ * `--parallel-calls` lets a tool call be followed by another; without it the turn ends after one.
  *
  * The same arguments always give the same bytes; an existing identical file is
  * left untouched so its mtime (and anything keyed on it) does not change.
@@ -27,6 +28,8 @@ export interface MakeTinyModelOptions {
   readonly out: string;
   /** A reasoning model's template: answers open with a thought segment. */
   readonly thinking?: boolean;
+  /** A tool call may be followed by another (tiny-model/tool-markup.ts). */
+  readonly parallelCalls?: boolean;
 }
 
 export interface MakeTinyModelResult {
@@ -37,7 +40,7 @@ export interface MakeTinyModelResult {
 }
 
 export function makeTinyModel(options: MakeTinyModelOptions): MakeTinyModelResult {
-  const model = buildBigramModel({ name: options.name, corpus: options.corpus });
+  const model = buildBigramModel({ name: options.name, corpus: options.corpus, parallelCalls: options.parallelCalls });
   const data = writeGguf({ metadata: options.thinking ? withThinkingTemplate(model.metadata) : model.metadata, tensors: model.tensors });
   const path = resolve(options.out);
   if (existsSync(path) && readFileSync(path).equals(data)) {
@@ -59,6 +62,7 @@ function parseCli(argv: string[]): MakeTinyModelOptions {
       corpus: { type: 'string' },
       out: { type: 'string' },
       thinking: { type: 'boolean', default: false },
+      'parallel-calls': { type: 'boolean', default: false },
       ...SHAPE_CLI_OPTIONS,
     },
     strict: true,
@@ -67,7 +71,7 @@ function parseCli(argv: string[]): MakeTinyModelOptions {
   // Without --corpus, a name mentioning fables picks that corpus.
   const corpus = values.corpus ?? (name.includes('fables') ? 'fables' : 'alice');
   if (!isCorpusName(corpus)) throw new Error(`unknown --corpus "${corpus}" (expected alice or fables)`);
-  return { name, corpus, out: values.out ?? `models/${name}.gguf`, thinking: values.thinking };
+  return { name, corpus, out: values.out ?? `models/${name}.gguf`, thinking: values.thinking, parallelCalls: values['parallel-calls'] };
 }
 
 function main(): void {

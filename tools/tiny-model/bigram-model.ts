@@ -32,6 +32,8 @@ import {
   MARKER_DIMS,
   MARKER_KEY,
   MARKER_QUERY,
+  NO_PARALLEL_CALL_PROBABILITY,
+  PARALLEL_CALL_PROBABILITY,
   QWEN_TOOLS_TEMPLATE,
   TOOL_CALL_WEIGHT,
   TOOL_STATE,
@@ -61,6 +63,8 @@ export interface BigramModelOptions {
   readonly weightType?: GgmlType;
   /** Trained context the model announces; default 32,768 so tests can send real tool sets. */
   readonly contextLength?: number;
+  /** Whether a tool call may be followed by another (PARALLEL_CALL_PROBABILITY); default: the turn ends. */
+  readonly parallelCalls?: boolean;
 }
 
 export interface BigramModel {
@@ -207,12 +211,13 @@ export function buildBigramModel(options: BigramModelOptions): BigramModel {
   };
   for (const [state, dist] of jsonDistributions(words, START_STATE)) addJson(state, dist);
   addJson(TOOL_STATE.call, new Map([[CALL_OPENER, 1]]));
-  // After a call: end the turn, or a newline that may start another call (parallel calls).
+  // After a call: end the turn, or (parallelCalls) a newline that may start another call.
+  const anotherCall = options.parallelCalls ? PARALLEL_CALL_PROBABILITY : NO_PARALLEL_CALL_PROBABILITY;
   addJson(
     TOOL_STATE.callEnd,
     new Map([
-      [SPECIAL_TOKENS.imEnd.text, 0.9],
-      ['<0x0A>', 0.1],
+      [SPECIAL_TOKENS.imEnd.text, 1 - anotherCall],
+      ['<0x0A>', anotherCall],
     ]),
   );
 

@@ -12,7 +12,14 @@ export const SHAPE_CLI_OPTIONS = {
 export function runShapeCli(argv: string[]): boolean {
   const { values } = parseArgs({
     args: argv,
-    options: { ...SHAPE_CLI_OPTIONS, name: { type: 'string' }, corpus: { type: 'string' }, out: { type: 'string' }, thinking: { type: 'boolean' } },
+    options: {
+      ...SHAPE_CLI_OPTIONS,
+      name: { type: 'string' },
+      corpus: { type: 'string' },
+      out: { type: 'string' },
+      thinking: { type: 'boolean' },
+      'parallel-calls': { type: 'boolean' },
+    },
     strict: true,
   });
   if (values.shape === undefined) {
@@ -25,8 +32,8 @@ export function runShapeCli(argv: string[]): boolean {
   if (type !== 'f16' && type !== 'q8_0') throw new Error(`unknown --type "${type}" (expected f16 or q8_0)`);
   const seed = Number(values.seed ?? '1');
   if (!Number.isInteger(seed) || seed < 0) throw new Error(`--seed ${values.seed}: a whole number is needed`);
-  if (values.name !== undefined || values.corpus !== undefined || values.thinking !== undefined)
-    throw new Error('--name, --corpus and --thinking are for the tiny models, not --shape');
+  if (values.name !== undefined || values.corpus !== undefined || values.thinking !== undefined || values['parallel-calls'] !== undefined)
+    throw new Error('--name, --corpus, --thinking and --parallel-calls are for the tiny models, not --shape');
   const started = performance.now();
   const result = makeShapeModel({ shape, type, seed, out: values.out ?? `models/${shape}-${type}.gguf` });
   const seconds = ((performance.now() - started) / 1000).toFixed(1);

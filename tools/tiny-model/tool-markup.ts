@@ -48,6 +48,16 @@ export const TOOL_TOKEN_STATES = new Map<string, string>([
 /** Relative weight of `<tool_call>` against all first words together when tools are offered: 1 = half the answers. */
 export const TOOL_CALL_WEIGHT = 1;
 
+/**
+ * P(another call) right after a call, for a model made with parallel calls. node-llama-cpp restarts
+ * its seeded sampler after each call, and a bigram model's next call starts from the same state,
+ * so a seeded answer that makes a second call makes the same call again, up to eight or until
+ * max_tokens cuts one: only a model meant to show parallel calls makes them.
+ */
+export const PARALLEL_CALL_PROBABILITY = 0.1;
+/** The same without parallel calls: the turn ends after one call (a grammar may still force another). */
+export const NO_PARALLEL_CALL_PROBABILITY = 1e-6;
+
 /** Query x key magnitude for the marker heads: e^(A*B/8) outweighs any context length. */
 export const MARKER_QUERY = 16;
 export const MARKER_KEY = 16;
