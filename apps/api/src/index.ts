@@ -9,3 +9,4 @@ export { FileRecords } from './files/file-records';
 export { FilesService } from './files/files.service';
 export { LocalFileStorage } from './files/local-file-storage';
 export { WaitingLimit } from './completions/waiting-limit';
+export type { ModelRegistry } from './models/model-registry';

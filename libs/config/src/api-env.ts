@@ -76,7 +76,8 @@ export class ApiEnv extends RedisEnv {
 
   /**
    * Jobs that may wait per model; beyond it 503 `queue_full` with `Retry-After`, before anything is
-   * queued. Counts interactive requests only (not batch lines).
+   * queued. Counts interactive requests only (not batch lines), wherever they wait: the model's
+   * queue, the workers' own queues (affinity), the express lane, and taken by a busy worker.
    */
   @EnvInteger()
   @IsInt()

@@ -8,14 +8,14 @@ import { SHARED_QUEUE_WAITING_LUA } from './waiting-limit';
 /**
  * KEYS: the affinity map entry, the shared queue's wait list, its prioritized set, its held places.
  * ARGV: the key prefix of the model's worker queues up to the worker id, the lowest prioritized
- * score of a batch line, the shared queue's key prefix. Returns the worker that served the key last (false: none), the jobs
+ * score of a batch line. Returns the worker that served the key last (false: none), the jobs
  * waiting on its own queue, and the jobs waiting on the shared queue as its depth limit counts
  * them (SHARED_QUEUE_WAITING_LUA). All in the model's slot: the worker queues' keys are
  * built here, as BullMQ's own scripts build theirs.
  */
 const LOOKUP_LUA = `${SHARED_QUEUE_WAITING_LUA}
 local workerId = redis.call('GET', KEYS[1])
-local shared = sharedQueueWaiting(KEYS[2], KEYS[3], KEYS[4], ARGV[2], ARGV[3])
+local shared = sharedQueueWaiting(KEYS[2], KEYS[3], KEYS[4], ARGV[2])
 if not workerId then return {false, 0, shared} end
 local own = ARGV[1] .. workerId
 return {workerId, redis.call('LLEN', own .. ':wait') + redis.call('ZCARD', own .. ':prioritized'), shared}
@@ -29,7 +29,6 @@ type WithAffinityLookup = RedisClient & {
     held: string,
     workerQueuePrefix: string,
     batchScoreFloor: number,
-    sharedKeyPrefix: string,
   ): Promise<[string | null, number, number]>;
 };
 
@@ -65,7 +64,6 @@ export class AffinityLookup {
       shared.toKey('held-places'),
       workerQueuePrefix,
       BATCH_SCORE_FLOOR,
-      shared.toKey(''),
     );
     return { workerId: workerId ?? undefined, waitingOnWorker, waitingOnShared };
   }

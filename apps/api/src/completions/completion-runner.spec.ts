@@ -67,14 +67,16 @@ describe('CompletionRunner', () => {
     const detached = { stopWhenUnheard: false };
     await expect(runner.run(job, admission as unknown as Admission, sink, gone, detached)).rejects.toMatchObject({ code: 'client_closed' });
     expect(waitingLimit.add).toHaveBeenCalledTimes(1);
-    const [onQueue, name, data, options, limit] = waitingLimit.add.mock.calls[0] as unknown as [
+    const [onQueue, shared, name, data, options, limit] = waitingLimit.add.mock.calls[0] as unknown as [
+      unknown,
       unknown,
       string,
       { v: number; id: string; replyTo: { stopWhenUnheard: boolean } },
       { jobId: string },
       number,
     ];
-    expect([onQueue, name, data.id, data.replyTo.stopWhenUnheard, options.jobId, limit]).toEqual([
+    expect([onQueue, shared, name, data.id, data.replyTo.stopWhenUnheard, options.jobId, limit]).toEqual([
+      queue,
       queue,
       'chat-completion',
       'chatcmpl-1',

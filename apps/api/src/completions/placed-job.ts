@@ -38,11 +38,11 @@ export class PlacedJob {
     return this.chosen !== undefined;
   }
 
-  /** Adds the job; false when the shared queue was full (`limit` jobs wait). A worker's queue is bounded by the placement. */
+  /** Adds the job; false when the model's queues were full (`limit` jobs wait, wherever they wait). */
   async add(name: string, data: CompletionJobData, options: JobOptions, limit: number): Promise<boolean> {
     const { chosen } = this;
-    if (!chosen) return this.waitingLimit.add(this.shared, name, data, options, limit);
-    await chosen.add(name, data, options);
+    if (!chosen) return this.waitingLimit.add(this.shared, this.shared, name, data, options, limit);
+    if (!(await this.waitingLimit.add(chosen, this.shared, name, data, options, limit))) return false;
     if (this.closed || this.started) return true;
     this.timer = setTimeout(() => {
       this.moving = this.moveToShared(chosen, name, data, options);

@@ -1,8 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { BATCH_SCORE_FLOOR } from '@app/contracts';
+import { BATCH_SCORE_FLOOR, expressQueueName, workerQueueName } from '@app/contracts';
 import type { CompletionJobData } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import type { JobsOptions } from 'bullmq';
+import { ModelRegistry } from '../models/model-registry';
 import { COMMANDS_REDIS } from '../redis/api-redis.module';
 import type { CompletionQueue } from './completion-queues';
 
@@ -10,32 +11,55 @@ import type { CompletionQueue } from './completion-queues';
 const HOLD_MS = 10_000;
 
 /**
- * The jobs waiting on a queue as its depth limit counts them, for every script that reads that
- * depth: the wait list, the prioritized jobs above the batch lines' floor (batch lines are fed in
- * bounded numbers and never fill the queue for others), and the places held for jobs on their way;
- * a held place whose job is in the queue already (added, its settle not yet run) counts once, as
- * that job. Job keys are built from the queue's key prefix (the queue's slot on a cluster).
+ * The jobs waiting on a model's shared queue as the depth limit counts them, for every script that
+ * reads that depth: the wait list, the prioritized jobs above the batch lines' floor (batch lines
+ * are fed in bounded numbers and never fill the queue for others), and the places held for jobs on
+ * their way (each held by its job's key); a held place whose job is in a queue already (added, its
+ * settle not yet run) counts once, as that job.
  */
 export const SHARED_QUEUE_WAITING_LUA = `
-local function sharedQueueWaiting(wait, prioritized, held, batchScoreFloor, jobKeyPrefix)
+local function sharedQueueWaiting(wait, prioritized, held, batchScoreFloor)
   local onTheirWay = 0
-  for _, id in ipairs(redis.call('ZRANGE', held, 0, -1)) do
-    if redis.call('EXISTS', jobKeyPrefix .. id) == 0 then onTheirWay = onTheirWay + 1 end
+  for _, jobKey in ipairs(redis.call('ZRANGE', held, 0, -1)) do
+    if redis.call('EXISTS', jobKey) == 0 then onTheirWay = onTheirWay + 1 end
   end
   return redis.call('LLEN', wait) + redis.call('ZCOUNT', prioritized, '-inf', '(' .. batchScoreFloor) + onTheirWay
 end
 `;
 
 /**
- * KEYS: the queue's wait list, its prioritized set, the held places, the new job's key. ARGV: the
- * limit, hold ms, the job's id, the lowest prioritized score of a batch line, the queue's key
- * prefix. Drops held places past their time (server time, not the caller's), then counts the
- * waiting jobs (SHARED_QUEUE_WAITING_LUA). Below the limit it holds a place; at the limit it takes
- * the job's key instead, for BullMQ ignores an add whose job id exists. Run again (ioredis resends
- * what went unanswered before a reconnect), it never marks a job that is in, and one it refused
- * stays refused.
+ * Every job of the model that waits, wherever it waits: the shared queue (above), the live
+ * workers' own queues (prefix-cache affinity) and the express lane, and the jobs a worker has taken
+ * but not started: a worker's consumers may take more jobs than it has sequences, and those wait
+ * in its slot gate, active in BullMQ. The queues' active jobs beyond the live workers' sequences
+ * are those. Keys are built from the queues' key prefixes, as BullMQ's own scripts build theirs
+ * (all in the model's cluster slot).
  */
-const HOLD_OR_REFUSE_LUA = `${SHARED_QUEUE_WAITING_LUA}
+const MODEL_WAITING_LUA = `${SHARED_QUEUE_WAITING_LUA}
+local function modelWaiting(sharedKey, held, batchScoreFloor, workerQueuePrefix, expressKey, slots, workerIds)
+  local waiting = sharedQueueWaiting(sharedKey .. 'wait', sharedKey .. 'prioritized', held, batchScoreFloor)
+  waiting = waiting + redis.call('LLEN', expressKey .. 'wait') + redis.call('ZCARD', expressKey .. 'prioritized')
+  local active = redis.call('LLEN', sharedKey .. 'active')
+  for _, workerId in ipairs(workerIds) do
+    local own = workerQueuePrefix .. workerId .. ':'
+    waiting = waiting + redis.call('LLEN', own .. 'wait') + redis.call('ZCARD', own .. 'prioritized')
+    active = active + redis.call('LLEN', own .. 'active')
+  end
+  return waiting + math.max(0, active - slots)
+end
+`;
+
+/**
+ * KEYS: the shared queue's wait list, its prioritized set, the held places, the new job's key (in
+ * the queue it goes to). ARGV: the limit, hold ms, the lowest prioritized score of a batch line,
+ * the shared queue's key prefix, the key prefix of the model's worker queues up to the worker id,
+ * the express lane's key prefix, the live workers' sequences together, then their ids. Drops held
+ * places past their time (server time, not the caller's), then counts the model's waiting jobs
+ * (MODEL_WAITING_LUA). Below the limit it holds a place; at the limit it takes the job's key
+ * instead, for BullMQ ignores an add whose job id exists. Run again (ioredis resends what went
+ * unanswered before a reconnect), it never marks a job that is in, and one it refused stays refused.
+ */
+const HOLD_OR_REFUSE_LUA = `${MODEL_WAITING_LUA}
 if redis.call('EXISTS', KEYS[4]) == 1 then
   if redis.call('HEXISTS', KEYS[4], 'refused') == 1 then return 0 end
   return 1
@@ -43,20 +67,22 @@ end
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', nowMs - tonumber(ARGV[2]))
-local waiting = sharedQueueWaiting(KEYS[1], KEYS[2], KEYS[3], ARGV[4], ARGV[5])
+local workerIds = {}
+for index = 8, #ARGV do workerIds[#workerIds + 1] = ARGV[index] end
+local waiting = modelWaiting(ARGV[4], KEYS[3], ARGV[3], ARGV[5], ARGV[6], tonumber(ARGV[7]), workerIds)
 if waiting >= tonumber(ARGV[1]) then
   redis.call('HSET', KEYS[4], 'refused', 'queue_full')
   redis.call('PEXPIRE', KEYS[4], ARGV[2])
   return 0
 end
-redis.call('ZADD', KEYS[3], nowMs, ARGV[3])
+redis.call('ZADD', KEYS[3], nowMs, KEYS[4])
 redis.call('PEXPIRE', KEYS[3], ARGV[2])
 return 1
 `;
 
-/** KEYS: the held places, the job's key. ARGV: the job's id. Gives the place up, or removes a refusal's mark. */
+/** KEYS: the held places, the job's key. Gives the place up, or removes a refusal's mark. */
 const SETTLE_LUA = `
-redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[1], KEYS[2])
 if redis.call('HGET', KEYS[2], 'refused') then redis.call('DEL', KEYS[2]) end
 return 0
 `;
@@ -69,53 +95,74 @@ type WithWaitingLimit = RedisClient & {
     job: string,
     limit: number,
     holdMs: number,
-    id: string,
     batchScoreFloor: number,
-    keyPrefix: string,
+    sharedKey: string,
+    workerQueuePrefix: string,
+    expressKey: string,
+    slots: number,
+    ...workerIds: string[]
   ): Promise<number>;
-  settlePlace(held: string, job: string, id: string): Promise<number>;
+  settlePlace(held: string, job: string): Promise<number>;
 };
 
 /**
- * The queue-depth limit, applied as the job is added and without a round trip of its own: one
- * script holds a place (or refuses), and BullMQ's add follows it on the same connection at once.
- * Held places count as waiting, so requests that arrive together, from any API instance, never
- * put more than the limit in the queue. The keys share the queue's hash tag, so it also runs on
- * a cluster.
+ * The model's waiting limit (MAX_WAITING_JOBS), applied as a job is added to any of its queues and
+ * without a round trip of its own: one script holds a place (or refuses), and BullMQ's add follows
+ * it on the same connection at once. Held places count as waiting, so requests that arrive
+ * together, from any API instance, never put more than the limit in the model's queues. The keys
+ * share the queues' hash tag, so it also runs on a cluster.
  */
 @Injectable()
 export class WaitingLimit {
   private readonly redis: WithWaitingLimit;
 
-  constructor(@Inject(COMMANDS_REDIS) redis: RedisClient) {
+  constructor(
+    @Inject(COMMANDS_REDIS) redis: RedisClient,
+    private readonly models: ModelRegistry,
+  ) {
     redis.defineCommand('holdPlaceOrRefuse', { numberOfKeys: 4, lua: HOLD_OR_REFUSE_LUA });
     redis.defineCommand('settlePlace', { numberOfKeys: 2, lua: SETTLE_LUA });
     this.redis = redis as WithWaitingLimit;
   }
 
-  /** Adds the job unless `limit` jobs wait already (false: nothing was added). */
-  async add(queue: CompletionQueue, name: string, data: CompletionJobData, options: JobsOptions & { jobId: string }, limit: number): Promise<boolean> {
+  /**
+   * Adds the job to `target` (the model's shared queue, a worker's own queue or the express lane)
+   * unless `limit` jobs of its model wait already (false: nothing was added).
+   */
+  async add(
+    target: CompletionQueue,
+    shared: CompletionQueue,
+    name: string,
+    data: CompletionJobData,
+    options: JobsOptions & { jobId: string },
+    limit: number,
+  ): Promise<boolean> {
     const { jobId } = options;
-    const [held, job] = [queue.toKey('held-places'), queue.toKey(jobId)];
+    const [held, job] = [shared.toKey('held-places'), target.toKey(jobId)];
+    const workers = this.models.liveWorkers(data.model);
+    const slots = workers.reduce((sum, worker) => sum + worker.slots, 0);
     // Not awaited: Redis runs commands of one connection in order, so the add comes after it.
     const place = this.redis.holdPlaceOrRefuse(
-      queue.toKey('wait'),
-      queue.toKey('prioritized'),
+      shared.toKey('wait'),
+      shared.toKey('prioritized'),
       held,
       job,
       limit,
       HOLD_MS,
-      jobId,
       BATCH_SCORE_FLOOR,
-      queue.toKey(''),
+      shared.toKey(''),
+      `${shared.opts.prefix}:${workerQueueName(data.model, '')}`,
+      `${shared.opts.prefix}:${expressQueueName(data.model)}:`,
+      slots,
+      ...workers.map((worker) => worker.workerId),
     );
-    const added = queue.add(name, data, options);
+    const added = target.add(name, data, options);
     try {
       const [placed] = await Promise.all([place, added]);
       return placed === 1;
     } finally {
       // The job counts itself now, if it is in the queue at all.
-      this.redis.settlePlace(held, job, jobId).catch(() => undefined); // both expire by themselves anyway
+      this.redis.settlePlace(held, job).catch(() => undefined); // both expire by themselves anyway
     }
   }
 }

@@ -1,0 +1,103 @@
+import { ANNOUNCE_INTERVAL_MS, completionQueuePrefix, workerQueueName } from '@app/contracts';
+import { Redis } from 'ioredis';
+import { STACK_API_KEY, ServiceStack, waitFor } from '../support/service-stack';
+
+const MODEL = 'slow-affinity';
+const LIMIT = 4;
+const WORKERS = ['waiting-limit-affinity-worker-1', 'waiting-limit-affinity-worker-2'];
+const SEQUENCES = 4;
+
+/**
+ * MAX_WAITING_JOBS with affinity on (the default): two workers of four sequences (a synthetic
+ * engine: 10 s answers), every sequence busy and the line full. A burst of 100, half of them
+ * continuing conversations a worker holds (own-queue placements), is refused before the first
+ * byte, and the jobs waiting anywhere in the model's queues (shared, own, taken into a worker's
+ * slot gate) never pass the limit plus one per worker.
+ */
+describe('the waiting limit with affinity on', () => {
+  let stack: ServiceStack;
+  let redis: Redis;
+  const open: AbortController[] = [];
+
+  beforeAll(async () => {
+    stack = await ServiceStack.start({ name: 'waiting-limit-affinity', workers: 0, models: [MODEL], apiEnv: { MAX_WAITING_JOBS: String(LIMIT) } });
+    const synthetic = { ENGINE: 'synthetic', SYNTHETIC_TOKENS: '1000', SYNTHETIC_TOKEN_INTERVAL_MS: '10', SYNTHETIC_SLOTS: String(SEQUENCES) };
+    for (const workerId of WORKERS) await stack.addWorker({ ...synthetic, WORKER_ID: workerId }, MODEL);
+    redis = new Redis(stack.redis.url);
+    // The API counts the live workers' sequences from their announcements, read every second or so.
+    await new Promise((resolve) => setTimeout(resolve, 2 * ANNOUNCE_INTERVAL_MS));
+  }, 60_000);
+  afterAll(async () => {
+    for (const controller of open) controller.abort();
+    redis?.disconnect();
+    await stack?.stop();
+  });
+
+  /** Sends a streamed request; resolves with its status once the headers come (a refusal at once). */
+  const send = (conversation: string): Promise<{ status: number; body: Promise<string> }> => {
+    const controller = new AbortController();
+    open.push(controller);
+    return fetch(`${stack.baseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${STACK_API_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: MODEL, stream: true, prompt_cache_key: conversation, messages: [{ role: 'user', content: conversation }] }),
+      signal: controller.signal,
+    })
+      .then((response) => ({ status: response.status, body: response.text().catch(() => '') }))
+      .catch(() => ({ status: -1, body: Promise.resolve('') })); // aborted at the end
+  };
+
+  /** The model's jobs that wait anywhere: its shared queue, the workers' own queues, and taken beyond their sequences. */
+  const waitingAnywhere = async (): Promise<number> => {
+    const shared = stack.queue(MODEL);
+    const own = WORKERS.map((workerId) => stack.queue(MODEL, workerQueueName(MODEL, workerId)));
+    let waiting = 0;
+    let active = 0;
+    for (const queue of [shared, ...own]) {
+      waiting += (await queue.getWaitingCount()) + (await queue.getPrioritizedCount());
+      active += await queue.getActiveCount();
+    }
+    return waiting + Math.max(0, active - WORKERS.length * SEQUENCES);
+  };
+
+  it('refuses a burst of 100 into a full line with queue_full before the first byte, whatever the placement', async () => {
+    // Every sequence busy, each answer a conversation its worker now holds (the affinity map).
+    const busy = Array.from({ length: WORKERS.length * SEQUENCES }, (_, index) => `conversation ${index}`);
+    // One at a time: each has its sequence (its headers come with its first chunk) before the next
+    // is sent, as more at once would wait together beyond the limit.
+    const running: number[] = [];
+    for (const conversation of busy) running.push((await send(conversation)).status);
+    expect(running).toEqual(busy.map(() => 200));
+    const recorded = async () => (await redis.keys(`${completionQueuePrefix(MODEL)}:affinity:*`)).length;
+    await waitFor('the busy answers to be recorded for affinity', async () => (await recorded()) >= busy.length, 10_000);
+    // The line full: LIMIT more wait.
+    for (let index = 0; index < LIMIT; index++) void send(`waiting ${index}`);
+    await waitFor('the line to be full', async () => (await waitingAnywhere()) >= LIMIT);
+
+    let most = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        most = Math.max(most, await waitingAnywhere());
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    })();
+    // An admitted request answers nothing until its job starts (seconds away): it counts as not refused.
+    let timer: NodeJS.Timeout | undefined;
+    const notYet = new Promise<{ status: number; body: Promise<string> }>((resolve) => {
+      timer = setTimeout(() => resolve({ status: 0, body: Promise.resolve('') }), 3000);
+    });
+    const burst = await Promise.all(
+      Array.from({ length: 100 }, (_, index) => Promise.race([send(index % 2 === 0 ? busy[index % busy.length] : `new ${index}`), notYet])),
+    );
+    clearTimeout(timer);
+    sampling = false;
+    await sampler;
+    most = Math.max(most, await waitingAnywhere());
+
+    const refused = burst.filter(({ status }) => status === 503);
+    const codes = await Promise.all(refused.map(async ({ body }) => (JSON.parse(await body) as { error: { code: string } }).error.code));
+    expect(codes.filter((code) => code === 'queue_full').length).toBeGreaterThanOrEqual(95);
+    expect(most).toBeLessThanOrEqual(LIMIT + WORKERS.length);
+  }, 60_000);
+});
