@@ -245,3 +245,39 @@ export function expandedSize(rules: Rules): number {
   for (const node of rules.values()) total += size(node);
   return total;
 }
+
+/**
+ * Characters of the shortest text the grammar's `root` writes (Infinity when it writes none): what
+ * any answer under it must hold at least. Rules' lengths are found together, each improving until
+ * none does (a `$ref` cycle counts only through its ways out).
+ */
+export function shortestLength(rules: Rules): number {
+  const lengths = new Map<string, number>([...rules.keys()].map((name) => [name, Infinity]));
+  const shortest = (node: GrammarNode): number => {
+    switch (node.kind) {
+      case 'literal':
+        return [...node.text].length;
+      case 'chars':
+        return 1;
+      case 'rule':
+        return lengths.get(node.name) ?? Infinity;
+      case 'sequence':
+        return node.items.reduce((sum, item) => sum + shortest(item), 0);
+      case 'choice':
+        return Math.min(...node.items.map(shortest));
+      case 'repeat':
+        return node.min === 0 ? 0 : node.min * shortest(node.item);
+    }
+  };
+  for (let changed = true; changed;) {
+    changed = false;
+    for (const [name, node] of rules) {
+      const length = shortest(node);
+      if (length < (lengths.get(name) ?? Infinity)) {
+        lengths.set(name, length);
+        changed = true;
+      }
+    }
+  }
+  return lengths.get('root') ?? Infinity;
+}

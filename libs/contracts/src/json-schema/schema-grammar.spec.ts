@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { JsonValue } from '../generation-options';
 import { grammarAccepts, sampleGrammar } from './grammar-sampler';
 import { schemaGrammar } from './schema-grammar';
+import { shortestLength } from './grammar-ast';
 import type { Rules } from './grammar-ast';
 
 const ajv = addFormats(new Ajv2020({ strict: false, allErrors: false }));
@@ -338,6 +339,7 @@ describe('schemaGrammar: refusals', () => {
       { kind: 'limit', keyword: 'properties' },
     ],
     ['a huge schema', { type: 'string', description: 'x'.repeat(300_000) }, { kind: 'limit', keyword: 'size' }],
+    ['a shortest value of 100,001 characters', { type: 'array', items: { type: 'integer' }, minItems: 50_000 }, { kind: 'limit', keyword: 'shortestValue' }],
   ])('refuses %s, strict or not', (_what, schema, problem) => {
     for (const strict of [true, false]) {
       const built = schemaGrammar(schema, { strict });
@@ -382,6 +384,15 @@ describe('schemaGrammar: refusals', () => {
     for (const [what, schema] of exclusive) expect({ what, ok: schemaGrammar(schema, { strict: true }).ok }).toEqual({ what, ok: true });
     expect(schemaGrammar({ oneOf: [{ enum: ['a', 'b'] }, { const: 'b' }] }, { strict: true }).ok).toBe(false);
     expect(schemaGrammar({ oneOf: [{ type: 'number' }, { type: 'integer' }] }, { strict: true }).ok).toBe(false);
+  });
+
+  it('measures the shortest value a schema allows, through counts, choices and $ref cycles', () => {
+    const shortest = (schema: JsonValue) => shortestLength(rulesOf(schema));
+    expect(shortest({ type: 'string', minLength: 5 })).toBe(7);
+    expect(shortest({ type: 'array', items: { type: 'integer' }, minItems: 3 })).toBe('[0,0,0]'.length);
+    expect(shortest({ anyOf: [{ type: 'string', minLength: 9 }, { type: 'boolean' }] })).toBe('true'.length);
+    expect(shortest({ type: 'object', properties: { next: { $ref: '#' } } })).toBe('{}'.length);
+    expect(shortest({ type: 'object', properties: { v: { type: 'string', pattern: '^(ab){1000}$' } }, required: ['v'] })).toBe('{"v":""}'.length + 2000);
   });
 
   it("reads draft 4's boolean exclusive bounds", () => {

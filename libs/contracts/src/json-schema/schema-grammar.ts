@@ -1,6 +1,6 @@
 import type { JsonObject, JsonValue } from '../generation-options';
 import { isJsonObject } from '../value-guards';
-import { EMPTY, chars, choice, expandedSize, grammarFault, literal, optional, renderGrammar, rule, sequence } from './grammar-ast';
+import { EMPTY, chars, choice, expandedSize, grammarFault, literal, optional, renderGrammar, rule, sequence, shortestLength } from './grammar-ast';
 import type { GrammarNode, Rules } from './grammar-ast';
 import { branchesExclusive, jsonTypeOf } from './exclusive-branches';
 import { integerRange } from './integer-range';
@@ -803,6 +803,17 @@ export function schemaGrammar(schema: JsonValue, options: SchemaGrammarOptions):
             : `The schema repeats something that can be empty (at ${fault.rule}).`;
       return { ok: false, problem: { kind: 'invalid', keyword: '$ref', path: '$', message } };
     }
+    const shortest = shortestLength(builder.rules);
+    if (shortest > SCHEMA_LIMITS.shortestValue)
+      return {
+        ok: false,
+        problem: {
+          kind: 'limit',
+          keyword: 'shortestValue',
+          path: '$',
+          message: `The schema's shortest value is ${shortest} characters, over the limit of ${SCHEMA_LIMITS.shortestValue} (shortestValue): no answer could fit it.`,
+        },
+      };
     const symbols = expandedSize(builder.rules);
     if (symbols > SCHEMA_LIMITS.grammarSymbols)
       return {

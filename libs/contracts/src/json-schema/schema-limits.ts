@@ -24,6 +24,8 @@ export const SCHEMA_LIMITS = {
   work: 50_000,
   /** Symbols of the grammar once llama.cpp has written out every count. */
   grammarSymbols: 500_000,
+  /** Characters of the shortest value the schema allows: every answer under it is at least this long. */
+  shortestValue: 65_536,
 } as const;
 
 export type SchemaLimit = keyof typeof SCHEMA_LIMITS;
