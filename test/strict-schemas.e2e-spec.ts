@@ -5,6 +5,22 @@ import { STACK_API_KEY, ServiceStack } from './support/service-stack';
 import { e2eStack } from './support/stack-env';
 
 const SEEDS = Array.from({ length: 20 }, (_, index) => index + 1);
+/** Beside the hard schemas: a oneOf whose branches both match 4, which strict mode must refuse. */
+const OVERLAPPING_ONE_OF: [string, Json] = [
+  'an overlapping oneOf',
+  {
+    type: 'object',
+    properties: {
+      v: {
+        oneOf: [
+          { type: 'integer', minimum: 0 },
+          { type: 'integer', maximum: 10 },
+        ],
+      },
+    },
+    required: ['v'],
+  },
+];
 
 /**
  * The hard schemas as strict response formats, through both engines: the llama worker, and a
@@ -50,7 +66,7 @@ describe('strict hard schemas, through both engines', () => {
     return { status: response.status, body: (await response.json()) as Json };
   }
 
-  it.each(HOSTILE)(
+  it.each([...HOSTILE, OVERLAPPING_ONE_OF])(
     '%s: refused naming response_format, or enforced over 20 seeds',
     async (name, schema) => {
       for (const { engine, baseUrl, key } of engines()) {
