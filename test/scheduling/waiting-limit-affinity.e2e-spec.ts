@@ -70,8 +70,9 @@ describe('the waiting limit with affinity on', () => {
     expect(running).toEqual(busy.map(() => 200));
     const recorded = async () => (await redis.keys(`${completionQueuePrefix(MODEL)}:affinity:*`)).length;
     await waitFor('the busy answers to be recorded for affinity', async () => (await recorded()) >= busy.length, 10_000);
-    // The line full: LIMIT more wait.
-    for (let index = 0; index < LIMIT; index++) void send(`waiting ${index}`);
+    // The line full: LIMIT more wait, continuing conversations, so on their workers' own queues,
+    // where the workers' own consumers take them into their slot gates (active in BullMQ).
+    for (let index = 0; index < LIMIT; index++) void send(busy[index]);
     await waitFor('the line to be full', async () => (await waitingAnywhere()) >= LIMIT);
 
     let most = 0;
@@ -97,6 +98,7 @@ describe('the waiting limit with affinity on', () => {
 
     const refused = burst.filter(({ status }) => status === 503);
     const codes = await Promise.all(refused.map(async ({ body }) => (JSON.parse(await body) as { error: { code: string } }).error.code));
+    console.log(`burst of 100 into a full line: ${codes.filter((code) => code === 'queue_full').length} refused queue_full, at most ${most} waiting anywhere`);
     expect(codes.filter((code) => code === 'queue_full').length).toBeGreaterThanOrEqual(95);
     expect(most).toBeLessThanOrEqual(LIMIT + WORKERS.length);
   }, 60_000);
