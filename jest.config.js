@@ -1,8 +1,8 @@
 /** Unit tests sit beside the code; end-to-end tests in test/ run against real Redis, API and workers. */
 const transform = { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.jest.json' }] };
 const moduleNameMapper = {
-  '^@app/(contracts|config|redis)$': '<rootDir>/libs/$1/src',
-  '^@app/(contracts|config|redis)/(.*)$': '<rootDir>/libs/$1/src/$2',
+  '^@app/(contracts|config|grammar|redis)$': '<rootDir>/libs/$1/src',
+  '^@app/(contracts|config|grammar|redis)/(.*)$': '<rootDir>/libs/$1/src/$2',
   // The apps' public modules, for tests that drive an app's piece directly.
   '^@app/(api|worker)$': '<rootDir>/apps/$1/src',
   '^@app/worker/engine$': '<rootDir>/apps/worker/src/engine',

@@ -6,7 +6,7 @@
  * Generation speed with and without a schema is `npm run bench:structured`. Writes
  * bench/results/schema-tools.json.
  */
-import { grammarText, schemaGrammar } from '@app/contracts';
+import { grammarText, schemaGrammar } from '@app/grammar';
 import type { JsonValue } from '@app/contracts';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 

@@ -10,7 +10,7 @@
  */
 import type { GenerationRequest } from '@app/worker/engine';
 import { LlamaCppEngine } from '@app/worker/engine';
-import { schemaGrammar } from '@app/contracts';
+import { schemaGrammar } from '@app/grammar';
 import type { GrammarSchema, JsonObject } from '@app/contracts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';

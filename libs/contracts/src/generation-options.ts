@@ -6,7 +6,7 @@ export type JsonObject = { [key: string]: JsonValue };
 
 /**
  * A JSON Schema as the client sent it, checked at admission by the one schema checker
- * (json-schema/schema-grammar.ts), which the worker runs again to build the grammar.
+ * (@app/grammar, schema-grammar.ts), which the worker runs again to build the grammar.
  */
 export type GrammarSchema = JsonObject;
 

@@ -3,7 +3,6 @@ export * from './completion-job';
 export * from './completion-job-decoder';
 export * from './engine-capabilities';
 export * from './generation-options';
-export * from './json-schema';
 export * from './output-parts';
 export * from './queue-names';
 export * from './record-checks';

@@ -1,4 +1,5 @@
-import { callsAllowed, schemaGrammar } from '@app/contracts';
+import { callsAllowed } from '@app/contracts';
+import { schemaGrammar } from '@app/grammar';
 import type {
   ChatMessage,
   CompletionJobInput,
@@ -77,7 +78,7 @@ function toChatMessages(messages: ChatMessageDto[]): ChatMessage[] {
 }
 
 /**
- * A schema checked as the worker will build its grammar (json-schema/schema-grammar.ts): a 400
+ * A schema checked as the worker will build its grammar (@app/grammar, schema-grammar.ts): a 400
  * naming the keyword and its path for an invalid schema, one over a limit, or (when `strict`) one
  * with a keyword the grammar cannot enforce. Not strict, such a keyword is a hint the model gets
  * with the schema; the grammar enforces the rest. Travels as sent.

@@ -1,4 +1,4 @@
-import { grammarText, schemaGrammar } from '@app/contracts';
+import { grammarText, schemaGrammar } from '@app/grammar';
 import type { GrammarSchema, ResponseFormat } from '@app/contracts';
 import type { Llama, LlamaGrammar } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
 

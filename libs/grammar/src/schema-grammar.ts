@@ -1,5 +1,5 @@
-import type { JsonObject, JsonValue } from '../generation-options';
-import { isJsonObject } from '../value-guards';
+import { isJsonObject } from '@app/contracts';
+import type { JsonObject, JsonValue } from '@app/contracts';
 import { EMPTY, chars, choice, expandedSize, grammarFault, literal, optional, renderGrammar, rule, sequence, shortestLength } from './grammar-ast';
 import type { GrammarNode, Rules } from './grammar-ast';
 import { branchesExclusive, jsonTypeOf } from './exclusive-branches';

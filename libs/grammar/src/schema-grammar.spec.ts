@@ -2,7 +2,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import fc from 'fast-check';
 import { z } from 'zod';
-import type { JsonValue } from '../generation-options';
+import type { JsonValue } from '@app/contracts';
 import { grammarAccepts, sampleGrammar } from './grammar-sampler';
 import { schemaGrammar } from './schema-grammar';
 import { shortestLength } from './grammar-ast';

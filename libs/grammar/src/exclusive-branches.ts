@@ -1,5 +1,5 @@
-import type { JsonObject, JsonValue } from '../generation-options';
-import { isJsonObject } from '../value-guards';
+import { isJsonObject } from '@app/contracts';
+import type { JsonObject, JsonValue } from '@app/contracts';
 
 /**
  * Whether no value can match two of a `oneOf`'s branches. A grammar writes one branch or another
