@@ -780,15 +780,17 @@ function splitOut([a, b]: [number, number], points: number[]): Array<[number, nu
   return out;
 }
 
+/** A whole-schema limit passed: `what` (the measure found) names the limit. */
+const wholeSchemaOverLimit = (limit: SchemaLimit, what: string): SchemaGrammar => ({
+  ok: false,
+  problem: { kind: 'limit', keyword: limit, path: '$', message: `${what} exceeds the limit of ${SCHEMA_LIMITS[limit]} (${limit}).` },
+});
+
 /** The grammar of a schema: rules from `root`, or the problem that refuses it. */
 export function schemaGrammar(schema: JsonValue, options: SchemaGrammarOptions): SchemaGrammar {
   try {
     const size = JSON.stringify(schema)?.length ?? 0;
-    if (size > SCHEMA_LIMITS.size)
-      return {
-        ok: false,
-        problem: { kind: 'limit', keyword: 'size', path: '$', message: `The schema is ${size} characters, over the limit of ${SCHEMA_LIMITS.size} (size).` },
-      };
+    if (size > SCHEMA_LIMITS.size) return wholeSchemaOverLimit('size', `The schema's ${size} characters`);
     const builder = new SchemaGrammarBuilder(schema, options.strict);
     builder.rules.set('root', EMPTY);
     const root = builder.visit(schema, '$', 0);
@@ -804,27 +806,10 @@ export function schemaGrammar(schema: JsonValue, options: SchemaGrammarOptions):
       return { ok: false, problem: { kind: 'invalid', keyword: '$ref', path: '$', message } };
     }
     const shortest = shortestLength(builder.rules);
-    if (shortest > SCHEMA_LIMITS.shortestValue)
-      return {
-        ok: false,
-        problem: {
-          kind: 'limit',
-          keyword: 'shortestValue',
-          path: '$',
-          message: `The schema's shortest value is ${shortest} characters, over the limit of ${SCHEMA_LIMITS.shortestValue} (shortestValue): no answer could fit it.`,
-        },
-      };
+    // No answer could hold it: every one would end cut by max_tokens or the context.
+    if (shortest > SCHEMA_LIMITS.shortestValue) return wholeSchemaOverLimit('shortestValue', `The schema's shortest value, ${shortest} characters,`);
     const symbols = expandedSize(builder.rules);
-    if (symbols > SCHEMA_LIMITS.grammarSymbols)
-      return {
-        ok: false,
-        problem: {
-          kind: 'limit',
-          keyword: 'grammarSymbols',
-          path: '$',
-          message: `The schema's grammar would hold ${symbols} symbols, over the limit of ${SCHEMA_LIMITS.grammarSymbols} (grammarSymbols).`,
-        },
-      };
+    if (symbols > SCHEMA_LIMITS.grammarSymbols) return wholeSchemaOverLimit('grammarSymbols', `The schema's grammar, ${symbols} symbols written out,`);
     return { ok: true, rules: builder.rules, ignored: builder.ignored };
   } catch (error) {
     if (error instanceof Refusal) return { ok: false, problem: error.problem };
