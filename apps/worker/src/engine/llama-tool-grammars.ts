@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { GrammarSchema, ToolDefinition } from '@app/contracts';
 import type { ChatModelFunctions, ChatWrapper, GbnfJsonSchema, Llama } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
 import { schemaGbnf } from './llama-grammars';
@@ -14,8 +14,6 @@ import { schemaGbnf } from './llama-grammars';
  * arguments that come back satisfy both: node-llama-cpp's own check of them against the stand-in
  * (any object) passes. The prompt shows the schema as sent (see `showingSchemas`).
  */
-const MARKER_PREFIX = 'queued-tool-grammar-';
-const MARKER = new RegExp(`${MARKER_PREFIX}[0-9a-f]{40}`);
 /** What LlamaChat waits for after a call's arguments (FunctionCallParamsGrammar's stop trigger). */
 const PARAMS_END = '\n'.repeat(4);
 /** Built grammars kept per schema, beyond those of running jobs. */
@@ -33,6 +31,13 @@ interface AddonGrammarClass {
 }
 
 export class LlamaToolGrammars {
+  /**
+   * Names a tool grammar in a stand-in. Secret to this engine, so that no request can name one:
+   * a response format's `enum` or `const` is written into its grammar as is, and one that held a
+   * tool grammar's name would have been given that grammar, or failed as a tool grammar gone.
+   */
+  private readonly markerPrefix = `queued-tool-grammar-${randomBytes(16).toString('hex')}-`;
+  private readonly marker = new RegExp(`${this.markerPrefix}[0-9a-f]{40}`);
   private readonly built = new Map<string, ToolGrammar>();
   /** Grammars of running jobs by marker, with how many jobs use each. */
   private readonly active = new Map<string, { gbnf: string; users: number }>();
@@ -55,7 +60,7 @@ export class LlamaToolGrammars {
 
   /** The tool's grammar for a stand-in node-llama-cpp rendered; any other grammar as it is. */
   substitute(gbnf: string): string {
-    const marker = MARKER.exec(gbnf)?.[0];
+    const marker = this.marker.exec(gbnf)?.[0];
     if (marker === undefined) return gbnf;
     const active = this.active.get(marker);
     if (!active) throw new Error('a tool grammar was compiled after its job ended');
@@ -112,7 +117,7 @@ export class LlamaToolGrammars {
     if (grammar) this.built.delete(key);
     else {
       const gbnf = schemaGbnf(schema, PARAMS_END);
-      const marker = `${MARKER_PREFIX}${createHash('sha1').update(gbnf).digest('hex')}`;
+      const marker = `${this.markerPrefix}${createHash('sha1').update(gbnf).digest('hex')}`;
       const standIn = { oneOf: [{ type: 'object', additionalProperties: true }, { const: marker }] } as unknown as GbnfJsonSchema;
       this.shown.set(standIn, schema);
       grammar = { marker, gbnf, standIn };
