@@ -25,15 +25,17 @@ describe('stored responses: owners and bounds', () => {
   const create = (client: OpenAI, input: string): Promise<OpenAI.Responses.Response> =>
     client.responses.create({ model: STACK_MODEL, input, max_output_tokens: 16 });
 
-  it('answers 404 to another key on every route, and its item_reference finds nothing', async () => {
+  it('answers 404 to another key on every route (400 previous_response_not_found to a create), and its item_reference finds nothing', async () => {
     const mine = await create(owner, 'Hello');
     const notFound = { status: 404 };
     await expect(stranger.responses.retrieve(mine.id)).rejects.toMatchObject(notFound);
     await expect(stranger.responses.inputItems.list(mine.id)).rejects.toMatchObject(notFound);
     await expect(stranger.responses.delete(mine.id)).rejects.toMatchObject(notFound);
+    // A response of another key is not found for this one, and a create continuing it is a 400 as at OpenAI.
     await expect(stranger.responses.create({ model: STACK_MODEL, input: 'Go on', previous_response_id: mine.id })).rejects.toMatchObject({
-      ...notFound,
+      status: 400,
       param: 'previous_response_id',
+      code: 'previous_response_not_found',
     });
     await expect(stranger.responses.create({ model: STACK_MODEL, input: [{ type: 'item_reference', id: mine.output[0].id! }] })).rejects.toMatchObject({
       ...notFound,

@@ -212,7 +212,7 @@ describe('Responses API (POST /v1/responses)', () => {
       headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: stack.model, input: 'Go on', previous_response_id: unstored.id }),
     });
-    expect(refused.status).toBe(404);
+    expect(refused.status).toBe(400);
     const body = await refused.json();
     assertMatchesResponsesSchema('ErrorResponse', body);
     expect(body).toMatchObject({ error: { param: 'previous_response_id', code: 'previous_response_not_found' } });
@@ -228,6 +228,34 @@ describe('Responses API (POST /v1/responses)', () => {
     await expect(
       client.responses.create({ model: stack.model, input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'https://x', detail: 'auto' }] }] }),
     ).rejects.toMatchObject({ status: 400, param: 'input[0].content[0].type' });
+  });
+
+  it("keeps an assistant message's phase as sent, echoes the penalties, and refuses a phase it does not know", async () => {
+    const input: OpenAI.Responses.ResponseInput = [
+      { role: 'user', content: 'Where is the rabbit?' },
+      { type: 'message', role: 'assistant', content: 'Looking.', phase: 'commentary' },
+      { role: 'user', content: 'And now?' },
+    ];
+    // Open Responses' fields, which this openai package does not declare: sent as they are.
+    const body = { model: stack.model, input, max_output_tokens: 16, presence_penalty: 0.5, frequency_penalty: 0.25 };
+    const response = await client.responses.create(body);
+    assertMatchesResponsesSchema('Response', response);
+    expect(response).toMatchObject({ presence_penalty: 0.5, frequency_penalty: 0.25 });
+    const items = await other.responses.inputItems.list(response.id, { order: 'asc' });
+    assertMatchesResponsesSchema('ResponseItemList', {
+      object: 'list',
+      data: items.data,
+      has_more: items.has_more,
+      first_id: items.data[0].id,
+      last_id: items.data.at(-1)!.id,
+    });
+    expect(items.data.map((item) => (item.type === 'message' ? [item.role, (item as { phase?: string }).phase] : [item.type]))).toEqual([
+      ['user', undefined],
+      ['assistant', 'commentary'],
+      ['user', undefined],
+    ]);
+    const wrong = [{ type: 'message', role: 'assistant', content: 'Hm.', phase: 'aside' }] as unknown as OpenAI.Responses.ResponseInput;
+    await expect(client.responses.create({ model: stack.model, input: wrong })).rejects.toMatchObject({ status: 400, param: 'input[0].phase' });
   });
 
   it('offers hosted tools to nobody: a request with web_search beside a function is answered', async () => {

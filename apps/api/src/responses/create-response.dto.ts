@@ -187,6 +187,18 @@ export class CreateResponseDto {
   top_p?: number;
 
   @IsOptional()
+  @IsNumber(FINITE)
+  @Min(-2)
+  @Max(2)
+  frequency_penalty?: number;
+
+  @IsOptional()
+  @IsNumber(FINITE)
+  @Min(-2)
+  @Max(2)
+  presence_penalty?: number;
+
+  @IsOptional()
   @IsInt()
   @Min(0)
   @Max(MAX_TOP_LOGPROBS)

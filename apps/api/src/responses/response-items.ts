@@ -12,7 +12,15 @@ export type ItemContentPart = { type: 'input_text'; text: string } | { type: 'ou
  */
 export type ConversationItem =
   | { type: 'message'; id: string; role: 'user' | 'system' | 'developer'; content: ItemContentPart[]; status: 'completed' }
-  | { type: 'message'; id: string; role: 'assistant'; content: ItemContentPart[]; status: 'completed' | 'incomplete' | 'in_progress' }
+  | {
+      type: 'message';
+      id: string;
+      role: 'assistant';
+      content: ItemContentPart[];
+      status: 'completed' | 'incomplete' | 'in_progress';
+      /** Commentary or the final answer, as the client sent it (Codex resends it every turn); kept as given. */
+      phase?: MessagePhase;
+    }
   | { type: 'function_call'; id: string; call_id: string; name: string; arguments: string; status: 'completed' | 'incomplete' | 'in_progress' }
   | { type: 'function_call_output'; id: string; call_id: string; output: string; status: 'completed' }
   | {
@@ -24,6 +32,17 @@ export type ConversationItem =
       encrypted_content?: string | null;
       status?: 'completed' | 'incomplete' | 'in_progress';
     };
+
+const MESSAGE_PHASES = ['commentary', 'final_answer'] as const;
+export type MessagePhase = (typeof MESSAGE_PHASES)[number];
+
+/** An assistant message's `phase`, when it has one. */
+function phaseOf(raw: Record<string, unknown>, at: string): { phase?: MessagePhase } {
+  const phase = raw.phase;
+  if (phase === undefined || phase === null) return {};
+  if (!MESSAGE_PHASES.includes(phase as MessagePhase)) throw invalid(`'${at}.phase' must be one of ${MESSAGE_PHASES.join(', ')}.`, `${at}.phase`);
+  return { phase: phase as MessagePhase };
+}
 
 /** What an `item_reference` resolves to: an item stored earlier for the same API key, or nothing. */
 export type ItemLookup = (id: string) => Promise<ConversationItem | undefined>;
@@ -105,7 +124,9 @@ async function normaliseItem(raw: Record<string, unknown>, at: string, lookup: I
       }
       const content = contentParts(raw.content, role, at);
       const id = optionalId(raw, at) ?? newItemId('msg');
-      return role === 'assistant' ? { type: 'message', id, role, content, status: 'completed' } : { type: 'message', id, role, content, status: 'completed' };
+      return role === 'assistant'
+        ? { type: 'message', id, role, content, status: 'completed', ...phaseOf(raw, at) }
+        : { type: 'message', id, role, content, status: 'completed' };
     }
     case 'function_call':
       return {

@@ -44,6 +44,8 @@ export interface ResponseSettings {
   maxOutputTokens: number | null;
   temperature: number;
   topP: number;
+  frequencyPenalty: number;
+  presencePenalty: number;
   topLogprobs: number;
   /** Output text carries each token's log probability (`include: ["message.output_text.logprobs"]` or `top_logprobs`). */
   logprobs: boolean;
@@ -272,8 +274,8 @@ export function toResponseJob(
         topP: request.top_p ?? 1,
         maxTokens: request.max_output_tokens ?? undefined,
         stop: [],
-        frequencyPenalty: 0,
-        presencePenalty: 0,
+        frequencyPenalty: request.frequency_penalty ?? 0,
+        presencePenalty: request.presence_penalty ?? 0,
         // The Responses API has no seed; answers must vary, and a retried job samples the same way.
         seed: randomInt(2 ** 32),
       },
@@ -296,6 +298,8 @@ export function toResponseJob(
     maxOutputTokens: request.max_output_tokens ?? null,
     temperature: job.options.sampling.temperature,
     topP: job.options.sampling.topP,
+    frequencyPenalty: job.options.sampling.frequencyPenalty,
+    presencePenalty: job.options.sampling.presencePenalty,
     topLogprobs: request.top_logprobs ?? 0,
     logprobs: logprobs !== undefined,
     // `generate_summary` is the older name of `summary`.

@@ -63,6 +63,9 @@ export function responseObject(identity: ResponseIdentity, state: ResponseState)
     tools: settings.tools,
     top_logprobs: settings.topLogprobs,
     top_p: settings.topP,
+    // Not in OpenAI's document of this commit, which allows them; Open Responses requires both.
+    frequency_penalty: settings.frequencyPenalty,
+    presence_penalty: settings.presencePenalty,
     truncation: settings.truncation,
     // An object in OpenAI's schema: absent until the response has ended.
     ...(state.usage ? { usage: responseUsage(state.usage) } : {}),

@@ -25,6 +25,8 @@ const record: StoredResponseRecord = {
       maxOutputTokens: null,
       temperature: 1,
       topP: 1,
+      frequencyPenalty: 0,
+      presencePenalty: 0,
       topLogprobs: 0,
       logprobs: false,
       reasoning: { effort: null, summary: null },

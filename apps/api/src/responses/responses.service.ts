@@ -116,7 +116,9 @@ export class ResponsesService {
     if (previousId === undefined) return undefined;
     const found = await this.stored.find(owner, previousId);
     const previous = found && (await this.settlement.current(found));
-    if (!previous) throw OpenAiError.notFound(`Previous response with id '${previousId}' not found.`, 'previous_response_id', 'previous_response_not_found');
+    // A 400, as OpenAI answers it: clients branch on the code (Open Responses, the Agents SDK).
+    if (!previous)
+      throw OpenAiError.invalidRequest(`Previous response with id '${previousId}' not found.`, 'previous_response_id', 'previous_response_not_found');
     if (previous.state.status === 'queued' || previous.state.status === 'in_progress') {
       throw OpenAiError.invalidRequest(`Previous response with id '${previousId}' is still in progress.`, 'previous_response_id', 'invalid_value');
     }
