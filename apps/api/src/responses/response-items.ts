@@ -21,7 +21,16 @@ export type ConversationItem =
       /** Commentary or the final answer, as the client sent it (Codex resends it every turn); kept as given. */
       phase?: MessagePhase;
     }
-  | { type: 'function_call'; id: string; call_id: string; name: string; arguments: string; status: 'completed' | 'incomplete' | 'in_progress' }
+  | {
+      type: 'function_call';
+      id: string;
+      call_id: string;
+      name: string;
+      arguments: string;
+      status: 'completed' | 'incomplete' | 'in_progress';
+      /** The `namespace` tool whose member was called (Codex's MCP servers). */
+      namespace?: string;
+    }
   | { type: 'function_call_output'; id: string; call_id: string; output: string; status: 'completed' }
   | {
       type: 'reasoning';
@@ -42,6 +51,14 @@ function phaseOf(raw: Record<string, unknown>, at: string): { phase?: MessagePha
   if (phase === undefined || phase === null) return {};
   if (!MESSAGE_PHASES.includes(phase as MessagePhase)) throw invalid(`'${at}.phase' must be one of ${MESSAGE_PHASES.join(', ')}.`, `${at}.phase`);
   return { phase: phase as MessagePhase };
+}
+
+/** A replayed call's `namespace`, when it has one. */
+function namespaceOf(raw: Record<string, unknown>, at: string): { namespace?: string } {
+  const namespace = raw.namespace;
+  if (namespace === undefined || namespace === null) return {};
+  if (typeof namespace !== 'string' || namespace === '') throw invalid(`'${at}.namespace' must be a non-empty string.`, `${at}.namespace`);
+  return { namespace };
 }
 
 /** What an `item_reference` resolves to: an item stored earlier for the same API key, or nothing. */
@@ -136,6 +153,7 @@ async function normaliseItem(raw: Record<string, unknown>, at: string, lookup: I
         name: requiredString(raw, 'name', at),
         arguments: requiredString(raw, 'arguments', at),
         status: 'completed',
+        ...namespaceOf(raw, at),
       };
     case 'function_call_output': {
       const output = raw.output;

@@ -92,3 +92,45 @@ describe('toResponseJob: tool_choice', () => {
     expect(refusal).toMatchObject({ status: 400, param: 'tool_choice' });
   });
 });
+
+describe('toResponseJob: namespace tools (Codex sends each MCP server as one)', () => {
+  const fn = (name: string) => ({ type: 'function', name, parameters: { type: 'object', properties: {} } });
+  const jobFor = (tools: object[]) =>
+    toResponseJob(plainToInstance(CreateResponseDto, { model: 'm', tools }), [user('Who pours the tea?')], 0, 'resp_1', 1_000, 30_000);
+
+  it("offers each member under its own name where no other tool has it, else its namespace's, and maps calls back", () => {
+    const { job, settings } = jobFor([
+      fn('search'),
+      { type: 'namespace', name: 'crm', description: 'The CRM', tools: [fn('search'), fn('lookup')] },
+      { type: 'web_search' },
+    ]);
+    expect(job.options.tools?.definitions.map((tool) => tool.name)).toEqual(['search', 'crm_search', 'lookup']);
+    expect(settings.calledAs).toEqual({ crm_search: { name: 'search', namespace: 'crm' }, lookup: { name: 'lookup', namespace: 'crm' } });
+    expect(settings.tools.map((tool) => [tool.type, tool.name])).toEqual([
+      ['function', 'search'],
+      ['namespace', 'crm'],
+    ]);
+  });
+
+  it('keeps an offered name within 64 characters, and gives a replayed call the name the model knows', () => {
+    const long = 'n'.repeat(40);
+    const member = 'm'.repeat(40);
+    const { job } = toResponseJob(
+      plainToInstance(CreateResponseDto, { model: 'm', tools: [fn(member), { type: 'namespace', name: long, tools: [fn(member)] }] }),
+      [
+        user('q'),
+        { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: member, namespace: long, arguments: '{}', status: 'completed' },
+        { type: 'function_call_output', id: 'fco_1', call_id: 'call_1', output: 'ok', status: 'completed' },
+      ],
+      0,
+      'resp_1',
+      1_000,
+      30_000,
+    );
+    const offered = job.options.tools?.definitions[1].name ?? '';
+    expect(offered.length).toBeLessThanOrEqual(64);
+    expect(offered).not.toBe(member);
+    const replayed = job.options.messages[1];
+    expect(replayed.role === 'assistant' ? replayed.toolCalls?.[0].name : undefined).toBe(offered);
+  });
+});

@@ -1,4 +1,4 @@
-import { callsAllowed } from '@app/contracts';
+import { callsAllowed, isRecord } from '@app/contracts';
 import type {
   ChatMessage,
   CompletionJobInput,
@@ -18,6 +18,8 @@ import { OpenAiError } from '../errors/openai-error';
 import type { CreateResponseDto } from './create-response.dto';
 import { itemText } from './response-items';
 import type { ConversationItem } from './response-items';
+import { NamespacedToolNames } from './namespace-tools';
+import type { CalledAs } from './namespace-tools';
 
 const invalid = (message: string, param: string): OpenAiError => OpenAiError.invalidRequest(message, param, 'invalid_value');
 
@@ -37,7 +39,9 @@ export type TextFormatEcho =
 /** The request's settings as every Response object of it repeats them. */
 export interface ResponseSettings {
   instructions: string | null;
-  tools: FunctionToolEcho[];
+  tools: Array<FunctionToolEcho | NamespaceToolEcho>;
+  /** The names the model was offered for namespace members, and who they are (absent in records stored before namespaces). */
+  calledAs?: Record<string, CalledAs>;
   toolChoice: unknown;
   parallelToolCalls: boolean;
   textFormat: TextFormatEcho;
@@ -60,49 +64,92 @@ export interface ResponseSettings {
   background: boolean;
 }
 
-/**
- * Tools that run on OpenAI's side (web search, file search, code interpreter, image generation,
- * computer use, MCP connectors, Codex's `namespace` and `tool_search`, custom grammar tools):
- * nothing here can run them, so they are not offered to the model. A client that sends them by
- * default (Codex sends `web_search`) still works; the response's `tools` lists only the
- * functions the model was offered.
- */
-const isFunctionTool = (tool: Record<string, unknown>): boolean => tool.type === 'function';
+/** A `namespace` tool as the Response object echoes it: its member functions as offered. */
+export interface NamespaceToolEcho {
+  type: 'namespace';
+  name: string;
+  description: string | null;
+  tools: FunctionToolEcho[];
+}
 
-function functionTools(request: CreateResponseDto): { definitions: ToolDefinition[]; echoes: FunctionToolEcho[] } {
+/**
+ * Function tools, and the functions of `namespace` tools (Codex sends each MCP server's tools as
+ * one), are offered to the model; a namespace member's call comes back with its own name and its
+ * `namespace` (NamespacedToolNames). Tools that run on OpenAI's side (web search, file search, code
+ * interpreter, image generation, computer use, MCP connectors, `tool_search`, custom grammar tools)
+ * cannot run here, so they are not offered. A client that sends them by default (Codex sends
+ * `web_search`) still works; the response's `tools` lists only what the model was offered.
+ */
+function functionTools(request: CreateResponseDto): {
+  definitions: ToolDefinition[];
+  echoes: Array<FunctionToolEcho | NamespaceToolEcho>;
+  names: NamespacedToolNames;
+} {
+  const tools = request.tools ?? [];
   const definitions: ToolDefinition[] = [];
-  const echoes: FunctionToolEcho[] = [];
-  const names = new Set<string>();
-  for (const [index, tool] of (request.tools ?? []).entries()) {
-    if (!isFunctionTool(tool)) continue;
+  const echoes: Array<FunctionToolEcho | NamespaceToolEcho> = [];
+  const plain = new Set<string>();
+  for (const [index, tool] of tools.entries()) {
+    if (tool.type !== 'function') continue;
+    const offered = functionTool(tool, `tools[${index}]`);
+    if (plain.has(offered.definition.name)) throw invalid(`Two tools are named '${offered.definition.name}'.`, `tools[${index}].name`);
+    plain.add(offered.definition.name);
+    definitions.push(offered.definition);
+    echoes.push(offered.echo);
+  }
+  const names = new NamespacedToolNames(plain);
+  const namespaces = new Set<string>();
+  for (const [index, tool] of tools.entries()) {
+    if (tool.type !== 'namespace') continue;
     const param = `tools[${index}]`;
-    const { name, description, parameters, strict } = tool;
+    const { name, description, tools: members } = tool;
     if (typeof name !== 'string' || !FUNCTION_NAME.test(name))
       throw invalid(`'${param}.name' must be 1-64 characters of a-z, A-Z, 0-9, underscores and dashes.`, `${param}.name`);
-    if (names.has(name)) throw invalid(`Two tools are named '${name}'.`, `${param}.name`);
-    names.add(name);
-    if (description !== undefined && description !== null && typeof description !== 'string')
-      throw invalid(`'${param}.description' must be a string.`, `${param}.description`);
-    if (strict !== undefined && strict !== null && typeof strict !== 'boolean') throw invalid(`'${param}.strict' must be a boolean.`, `${param}.strict`);
-    const schema = (parameters ?? { type: 'object', properties: {} }) as JsonValue;
-    if ((schema as { type?: unknown }).type !== 'object')
-      throw invalid(`A function's parameters must be a JSON Schema of type 'object'.`, `${param}.parameters`);
-    definitions.push({
-      name,
-      ...(typeof description === 'string' ? { description } : {}),
-      parameters: checkedSchema(schema, `${param}.parameters`, strict !== false, 'invalid_function_parameters'),
-    });
-    // Arguments always satisfy the schema here (a grammar), strict or not; strict, as at OpenAI, is the
-    // default for a Responses function tool, so a keyword no grammar enforces is refused unless strict: false.
-    echoes.push({
-      type: 'function',
-      name,
-      description: typeof description === 'string' ? description : null,
-      parameters: schema as Record<string, unknown>,
-      strict: strict !== false,
-    });
+    if (namespaces.has(name)) throw invalid(`Two namespaces are named '${name}'.`, `${param}.name`);
+    namespaces.add(name);
+    if (!Array.isArray(members) || members.length === 0) throw invalid(`'${param}.tools' must be a non-empty array of tools.`, `${param}.tools`);
+    const memberEchoes: FunctionToolEcho[] = [];
+    const memberNames = new Set<string>();
+    for (const [at, member] of (members as unknown[]).entries()) {
+      // A namespace's custom tools are not offered, as custom tools outside one are not.
+      if (!isRecord(member) || member.type !== 'function') continue;
+      const offered = functionTool(member, `${param}.tools[${at}]`);
+      const own = offered.definition.name;
+      if (memberNames.has(own)) throw invalid(`Two tools of namespace '${name}' are named '${own}'.`, `${param}.tools[${at}].name`);
+      memberNames.add(own);
+      definitions.push({ ...offered.definition, name: names.offer(name, own) });
+      memberEchoes.push(offered.echo);
+    }
+    echoes.push({ type: 'namespace', name, description: typeof description === 'string' ? description : null, tools: memberEchoes });
   }
-  return { definitions, echoes };
+  return { definitions, echoes, names };
+}
+
+/** One function tool, checked: what the engine gets, and what the Response object echoes. */
+function functionTool(tool: Record<string, unknown>, param: string): { definition: ToolDefinition; echo: FunctionToolEcho } {
+  const { name, description, parameters, strict } = tool;
+  if (typeof name !== 'string' || !FUNCTION_NAME.test(name))
+    throw invalid(`'${param}.name' must be 1-64 characters of a-z, A-Z, 0-9, underscores and dashes.`, `${param}.name`);
+  if (description !== undefined && description !== null && typeof description !== 'string')
+    throw invalid(`'${param}.description' must be a string.`, `${param}.description`);
+  if (strict !== undefined && strict !== null && typeof strict !== 'boolean') throw invalid(`'${param}.strict' must be a boolean.`, `${param}.strict`);
+  const schema = (parameters ?? { type: 'object', properties: {} }) as JsonValue;
+  if ((schema as { type?: unknown }).type !== 'object') throw invalid(`A function's parameters must be a JSON Schema of type 'object'.`, `${param}.parameters`);
+  // Arguments always satisfy the schema here (a grammar), strict or not; strict, as at OpenAI, is the
+  // default for a Responses function tool, so a keyword no grammar enforces is refused unless strict: false.
+  const definition: ToolDefinition = {
+    name,
+    ...(typeof description === 'string' ? { description } : {}),
+    parameters: checkedSchema(schema, `${param}.parameters`, strict !== false, 'invalid_function_parameters'),
+  };
+  const echo: FunctionToolEcho = {
+    type: 'function',
+    name,
+    description: typeof description === 'string' ? description : null,
+    parameters: schema as Record<string, unknown>,
+    strict: strict !== false,
+  };
+  return { definition, echo };
 }
 
 function toolChoice(request: CreateResponseDto, names: Set<string>): ToolChoice {
@@ -168,7 +215,13 @@ function checkedText(text: string, param: string): string {
  * is dropped. `encrypted_content` is not read: nothing here encrypts, and another provider's
  * cannot be decrypted (OpenAI drops what it cannot decrypt in the same way).
  */
-export function toChatMessages(instructions: string | null, items: ConversationItem[], firstInputIndex: number): ChatMessage[] {
+export function toChatMessages(
+  instructions: string | null,
+  items: ConversationItem[],
+  firstInputIndex: number,
+  /** The name the model knows a call by (a namespace member's is the name it was offered). */
+  modelName: (call: { name: string; namespace?: string }) => string = (call) => call.name,
+): ChatMessage[] {
   const messages: ChatMessage[] = instructions ? [{ role: 'system', content: checkedText(instructions, 'instructions') }] : [];
   const calledIds = new Set<string>();
   let thought: string | undefined;
@@ -192,7 +245,7 @@ export function toChatMessages(instructions: string | null, items: ConversationI
         break;
       }
       case 'function_call': {
-        const call: ToolCall = { id: item.call_id, name: item.name, arguments: item.arguments };
+        const call: ToolCall = { id: item.call_id, name: modelName(item), arguments: item.arguments };
         calledIds.add(item.call_id);
         if (last?.role === 'assistant' && thought === undefined) last.toolCalls = [...(last.toolCalls ?? []), call];
         else messages.push({ role: 'assistant', content: '', toolCalls: [call], ...takeThought() });
@@ -250,7 +303,7 @@ export function toResponseJob(
   // A background response is polled, cancelled and resumed through its stored record.
   if (request.background === true && request.store === false)
     throw invalid(`Background responses must be stored; 'background': true requires 'store': true.`, 'background');
-  const { definitions, echoes } = functionTools(request);
+  const { definitions, echoes, names } = functionTools(request);
   const choice = toolChoice(request, new Set(definitions.map((tool) => tool.name)));
   if (definitions.length === 0 && (choice.type === 'required' || choice.type === 'function'))
     throw invalid(`'tool_choice' requires function tools in 'tools'.`, 'tool_choice');
@@ -268,7 +321,7 @@ export function toResponseJob(
     id: responseId,
     model: request.model,
     options: {
-      messages: toChatMessages(instructions, items, firstInputIndex),
+      messages: toChatMessages(instructions, items, firstInputIndex, (call) => names.modelName(call)),
       sampling: {
         temperature: request.temperature ?? 1,
         topP: request.top_p ?? 1,
@@ -292,6 +345,7 @@ export function toResponseJob(
   const settings: ResponseSettings = {
     instructions,
     tools: echoes,
+    calledAs: names.calledAs(),
     toolChoice: request.tool_choice ?? 'auto',
     parallelToolCalls: request.parallel_tool_calls ?? true,
     textFormat: echo,

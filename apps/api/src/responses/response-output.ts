@@ -25,6 +25,8 @@ interface FunctionCallState {
   id: string;
   callId: string;
   name: string;
+  /** A namespace member's namespace (its `name` is the member's own then). */
+  namespace?: string;
   arguments: string;
   /** The engine's index of the call, to tell a new call from more of the last. */
   index: number;
@@ -56,6 +58,7 @@ const functionCallItem = (item: FunctionCallState): ConversationItem => ({
   name: item.name,
   arguments: item.arguments,
   status: item.status,
+  ...(item.namespace === undefined ? {} : { namespace: item.namespace }),
 });
 
 /**
@@ -75,7 +78,7 @@ const reasoningItem = (item: ReasoningState, withSummary: boolean): Conversation
 };
 
 /** What the request asked of the output beyond its items: per-token log probabilities, a summary of the thought. */
-export type OutputSettings = Pick<ResponseSettings, 'logprobs' | 'reasoning'>;
+export type OutputSettings = Pick<ResponseSettings, 'logprobs' | 'reasoning' | 'calledAs'>;
 
 /** `reasoning.summary` asked for (any of `auto`, `concise`, `detailed`): the thought is given as the summary too. */
 export const wantsSummary = (settings: OutputSettings): boolean => settings.reasoning.summary !== null;
@@ -104,6 +107,7 @@ export class ResponseOutput {
   private sequence: number;
   private readonly withLogprobs: boolean;
   private readonly withSummary: boolean;
+  private readonly calledAs: NonNullable<OutputSettings['calledAs']>;
 
   constructor(
     private readonly responseId: string,
@@ -114,6 +118,7 @@ export class ResponseOutput {
     this.sequence = firstSequenceNumber;
     this.withLogprobs = settings.logprobs;
     this.withSummary = wantsSummary(settings);
+    this.calledAs = settings.calledAs ?? {};
   }
 
   /** The sequence number the next event gets. */
@@ -242,20 +247,28 @@ export class ResponseOutput {
         type: 'function_call',
         id: outputItemId(this.responseId, 'fc', outputIndex),
         callId: id ?? newToolCallId(),
-        name: name ?? '',
+        name: '',
         arguments: '',
         index,
         status: 'in_progress',
       };
+      if (name !== undefined) this.nameCall(call, name);
       this.items.push(call);
       this.open = call;
       this.event('response.output_item.added', { output_index: outputIndex, item: functionCallItem(call) });
     }
     const call = this.open as FunctionCallState;
-    if (name !== undefined && call.name === '') call.name = name;
+    if (name !== undefined && call.name === '') this.nameCall(call, name);
     if (args === '') return;
     call.arguments += args;
     this.event('response.function_call_arguments.delta', { item_id: call.id, output_index: this.items.length - 1, delta: args });
+  }
+
+  /** The call's name as the client knows it: a namespace member's own, with its namespace. */
+  private nameCall(call: FunctionCallState, modelName: string): void {
+    const member = Object.hasOwn(this.calledAs, modelName) ? this.calledAs[modelName] : undefined;
+    call.name = member?.name ?? modelName;
+    if (member) call.namespace = member.namespace;
   }
 
   private openMessage(): void {
