@@ -13,6 +13,17 @@ const WEATHER_TOOL = {
   parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
 };
 
+/** A page of input items as the wire carries it (the client's page object holds the list's fields apart). */
+function assertItemList(items: { data: Array<{ id?: string }>; has_more: boolean }): void {
+  assertMatchesResponsesSchema('ResponseItemList', {
+    object: 'list',
+    data: items.data,
+    has_more: items.has_more,
+    first_id: items.data[0].id,
+    last_id: items.data.at(-1)!.id,
+  });
+}
+
 /** The Responses API through the official client and on the wire, against the real llama worker. */
 describe('Responses API (POST /v1/responses)', () => {
   const stack = e2eStack();
@@ -187,13 +198,7 @@ describe('Responses API (POST /v1/responses)', () => {
     expect(retrieved).toMatchObject({ id: created.id, status: created.status, output: created.output, metadata: { case: 'stored' } });
 
     const items = await other.responses.inputItems.list(created.id, { order: 'asc' });
-    assertMatchesResponsesSchema('ResponseItemList', {
-      object: 'list',
-      data: items.data,
-      has_more: items.has_more,
-      first_id: items.data[0].id,
-      last_id: items.data.at(-1)!.id,
-    });
+    assertItemList(items);
     expect(items.data.map((item) => (item as { content: Array<{ text: string }> }).content[0].text)).toEqual(['Hi', 'And again']);
     const page = await client.responses.inputItems.list(created.id, { limit: 1 });
     expect(page.data.map((item) => item.id)).toEqual([items.data[1].id]);
@@ -242,13 +247,7 @@ describe('Responses API (POST /v1/responses)', () => {
     assertMatchesResponsesSchema('Response', response);
     expect(response).toMatchObject({ presence_penalty: 0.5, frequency_penalty: 0.25 });
     const items = await other.responses.inputItems.list(response.id, { order: 'asc' });
-    assertMatchesResponsesSchema('ResponseItemList', {
-      object: 'list',
-      data: items.data,
-      has_more: items.has_more,
-      first_id: items.data[0].id,
-      last_id: items.data.at(-1)!.id,
-    });
+    assertItemList(items);
     expect(items.data.map((item) => (item.type === 'message' ? [item.role, (item as { phase?: string }).phase] : [item.type]))).toEqual([
       ['user', undefined],
       ['assistant', 'commentary'],
