@@ -1,5 +1,7 @@
 import { isJsonObject } from '@app/contracts';
 import type { JsonObject, JsonValue } from '@app/contracts';
+import { jsonTypeOf } from './schema-keywords';
+import type { TypeName } from './schema-keywords';
 
 /**
  * Whether no value can match two of a `oneOf`'s branches. A grammar writes one branch or another
@@ -19,17 +21,6 @@ export function branchesExclusive(branches: readonly JsonValue[], resolve: (sche
 /** How deep a discriminating property is looked for, and how much work the look may take. */
 const MAX_DEPTH = 8;
 const MAX_STEPS = 100_000;
-
-type JsonType = 'string' | 'number' | 'integer' | 'boolean' | 'null' | 'object' | 'array';
-
-/** The JSON Schema type of a value: `integer` for whole numbers. */
-export function jsonTypeOf(value: JsonValue): JsonType {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  if (typeof value === 'object') return 'object';
-  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
-  return typeof value as 'string' | 'boolean';
-}
 
 function exclusive(a: JsonValue, b: JsonValue, resolve: (schema: JsonValue) => JsonValue, depth: number, budget: { steps: number }): boolean {
   if (--budget.steps < 0 || depth > MAX_DEPTH) return false;
@@ -63,20 +54,20 @@ function valuesOf(schema: JsonObject): JsonValue[] | undefined {
 }
 
 /** The types a schema allows by its own `type`; undefined: any. */
-function typesOf(schema: JsonObject): Set<JsonType> | undefined {
+function typesOf(schema: JsonObject): Set<TypeName> | undefined {
   if (schema.type !== undefined) {
-    const types = new Set((Array.isArray(schema.type) ? schema.type : [schema.type]) as JsonType[]);
+    const types = new Set((Array.isArray(schema.type) ? schema.type : [schema.type]) as TypeName[]);
     if (schema.nullable === true) types.add('null');
     return types;
   }
   return undefined;
 }
 
-function admits(types: Set<JsonType> | undefined, type: JsonType): boolean {
+function admits(types: Set<TypeName> | undefined, type: TypeName): boolean {
   return types === undefined || types.has(type) || (type === 'integer' && types.has('number')) || (type === 'number' && types.has('integer'));
 }
 
-const onlyObjects = (types: Set<JsonType> | undefined): boolean => types !== undefined && types.size === 1 && types.has('object');
+const onlyObjects = (types: Set<TypeName> | undefined): boolean => types !== undefined && types.size === 1 && types.has('object');
 
 const requiredOf = (schema: JsonObject): string[] =>
   Array.isArray(schema.required) ? schema.required.filter((name): name is string => typeof name === 'string') : [];

@@ -1,7 +1,7 @@
 import { isJsonObject } from '@app/contracts';
 import type { JsonObject, JsonValue } from '@app/contracts';
 import { arrayGrammar, objectGrammar } from './container-grammar';
-import { branchesExclusive, jsonTypeOf } from './exclusive-branches';
+import { branchesExclusive } from './exclusive-branches';
 import { EMPTY, choice, literal, optional, rule, sequence } from './grammar-ast';
 import type { GrammarNode, Rules } from './grammar-ast';
 import type { GrammarBuild, SchemaProblem } from './grammar-build';
@@ -9,7 +9,7 @@ import { QUOTE, STRING_CHAR, WS, textChoice } from './json-text';
 import { anyNumber } from './number-range';
 import { numberGrammar } from './number-grammar';
 import { stringGrammar } from './string-grammar';
-import { ANNOTATIONS, KEYWORDS_OF, TYPES, UNENFORCED, describe } from './schema-keywords';
+import { ANNOTATIONS, KEYWORDS_OF, TYPES, UNENFORCED, describe, jsonTypeOf } from './schema-keywords';
 import type { TypeName } from './schema-keywords';
 import { SCHEMA_LIMITS } from './schema-limits';
 import type { SchemaLimit } from './schema-limits';

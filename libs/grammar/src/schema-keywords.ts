@@ -56,5 +56,14 @@ export const KEYWORDS_OF: Record<TypeName, string[]> = {
 };
 KEYWORDS_OF.integer = KEYWORDS_OF.number;
 
+/** The JSON Schema type of a value: `integer` for whole numbers. */
+export function jsonTypeOf(value: JsonValue): TypeName {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'object') return 'object';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
+  return typeof value as 'string' | 'boolean';
+}
+
 /** A value, shortened for a message. */
 export const describe = (value: JsonValue): string => JSON.stringify(value).slice(0, 60);

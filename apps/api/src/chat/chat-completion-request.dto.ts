@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { MAX_CHOICES, MAX_TOP_LOGPROBS } from '@app/contracts';
 import { Type } from 'class-transformer';
 import {
@@ -25,6 +26,9 @@ import type { ResponseFormatValue, ToolChoiceValue } from './tool-and-format.dto
 
 export const MAX_MESSAGES = 2048;
 const FINITE = { allowNaN: false, allowInfinity: false };
+
+/** `frequency_penalty` and `presence_penalty`, as both doors take them: optional, -2 to 2. */
+export const IsPenalty = (): PropertyDecorator => applyDecorators(IsOptional(), IsNumber(FINITE), Min(-2), Max(2));
 
 export const MAX_TOOLS = 128;
 
@@ -151,16 +155,10 @@ export class ChatCompletionRequestDto {
   @IsStopSequences()
   stop?: string | string[];
 
-  @IsOptional()
-  @IsNumber(FINITE)
-  @Min(-2)
-  @Max(2)
+  @IsPenalty()
   frequency_penalty?: number;
 
-  @IsOptional()
-  @IsNumber(FINITE)
-  @Min(-2)
-  @Max(2)
+  @IsPenalty()
   presence_penalty?: number;
 
   @IsOptional()

@@ -19,7 +19,7 @@ import {
   buildMessage,
 } from 'class-validator';
 import type { ValidationOptions } from 'class-validator';
-import { PromptCacheOptionsDto } from '../chat/chat-completion-request.dto';
+import { IsPenalty, PromptCacheOptionsDto } from '../chat/chat-completion-request.dto';
 import { IsMetadata } from '../chat/tool-and-format.dto';
 
 const FINITE = { allowNaN: false, allowInfinity: false };
@@ -186,16 +186,10 @@ export class CreateResponseDto {
   @Max(1)
   top_p?: number;
 
-  @IsOptional()
-  @IsNumber(FINITE)
-  @Min(-2)
-  @Max(2)
+  @IsPenalty()
   frequency_penalty?: number;
 
-  @IsOptional()
-  @IsNumber(FINITE)
-  @Min(-2)
-  @Max(2)
+  @IsPenalty()
   presence_penalty?: number;
 
   @IsOptional()

@@ -24,10 +24,11 @@ export class NamespacedToolNames {
 
   /** The name the model is offered for `name` of `namespace`. */
   offer(namespace: string, name: string): string {
-    const hash = createHash('sha256').update(`${namespace}\0${name}`).digest('hex').slice(0, 8);
     const joined = `${namespace}_${name}`;
-    const bounded = joined.length <= MAX_NAME ? joined : `${joined.slice(0, MAX_NAME - hash.length - 1)}_${hash}`;
-    const modelName = [name, bounded, `${bounded.slice(0, MAX_NAME - hash.length - 1)}_${hash}`].find((candidate) => !this.isTaken(candidate));
+    const hash = createHash('sha256').update(`${namespace}\0${name}`).digest('hex').slice(0, 8);
+    const hashed = `${joined.slice(0, MAX_NAME - hash.length - 1)}_${hash}`;
+    const candidates = joined.length <= MAX_NAME ? [name, joined, hashed] : [name, hashed];
+    const modelName = candidates.find((candidate) => !this.taken.has(candidate) && !this.byModelName.has(candidate));
     if (modelName === undefined) throw new Error(`no name left for ${namespace}.${name}`);
     this.byModelName.set(modelName, { name, namespace });
     this.byMember.set(`${namespace}\0${name}`, modelName);
@@ -42,9 +43,5 @@ export class NamespacedToolNames {
   /** The name the model knows a replayed call by: its offered name, else the member's own. */
   modelName(call: { name: string; namespace?: string }): string {
     return call.namespace === undefined ? call.name : (this.byMember.get(`${call.namespace}\0${call.name}`) ?? call.name);
-  }
-
-  private isTaken(name: string): boolean {
-    return this.taken.has(name) || this.byModelName.has(name);
   }
 }

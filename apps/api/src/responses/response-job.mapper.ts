@@ -102,9 +102,8 @@ function functionTools(request: CreateResponseDto): {
   for (const [index, tool] of tools.entries()) {
     if (tool.type !== 'namespace') continue;
     const param = `tools[${index}]`;
-    const { name, description, tools: members } = tool;
-    if (typeof name !== 'string' || !FUNCTION_NAME.test(name))
-      throw invalid(`'${param}.name' must be 1-64 characters of a-z, A-Z, 0-9, underscores and dashes.`, `${param}.name`);
+    const { description, tools: members } = tool;
+    const name = checkedName(tool.name, `${param}.name`);
     if (namespaces.has(name)) throw invalid(`Two namespaces are named '${name}'.`, `${param}.name`);
     namespaces.add(name);
     if (!Array.isArray(members) || members.length === 0) throw invalid(`'${param}.tools' must be a non-empty array of tools.`, `${param}.tools`);
@@ -125,11 +124,17 @@ function functionTools(request: CreateResponseDto): {
   return { definitions, echoes, names };
 }
 
+/** A tool's, namespace's or format's name, as OpenAI allows them. */
+function checkedName(name: unknown, param: string): string {
+  if (typeof name !== 'string' || !FUNCTION_NAME.test(name))
+    throw invalid(`'${param}' must be 1-64 characters of a-z, A-Z, 0-9, underscores and dashes.`, param);
+  return name;
+}
+
 /** One function tool, checked: what the engine gets, and what the Response object echoes. */
 function functionTool(tool: Record<string, unknown>, param: string): { definition: ToolDefinition; echo: FunctionToolEcho } {
-  const { name, description, parameters, strict } = tool;
-  if (typeof name !== 'string' || !FUNCTION_NAME.test(name))
-    throw invalid(`'${param}.name' must be 1-64 characters of a-z, A-Z, 0-9, underscores and dashes.`, `${param}.name`);
+  const { description, parameters, strict } = tool;
+  const name = checkedName(tool.name, `${param}.name`);
   if (description !== undefined && description !== null && typeof description !== 'string')
     throw invalid(`'${param}.description' must be a string.`, `${param}.description`);
   if (strict !== undefined && strict !== null && typeof strict !== 'boolean') throw invalid(`'${param}.strict' must be a boolean.`, `${param}.strict`);
@@ -181,9 +186,8 @@ function textFormat(request: CreateResponseDto): { format: ResponseFormat; echo:
   const format = request.text?.format;
   if (!format || format.type === 'text') return { format: { type: 'text' }, echo: { type: 'text' } };
   if (format.type === 'json_object') return { format: { type: 'json_object' }, echo: { type: 'json_object' } };
-  const { name, schema, strict, description } = format;
-  if (typeof name !== 'string' || !FUNCTION_NAME.test(name))
-    throw invalid(`'text.format.name' must be 1-64 characters of a-z, A-Z, 0-9, underscores and dashes.`, 'text.format.name');
+  const { schema, strict, description } = format;
+  const name = checkedName(format.name, 'text.format.name');
   if (schema === undefined || schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
     throw OpenAiError.invalidRequest(`Missing required parameter: 'text.format.schema'.`, 'text.format.schema', 'missing_required_parameter');
   }
