@@ -1,0 +1,94 @@
+import type { ChatWrapper, Llama, LlamaContext, LlamaModel } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
+import { shareDecodeSteps } from './llama-batching';
+import { logitBias } from './llama-sampling';
+import type { LogitBias } from './llama-sampling';
+import type { SequenceChats } from './llama-sequences';
+import { mustCallWrapper } from './llama-tool-calls';
+import { LlamaToolGrammars } from './llama-tool-grammars';
+
+export interface LlamaCppEngineOptions {
+  modelPath: string;
+  parallelSequences: number;
+  threads: number;
+  contextSize: number;
+  /** The worker's GPU setting; `'false'` is the CPU. */
+  gpu: 'auto' | 'cuda' | 'vulkan' | 'metal' | 'false';
+  /** Keep the shared start of prompts in the sequences (PROMPT_CACHE; on when absent). */
+  promptCache?: boolean;
+  /** Where the engine says which backend and device it got. */
+  log?: (message: string) => void;
+}
+
+/** What the engine runs on: a llama.cpp backend, one model, one context with a pair of chats per sequence. */
+export interface LoadedLlama {
+  llama: Llama;
+  model: LlamaModel;
+  context: LlamaContext;
+  chatWrapper: ChatWrapper;
+  chats: SequenceChats[];
+  tokenBias: LogitBias;
+  toolGrammars: LlamaToolGrammars;
+}
+
+/**
+ * Gets the llama.cpp backend the options ask for and loads onto it, then hands what was loaded to
+ * `start` (the engine's constructor): a failure anywhere after the backend came lets go of it.
+ */
+export async function loadLlama<Engine>(options: LlamaCppEngineOptions, start: (loaded: LoadedLlama) => Engine): Promise<Engine> {
+  // node-llama-cpp is ESM-only with top-level await, so it cannot be require()d from CommonJS.
+  const { getLlama, LlamaLogLevel } = await import('node-llama-cpp');
+  const llama = await getLlama({
+    gpu: options.gpu === 'false' ? false : options.gpu,
+    build: 'never',
+    logLevel: LlamaLogLevel.warn,
+    maxThreads: options.threads,
+  }).catch((error: unknown) => {
+    // An explicit backend that cannot be had is an error at boot, never a silent CPU fallback.
+    const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    throw new Error(`GPU=${String(options.gpu)}: no usable llama.cpp build for that backend on this machine (${reason})`);
+  });
+  // A load that fails lets go of llama.cpp: the thread it ran on ends next, and ending a thread
+  // that still holds llama.cpp aborts the process.
+  return loadOnto(llama, options)
+    .then(start)
+    .catch(async (error: unknown) => {
+      await llama.dispose();
+      throw error;
+    });
+}
+
+/** Loads the model, its context and its chats onto a llama.cpp backend. */
+async function loadOnto(llama: Llama, options: LlamaCppEngineOptions): Promise<LoadedLlama> {
+  const { LlamaChat: LlamaChatClass, LlamaText: toLlamaText, TokenBias: TokenBiasClass, resolveChatWrapper } = await import('node-llama-cpp');
+  const model = await llama.loadModel({ modelPath: options.modelPath });
+  const vram = await llama.getVramState();
+  const devices = await llama.getGpuDeviceNames();
+  options.log?.(
+    `llama.cpp backend ${llama.gpu === false ? 'cpu' : llama.gpu} (GPU=${String(options.gpu)})` +
+      (devices.length > 0 ? `, devices ${devices.join(', ')}, VRAM ${(vram.total / 2 ** 30).toFixed(1)} GiB (${(vram.free / 2 ** 30).toFixed(1)} free)` : '') +
+      `, ${model.gpuLayers} layers offloaded, ${options.threads} CPU threads`,
+  );
+  const context = await model.createContext({
+    sequences: options.parallelSequences,
+    contextSize: Math.min(options.contextSize, model.trainContextSize),
+    threads: { ideal: options.threads, min: options.threads },
+  });
+  // Resolving the chat template costs ~0.5 s: do it once per model, not once per job.
+  // Tools go to LlamaChat with stand-ins for their schemas; the prompt shows the schemas as sent.
+  const toolGrammars = LlamaToolGrammars.install(llama);
+  const chatWrapper = toolGrammars.showingSchemas(resolveChatWrapper(model));
+  const forcedWrapper = mustCallWrapper(chatWrapper, toLlamaText(chatWrapper.settings.functions.call.prefix));
+  const chats = Array.from({ length: options.parallelSequences }, (_, position): SequenceChats => {
+    const contextSequence = context.getSequence();
+    return {
+      position,
+      free: new LlamaChatClass({ contextSequence, chatWrapper, autoDisposeSequence: false }),
+      mustCall: new LlamaChatClass({ contextSequence, chatWrapper: forcedWrapper, autoDisposeSequence: false }),
+    };
+  });
+  const sequences = chats.map(({ free }) => free.sequence);
+  if (!shareDecodeSteps(context, sequences)) {
+    options.log?.('node-llama-cpp changed inside: answers generating at once may take more passes, or wait to start, than they need');
+  }
+  return { llama, model, context, chatWrapper, chats, tokenBias: logitBias(TokenBiasClass, model), toolGrammars };
+}
