@@ -14,4 +14,29 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
     },
   },
+  // The house's floors (docs/architecture.md, "Front doors"): each door under apps/api/src/openai/
+  // stands beside the others and uses only what they share (../shared); the pipeline beneath
+  // serves every door and imports none.
+  {
+    files: ['apps/api/src/openai/*/**/*.ts'],
+    ignores: ['apps/api/src/openai/shared/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^\\.\\./(?!shared/|\\.\\./)', message: 'A front door imports no other door: move what both need to openai/shared/.' }] },
+      ],
+    },
+  },
+  {
+    files: ['apps/api/src/openai/shared/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex: '^\\.\\./(?!\\.\\./)', message: 'What the doors share imports no door.' }] }],
+    },
+  },
+  {
+    files: ['apps/api/src/pipeline/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex: '/openai/', message: 'The pipeline serves every front door and imports none of them.' }] }],
+    },
+  },
 );

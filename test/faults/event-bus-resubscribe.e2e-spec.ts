@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { apiRepliesChannel } from '@app/contracts';
 import { closeRedis, connectRedis, createRedisConnection } from '@app/redis';
 import type { RedisClient } from '@app/redis';
-import { CompletionEventBus } from '../../apps/api/src/completions/completion-event-bus';
+import { CompletionEventBus } from '../../apps/api/src/pipeline/completion-event-bus';
 import type { LocalRedis } from '../../tools/local-stack/redis-server';
 import { startRedisServer } from '../../tools/local-stack/redis-server';
 import { waitFor } from '../support/service-stack';

@@ -4,7 +4,7 @@ import { connectRedis, createRedisConnection } from '@app/redis';
 import type { RedisClient } from '@app/redis';
 import { Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
-import { AffinityLookup } from '../../apps/api/src/completions/affinity-lookup';
+import { AffinityLookup } from '../../apps/api/src/pipeline/affinity-lookup';
 import { e2eStack } from '../support/stack-env';
 
 /**

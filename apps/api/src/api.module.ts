@@ -8,25 +8,26 @@ import { BatchRecords } from './batches/batch-records';
 import { BatchQueue } from './batches/batch-queue';
 import { batchWorkerProviders } from './batches/batch-worker';
 import { BatchesController } from './batches/batches.controller';
-import { ChatCompletionsController } from './chat/chat-completions.controller';
-import { ChatCompletionService } from './chat/chat-completion.service';
-import { ChatCompletionStore } from './chat/chat-completion-store';
+import { ChatCompletionsController } from './openai/chat/chat.controller';
+import { ChatCompletionService } from './openai/chat/chat.service';
+import { ChatCompletionStore } from './openai/chat/chat-completion-store';
 import { ApiRedisModule } from './redis/api-redis.module';
-import { CompletionAdmission } from './completions/completion-admission';
-import { CompletionEventBus } from './completions/completion-event-bus';
-import { CompletionQueues } from './completions/completion-queues';
-import { AffinityLookup } from './completions/affinity-lookup';
-import { AffinityPlacement } from './completions/affinity-placement';
-import { ExpressLane } from './completions/express-lane';
-import { FairShare } from './completions/fair-share';
-import { FairShareCounters } from './completions/fair-share-counters';
-import { CompletionRunner } from './completions/completion-runner';
-import { CompletionUseCase } from './completions/completion-use-case';
-import { ServiceTiers } from './completions/service-tiers';
-import { WaitingLimit } from './completions/waiting-limit';
-import { CompletionResumption } from './stored-completions/completion-resumption';
-import { StoredCompletions } from './stored-completions/stored-completions';
-import { StoredCompletionsController } from './stored-completions/stored-completions.controller';
+import { CompletionAdmission } from './pipeline/completion-admission';
+import { CompletionEventBus } from './pipeline/completion-event-bus';
+import { CompletionQueues } from './pipeline/completion-queues';
+import { AffinityLookup } from './pipeline/affinity-lookup';
+import { AffinityPlacement } from './pipeline/affinity-placement';
+import { ExpressLane } from './pipeline/express-lane';
+import { FairShare } from './pipeline/fair-share';
+import { FairShareCounters } from './pipeline/fair-share-counters';
+import { CompletionRunner } from './pipeline/completion-runner';
+import { CompletionUseCase } from './pipeline/completion-use-case';
+import { ServiceTiers } from './pipeline/service-tiers';
+import { WaitingLimit } from './pipeline/waiting-limit';
+import { EventLogReplay } from './openai/shared/event-log-replay';
+import { CompletionResumption } from './openai/chat/completion-resumption';
+import { StoredCompletions } from './openai/chat/stored-completions';
+import { StoredCompletionsController } from './openai/chat/stored-completions.controller';
 import { ModelRegistry } from './models/model-registry';
 import { ModelsController } from './models/models.controller';
 import { FileRecords } from './files/file-records';
@@ -39,14 +40,14 @@ import { ApiMetrics } from './observability/api-metrics';
 import { HealthController } from './observability/health.controller';
 import { MetricsController } from './observability/metrics.controller';
 import { RequestTelemetry } from './observability/request-telemetry';
-import { ResponsesController } from './responses/responses.controller';
-import { ResponsesService } from './responses/responses.service';
-import { StoredResponses } from './responses/stored-responses';
-import { BackgroundResponses } from './responses/background-responses';
-import { CancelMessages } from './responses/cancel-messages';
-import { ResponseCancellation } from './responses/response-cancellation';
-import { ResponseReplay } from './responses/response-replay';
-import { ResponseSettlement } from './responses/response-settlement';
+import { ResponsesController } from './openai/responses/responses.controller';
+import { ResponsesService } from './openai/responses/responses.service';
+import { StoredResponses } from './openai/responses/stored-responses';
+import { BackgroundResponses } from './openai/responses/background-responses';
+import { CancelMessages } from './openai/responses/cancel-messages';
+import { ResponseCancellation } from './openai/responses/response-cancellation';
+import { ResponseReplay } from './openai/responses/response-replay';
+import { ResponseSettlement } from './openai/responses/response-settlement';
 
 @Module({})
 export class ApiModule {
@@ -84,6 +85,7 @@ export class ApiModule {
         CompletionUseCase,
         ServiceTiers,
         StoredCompletions,
+        EventLogReplay,
         CompletionResumption,
         // The chat door's use case; it stores `store: true` requests through StoredCompletions.
         ChatCompletionService,

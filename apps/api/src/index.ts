@@ -8,5 +8,5 @@ export type { FileRecord } from './files/file-object';
 export { FileRecords } from './files/file-records';
 export { FilesService } from './files/files.service';
 export { LocalFileStorage } from './files/local-file-storage';
-export { WaitingLimit } from './completions/waiting-limit';
+export { WaitingLimit } from './pipeline/waiting-limit';
 export type { ModelRegistry } from './models/model-registry';

@@ -1,8 +1,8 @@
-import { ChatCompletionRequestDto } from './chat/chat-completion-request.dto';
-import { toCompletionJob } from './chat/completion-job.mapper';
+import { ChatCompletionRequestDto } from './openai/chat/chat-request.dto';
+import { toChatJob } from './openai/chat/chat-job.mapper';
 import { validateBody } from './request-pipes';
 
-const jobOf = async (body: object) => toCompletionJob(await validateBody({ model: 'm', ...body }, ChatCompletionRequestDto), 'chatcmpl-1', 1_000, 30_000);
+const jobOf = async (body: object) => toChatJob(await validateBody({ model: 'm', ...body }, ChatCompletionRequestDto), 'chatcmpl-1', 1_000, 30_000);
 const weather = { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } };
 
 describe('request pipes', () => {

@@ -1,7 +1,7 @@
 import { ValidationPipe } from '@nestjs/common';
 import type { ArgumentMetadata, PipeTransform } from '@nestjs/common';
-import { MessageObjectsPipe } from './chat/message-objects.pipe';
-import { NullFieldsPipe } from './chat/null-fields.pipe';
+import { MessageObjectsPipe } from './openai/chat/message-objects.pipe';
+import { NullFieldsPipe } from './openai/chat/null-fields.pipe';
 import { validationErrorToOpenAi } from './errors/validation-errors';
 import { JsonObjectBodyPipe } from './json-object.pipe';
 

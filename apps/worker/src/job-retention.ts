@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { toCompletionJob } from '@app/contracts';
+import { decodeCompletionJob } from '@app/contracts';
 import type { ChatRole, CompletionJobData, CompletionResult, GenerationOptions, ResponseFormat, ToolDefinition } from '@app/contracts';
 import { UnrecoverableError } from 'bullmq';
 import type { Worker } from 'bullmq';
@@ -169,7 +169,7 @@ export class JobRetention {
    */
   private async removeContent(job: RetainedJob): Promise<void> {
     try {
-      await job.updateData(withoutContent(toCompletionJob(job.data)));
+      await job.updateData(withoutContent(decodeCompletionJob(job.data)));
     } catch (error) {
       this.logger.warn(`could not remove the contents of job ${job.data.id}: ${error instanceof Error ? error.message : String(error)}`);
     }

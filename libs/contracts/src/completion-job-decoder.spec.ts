@@ -1,4 +1,4 @@
-import { toCompletionJob, toReplyAddress, UnreadableJobError } from './completion-job-decoder';
+import { decodeCompletionJob, toReplyAddress, UnreadableJobError } from './completion-job-decoder';
 import type { CompletionJobData } from './completion-job';
 
 const replyTo = { channel: 'completion-replies:api-1', stopWhenUnheard: true, log: { key: 'log', keepMs: 60_000, maxEvents: 1000 }, leaseKey: 'lease' };
@@ -53,7 +53,7 @@ const version1 = {
 
 const reasonFor = (data: unknown): string => {
   try {
-    toCompletionJob(data);
+    decodeCompletionJob(data);
   } catch (error) {
     if (error instanceof UnreadableJobError) return error.reason;
     throw error;
@@ -69,21 +69,21 @@ const without = (value: object, field: string): Record<string, unknown> => {
 
 const withOptions = (change: Record<string, unknown>): Record<string, unknown> => ({ ...job, options: { ...options, ...change } });
 
-describe('toCompletionJob', () => {
+describe('decodeCompletionJob', () => {
   it('reads back a job as the API writes it', () => {
-    expect(toCompletionJob(JSON.parse(JSON.stringify(job)))).toEqual(job);
+    expect(decodeCompletionJob(JSON.parse(JSON.stringify(job)))).toEqual(job);
   });
 
   it('keeps fields this version does not name', () => {
-    expect(toCompletionJob({ ...job, addedLater: { x: 1 } })).toMatchObject({ addedLater: { x: 1 } });
+    expect(decodeCompletionJob({ ...job, addedLater: { x: 1 } })).toMatchObject({ addedLater: { x: 1 } });
   });
 
   it('reads a version-1 job, still queued from before, into the command it runs', () => {
-    expect(toCompletionJob(JSON.parse(JSON.stringify(version1)))).toEqual(job);
+    expect(decodeCompletionJob(JSON.parse(JSON.stringify(version1)))).toEqual(job);
   });
 
   it('reads a job written before versions (no v) as version 1', () => {
-    expect(toCompletionJob(without(version1, 'v'))).toEqual(job);
+    expect(decodeCompletionJob(without(version1, 'v'))).toEqual(job);
   });
 
   it('reads a version-1 job with only what it had to have', () => {
@@ -97,7 +97,7 @@ describe('toCompletionJob', () => {
       acceptedAt: 1,
       startDeadline: 2,
     };
-    expect(toCompletionJob(plain)).toStrictEqual({
+    expect(decodeCompletionJob(plain)).toStrictEqual({
       v: 2,
       id: 'c',
       model: 'm',
@@ -109,7 +109,7 @@ describe('toCompletionJob', () => {
 
   it("keeps a version-1 job's retention record beside the command, where the retention reads it", () => {
     const removed = { messages: [{ role: 'user', characters: 2 }], characters: 2 };
-    expect(toCompletionJob({ ...version1, messages: [], contentRemoved: removed })).toMatchObject({ contentRemoved: removed });
+    expect(decodeCompletionJob({ ...version1, messages: [], contentRemoved: removed })).toMatchObject({ contentRemoved: removed });
   });
 
   it.each([

@@ -180,7 +180,7 @@ export class UnreadableJobError extends UnreadableRecordError {
  * not read). Version 1 (and a job written before versions, without `v`) is read into this
  * version's shape. Fields this version does not name are kept as they are.
  */
-export function toCompletionJob(data: unknown): CompletionJobData {
+export function decodeCompletionJob(data: unknown): CompletionJobData {
   if (!isJsonObject(data)) throw new UnreadableJobError('the job payload is not an object');
   const version = data.v ?? 1;
   if (version === 1) return fromVersion1(data);

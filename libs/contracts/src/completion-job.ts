@@ -63,7 +63,7 @@ export interface StoredAnswer {
 
 /**
  * The version of the job payload the API writes. A worker runs the versions it reads (this one,
- * and version 1, which it reads into this shape) and fails any other unrun (toCompletionJob).
+ * and version 1, which it reads into this shape) and fails any other unrun (decodeCompletionJob).
  */
 export const COMPLETION_JOB_VERSION = 2;
 

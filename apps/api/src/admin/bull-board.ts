@@ -8,8 +8,8 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter as BullBoardFastifyAdapter } from '@bull-board/fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BatchQueue } from '../batches/batch-queue';
-import { CompletionQueues } from '../completions/completion-queues';
-import type { CompletionQueue } from '../completions/completion-queues';
+import { CompletionQueues } from '../pipeline/completion-queues';
+import type { CompletionQueue } from '../pipeline/completion-queues';
 import { ModelRegistry } from '../models/model-registry';
 import { AdminCredentials } from './admin-credentials';
 

@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import type { DynamicModule } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
 import { ApiRedisModule } from '../redis/api-redis.module';
-import { CompletionQueues } from '../completions/completion-queues';
+import { CompletionQueues } from '../pipeline/completion-queues';
 import { FileRecords } from '../files/file-records';
 import { fileStorageProviders } from '../files/file-storage.providers';
 import { FilesService } from '../files/files.service';

@@ -2,7 +2,7 @@ import type { ApiEnv } from '@app/config';
 import type { RedisClient } from '@app/redis';
 import type { Job } from 'bullmq';
 import { Readable } from 'node:stream';
-import type { CompletionQueues } from '../completions/completion-queues';
+import type { CompletionQueues } from '../pipeline/completion-queues';
 import type { FilesService, NewFile } from '../files/files.service';
 import type { ModelRegistry } from '../models/model-registry';
 import { BatchCoordinator } from './batch-coordinator';

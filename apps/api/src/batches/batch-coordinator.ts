@@ -8,7 +8,7 @@ import { DelayedError } from 'bullmq';
 import type { Job } from 'bullmq';
 import { Readable } from 'node:stream';
 import { API_INSTANCE_ID, COMMANDS_REDIS } from '../redis/api-redis.module';
-import { CompletionQueues, isInProgress } from '../completions/completion-queues';
+import { CompletionQueues, isInProgress } from '../pipeline/completion-queues';
 import { toOpenAiError } from '../errors/http-error-mapping';
 import { OpenAiError } from '../errors/openai-error';
 import { FilesService } from '../files/files.service';

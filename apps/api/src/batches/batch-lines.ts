@@ -1,7 +1,7 @@
 import { isJsonObject } from '@app/contracts';
 import type { CompletionJobInput } from '@app/contracts';
-import { ChatCompletionRequestDto } from '../chat/chat-completion-request.dto';
-import { toCompletionJob } from '../chat/completion-job.mapper';
+import { ChatCompletionRequestDto } from '../openai/chat/chat-request.dto';
+import { toChatJob } from '../openai/chat/chat-job.mapper';
 import { OpenAiError } from '../errors/openai-error';
 import { validateBody } from '../request-pipes';
 import type { BatchError } from './batch-object';
@@ -54,6 +54,6 @@ export async function lineJob(body: Record<string, unknown>, completionId: strin
     throw OpenAiError.invalidRequest('A batch answers whole bodies: stream is not supported in a batch line.', 'stream', 'unsupported_parameter');
   if (request.store === true)
     throw OpenAiError.invalidRequest('store is not supported in a batch line; its answers are in the output file.', 'store', 'unsupported_parameter');
-  const job = toCompletionJob(request, completionId, acceptedAt, 0);
+  const job = toChatJob(request, completionId, acceptedAt, 0);
   return { ...job, schedule: { ...job.schedule, startDeadline } };
 }

@@ -1,5 +1,5 @@
-import { ChatCompletionFormatter } from '../chat/chat-completion-formatter';
-import { workerError } from '../completions/event-sequence-tracker';
+import { ChatCompletionFormatter } from '../openai/chat/chat-formatter';
+import { workerError } from '../pipeline/event-sequence-tracker';
 import type { BatchRecord, BatchUsage } from './batch-object';
 import { lineCompletionId } from './batch-object';
 import type { LineOutcome } from './batch-records';

@@ -1,6 +1,6 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { ChatCompletionRequestDto } from '../chat/chat-completion-request.dto';
+import { ChatCompletionRequestDto } from '../openai/chat/chat-request.dto';
 import { validationErrorToOpenAi } from './validation-errors';
 
 function errorFor(body: object) {

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { CompletionQueues } from '../completions/completion-queues';
-import type { CompletionQueue } from '../completions/completion-queues';
+import { CompletionQueues } from '../pipeline/completion-queues';
+import type { CompletionQueue } from '../pipeline/completion-queues';
 import { isSupervisedApiProcess } from '../cluster/api-process-supervisor';
 import { metricsFromSupervisor, shareMetricsWithSupervisor } from '../cluster/cluster-metrics';
 import { ModelRegistry } from '../models/model-registry';

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { CompletionJobData, TokenEvent } from '@app/contracts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { CompletionEventBus } from '../completions/completion-event-bus';
+import { CompletionEventBus } from '../pipeline/completion-event-bus';
 import { ApiMetrics } from './api-metrics';
 import { REQUEST_ID_HEADER } from './request-logging';
 

@@ -1,5 +1,5 @@
 import type { StoreAnswer, StoredCompletionRecord } from '@app/contracts';
-import type { DetachedReply } from '../completions/completion-runner';
+import type { DetachedReply } from '../../pipeline/completion-runner';
 
 /** Ends a stored request's part here: its lease is released, and a job never queued leaves no record. */
 export type EndStoredRequest = (outcome: { queued: boolean }) => void;

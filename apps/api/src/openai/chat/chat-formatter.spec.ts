@@ -1,5 +1,5 @@
 import type { OutputPart } from '@app/contracts';
-import { ChatCompletionFormatter } from './chat-completion-formatter';
+import { ChatCompletionFormatter } from './chat-formatter';
 
 describe('ChatCompletionFormatter', () => {
   const formatter = new ChatCompletionFormatter('chatcmpl-1', 'tiny-chat', 1700000000);

@@ -1,6 +1,6 @@
 import type { CompletionUsage, FinishReason, OutputPart, ServiceTier, TokenLogprob } from '@app/contracts';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionMessage, ChatCompletionMessageFunctionToolCall } from 'openai/resources/chat/completions';
-import type { CompletionEnding } from '../completions/completion-runner';
+import type { CompletionEnding } from '../../pipeline/completion-runner';
 
 /** What a reasoning model thought, where clients of OpenAI-compatible servers read it (not in OpenAI's own types). */
 interface Reasoning {

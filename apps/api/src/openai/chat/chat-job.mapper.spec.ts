@@ -1,8 +1,8 @@
 import { plainToInstance } from 'class-transformer';
-import { ChatCompletionRequestDto } from './chat-completion-request.dto';
-import { toCompletionJob } from './completion-job.mapper';
+import { ChatCompletionRequestDto } from './chat-request.dto';
+import { toChatJob } from './chat-job.mapper';
 
-const job = (body: object) => toCompletionJob(plainToInstance(ChatCompletionRequestDto, { model: 'm', ...body }), 'chatcmpl-1', 1_000, 30_000);
+const job = (body: object) => toChatJob(plainToInstance(ChatCompletionRequestDto, { model: 'm', ...body }), 'chatcmpl-1', 1_000, 30_000);
 const refusal = (body: object): unknown => {
   try {
     job(body);
@@ -15,7 +15,7 @@ const refusal = (body: object): unknown => {
 const weather = { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } };
 const call = { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } };
 
-describe('toCompletionJob', () => {
+describe('toChatJob', () => {
   it("fills in OpenAI's defaults and a seed", () => {
     const built = job({
       messages: [

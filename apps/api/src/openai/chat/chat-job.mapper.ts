@@ -1,9 +1,6 @@
-import { callsAllowed } from '@app/contracts';
-import { schemaGrammar } from '@app/grammar';
 import type {
   ChatMessage,
   CompletionJobInput,
-  GrammarSchema,
   JsonValue,
   LogprobsOptions,
   PromptCachePolicy,
@@ -13,14 +10,13 @@ import type {
   ToolOptions,
 } from '@app/contracts';
 import { randomInt } from 'node:crypto';
-import { OpenAiError } from '../errors/openai-error';
-import type { ChatCompletionRequestDto, ChatMessageDto } from './chat-completion-request.dto';
+import { OpenAiError } from '../../errors/openai-error';
+import type { ChatCompletionRequestDto, ChatMessageDto } from './chat-request.dto';
 import { breakpointOffsets, contentText } from './message-content.validator';
 import { stopList } from './stop-sequences.validator';
-import { clientAffinityKey } from '../completions/affinity-key';
-
-/** One message's text may not exceed this (the body limit bounds the sum). */
-export const MAX_MESSAGE_CHARS = 256 * 1024;
+import { generationJob } from '../shared/generation-job';
+import { MAX_MESSAGE_CHARS } from '../shared/request-limits';
+import { checkedSchema } from '../shared/schema-checks';
 
 const invalid = (message: string, param: string): OpenAiError => OpenAiError.invalidRequest(message, param, 'invalid_value');
 
@@ -77,26 +73,6 @@ function toChatMessages(messages: ChatMessageDto[]): ChatMessage[] {
   });
 }
 
-/**
- * A schema checked as the worker will build its grammar (@app/grammar, schema-grammar.ts): a 400
- * naming the keyword and its path for an invalid schema, one over a limit, or (when `strict`) one
- * with a keyword the grammar cannot enforce. Not strict, such a keyword is a hint the model gets
- * with the schema; the grammar enforces the rest. Travels as sent.
- */
-export function checkedSchema(schema: JsonValue, param: string, strict: boolean, code: string): GrammarSchema {
-  const checked = schemaGrammar(schema, { strict });
-  if (!checked.ok) {
-    const { kind, keyword, path, message } = checked.problem;
-    const why = kind === 'unsupported' ? `${message} Structured output with strict: true cannot honour it; send strict: false to have it as a hint.` : message;
-    throw OpenAiError.invalidRequest(
-      `Invalid schema in '${param}' (${kind === 'limit' ? `limit '${keyword}'` : `'${keyword}' at ${path}`}): ${why}`,
-      param,
-      code,
-    );
-  }
-  return schema as GrammarSchema;
-}
-
 function toolOptions(request: ChatCompletionRequestDto): ToolOptions | undefined {
   const { tools, tool_choice: choice } = request;
   if (!tools || tools.length === 0) {
@@ -144,11 +120,9 @@ function maxTokens(request: ChatCompletionRequestDto): number | undefined {
 }
 
 /** `logprobs` and `top_logprobs` as OpenAI reads them: the count only together with `logprobs: true`. */
-function logprobsOptions(request: ChatCompletionRequestDto, tools: ToolOptions | undefined): LogprobsOptions | undefined {
+function logprobsOptions(request: ChatCompletionRequestDto): LogprobsOptions | undefined {
   if (request.top_logprobs !== undefined && request.logprobs !== true) throw invalid(`'top_logprobs' requires 'logprobs' to be true.`, 'top_logprobs');
   if (request.logprobs !== true) return undefined;
-  // Log probabilities are given for text; a call's arguments are not content.
-  if (callsAllowed(tools)) throw invalid(`'logprobs' cannot be combined with tool calls here; set 'tool_choice' to 'none' or drop one.`, 'logprobs');
   return { top: request.top_logprobs ?? 0 };
 }
 
@@ -164,41 +138,26 @@ function promptCachePolicy(request: ChatCompletionRequestDto): PromptCachePolicy
 }
 
 /** A validated request becomes the job a worker runs, with OpenAI's defaults filled in. */
-export function toCompletionJob(request: ChatCompletionRequestDto, completionId: string, acceptedAt: number, maxQueueWaitMs: number): CompletionJobInput {
-  const tools = toolOptions(request);
-  const format = responseFormat(request);
-  if (callsAllowed(tools) && format.type !== 'text') {
-    throw invalid(`'response_format' other than text cannot be combined with tool calls; set 'tool_choice' to 'none' or drop one.`, 'response_format');
-  }
-  const logprobs = logprobsOptions(request, tools);
-  const promptCache = promptCachePolicy(request);
-  const messages = toChatMessages(request.messages);
-  const affinityKey = clientAffinityKey(request.prompt_cache_key);
-  return {
+export function toChatJob(request: ChatCompletionRequestDto, completionId: string, acceptedAt: number, maxQueueWaitMs: number): CompletionJobInput {
+  return generationJob({
     id: completionId,
-    model: request.model,
-    options: {
-      messages,
-      sampling: {
-        temperature: request.temperature ?? 1,
-        topP: request.top_p ?? 1,
-        maxTokens: maxTokens(request),
-        stop: stopList(request.stop),
-        frequencyPenalty: request.frequency_penalty ?? 0,
-        presencePenalty: request.presence_penalty ?? 0,
-        // llama.cpp takes a 32-bit seed; OpenAI's are any integer. Without one, answers must still vary.
-        seed: request.seed === undefined ? randomInt(2 ** 32) : request.seed >>> 0,
-        ...(request.logit_bias ? { logitBias: Object.entries(request.logit_bias).map(([token, bias]) => ({ token: Number(token), bias })) } : {}),
-      },
-      ...(tools ? { tools } : {}),
-      ...(request.n !== undefined && request.n > 1 ? { choices: request.n } : {}),
-      responseFormat: format,
-      ...(logprobs ? { logprobs } : {}),
-      // llama.cpp's server: `none` and `minimal` answer without thinking; the other efforts think as the template does.
-      ...(request.reasoning_effort === 'none' || request.reasoning_effort === 'minimal' ? { thinking: false } : {}),
-      ...(promptCache ? { promptCache } : {}),
+    request,
+    tools: toolOptions(request),
+    responseFormat: responseFormat(request),
+    logprobs: logprobsOptions(request),
+    promptCache: promptCachePolicy(request),
+    messages: toChatMessages(request.messages),
+    sampling: {
+      maxTokens: maxTokens(request),
+      stop: stopList(request.stop),
+      // llama.cpp takes a 32-bit seed; OpenAI's are any integer. Without one, answers must still vary.
+      seed: request.seed === undefined ? randomInt(2 ** 32) : request.seed >>> 0,
+      ...(request.logit_bias ? { logitBias: Object.entries(request.logit_bias).map(([token, bias]) => ({ token: Number(token), bias })) } : {}),
     },
-    // Without a client key, placement hashes the conversation's start itself, and only when affinity is on.
-    schedule: { acceptedAt, startDeadline: acceptedAt + maxQueueWaitMs, ...(affinityKey ? { affinityKey } : {}) },
-  };
+    choices: request.n,
+    reasoningEffort: request.reasoning_effort,
+    conflictParams: { format: 'response_format', logprobs: 'logprobs' },
+    acceptedAt,
+    maxQueueWaitMs,
+  });
 }

@@ -1,9 +1,9 @@
 import type { FastifyReply } from 'fastify';
 import { PassThrough } from 'node:stream';
 import type { ServerResponse } from 'node:http';
-import { OpenAiError } from '../errors/openai-error';
-import { ChatCompletionFormatter } from './chat-completion-formatter';
-import { BufferedChatCompletion, StreamedChatCompletion } from './chat-completion-responses';
+import { OpenAiError } from '../../errors/openai-error';
+import { ChatCompletionFormatter } from './chat-formatter';
+import { BufferedChatCompletion, StreamedChatCompletion } from './chat-replies';
 
 const usage = { prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 };
 const text = (value: string, choice = 0) => ({ type: 'text' as const, choice, text: value });

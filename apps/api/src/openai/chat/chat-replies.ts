@@ -1,11 +1,11 @@
 import type { OutputPart } from '@app/contracts';
 import type { FastifyReply } from 'fastify';
-import type { CompletionEnding } from '../completions/completion-runner';
-import type { CompletionSink } from '../completions/completion-sink';
-import { toOpenAiError } from '../errors/http-error-mapping';
-import type { ChatCompletionFormatter } from './chat-completion-formatter';
-import { SseResponse } from './sse-response';
-import type { FrameIds } from './sse-response';
+import type { CompletionEnding } from '../../pipeline/completion-runner';
+import type { CompletionSink } from '../../pipeline/completion-sink';
+import { toOpenAiError } from '../../errors/http-error-mapping';
+import type { ChatCompletionFormatter } from './chat-formatter';
+import { SseResponse } from '../shared/sse-response';
+import type { FrameIds } from '../shared/sse-response';
 
 /** The client's side of one chat completion: where its output goes and how it ends. */
 export interface ChatCompletionResponse extends CompletionSink {

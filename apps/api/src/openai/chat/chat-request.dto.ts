@@ -1,5 +1,4 @@
-import { applyDecorators } from '@nestjs/common';
-import { MAX_CHOICES, MAX_TOP_LOGPROBS } from '@app/contracts';
+import { MAX_CHOICES } from '@app/contracts';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -9,7 +8,6 @@ import {
   IsIn,
   IsInt,
   IsNotEmpty,
-  IsNumber,
   IsObject,
   IsOptional,
   IsString,
@@ -21,14 +19,10 @@ import {
 import { IsMessageContent } from './message-content.validator';
 import type { MessageContent } from './message-content.validator';
 import { IsStopSequences } from './stop-sequences.validator';
-import { IsLogitBias, IsMetadata, IsResponseFormat, IsToolChoice, ToolCallDto, ToolDto } from './tool-and-format.dto';
+import { GenerationRequestDto } from '../shared/generation-request.dto';
+import { MAX_MESSAGES } from '../shared/request-limits';
+import { IsLogitBias, IsResponseFormat, IsToolChoice, ToolCallDto, ToolDto } from './tool-and-format.dto';
 import type { ResponseFormatValue, ToolChoiceValue } from './tool-and-format.dto';
-
-export const MAX_MESSAGES = 2048;
-const FINITE = { allowNaN: false, allowInfinity: false };
-
-/** `frequency_penalty` and `presence_penalty`, as both doors take them: optional, -2 to 2. */
-export const IsPenalty = (): PropertyDecorator => applyDecorators(IsOptional(), IsNumber(FINITE), Min(-2), Max(2));
 
 export const MAX_TOOLS = 128;
 
@@ -89,47 +83,18 @@ export class StreamOptionsDto {
   include_usage?: boolean;
 }
 
-/** OpenAI's prompt caching options: whether the shared start is kept besides the explicit breakpoints. */
-export class PromptCacheOptionsDto {
-  @IsOptional()
-  @IsIn(['implicit', 'explicit'])
-  mode?: 'implicit' | 'explicit';
-
-  /** Accepted: a kept prefix lives until its sequence is needed for another prompt (docs/configuration.md, PROMPT_CACHE). */
-  @IsOptional()
-  @IsIn(['30m'])
-  ttl?: '30m';
-}
-
 /**
  * The subset of OpenAI's CreateChatCompletionRequest this service implements. Any other field
  * is refused by name (ValidationPipe's forbidNonWhitelisted) rather than silently ignored.
  * `null` counts as absent, as in OpenAI's API: NullFieldsPipe drops such fields before validation.
  */
-export class ChatCompletionRequestDto {
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(256)
-  model!: string;
-
+export class ChatCompletionRequestDto extends GenerationRequestDto {
   @IsArray()
   @ArrayMinSize(1, { message: 'messages must contain at least one message' })
   @ArrayMaxSize(MAX_MESSAGES)
   @ValidateNested({ each: true })
   @Type(() => ChatMessageDto)
   messages!: ChatMessageDto[];
-
-  @IsOptional()
-  @IsNumber(FINITE)
-  @Min(0)
-  @Max(2)
-  temperature?: number;
-
-  @IsOptional()
-  @IsNumber(FINITE)
-  @Min(0)
-  @Max(1)
-  top_p?: number;
 
   @IsOptional()
   @IsInt()
@@ -142,10 +107,6 @@ export class ChatCompletionRequestDto {
   max_completion_tokens?: number;
 
   @IsOptional()
-  @IsBoolean()
-  stream?: boolean;
-
-  @IsOptional()
   @IsObject()
   @ValidateNested()
   @Type(() => StreamOptionsDto)
@@ -154,12 +115,6 @@ export class ChatCompletionRequestDto {
   @IsOptional()
   @IsStopSequences()
   stop?: string | string[];
-
-  @IsPenalty()
-  frequency_penalty?: number;
-
-  @IsPenalty()
-  presence_penalty?: number;
 
   @IsOptional()
   @IsInt()
@@ -173,13 +128,6 @@ export class ChatCompletionRequestDto {
   @IsOptional()
   @IsBoolean()
   logprobs?: boolean;
-
-  /** Alternatives per token, with their log probabilities; needs `logprobs: true`. */
-  @IsOptional()
-  @IsInt()
-  @Min(0)
-  @Max(MAX_TOP_LOGPROBS)
-  top_logprobs?: number;
 
   /** Choices to generate, one after another on the worker, each with its own seed. */
   @IsOptional()
@@ -200,54 +148,15 @@ export class ChatCompletionRequestDto {
   tool_choice?: ToolChoiceValue;
 
   @IsOptional()
-  @IsBoolean()
-  parallel_tool_calls?: boolean;
-
-  @IsOptional()
   @IsResponseFormat()
   response_format?: ResponseFormatValue;
 
   // Accepted and ignored: they change nothing in the answer (docs/api.md, "Accepted and ignored").
 
-  /** An end-user id for abuse monitoring. */
-  @IsOptional()
-  @IsString()
-  @MaxLength(256)
-  user?: string;
-
-  /** Kept with a stored completion, for filtering the list; changes nothing in the answer. */
-  @IsOptional()
-  @IsMetadata()
-  metadata?: Record<string, string>;
-
-  /**
-   * Keeps the answer for STORE_TTL_SECONDS (`GET /v1/chat/completions/{id}`), finishes it even
-   * when the client leaves, and makes a stream resumable (docs/api.md, "Stored completions").
-   */
-  @IsOptional()
-  @IsBoolean()
-  store?: boolean;
-
   /** Where the job waits in its queue (docs/api.md, "Service tiers"); the answer names the tier used. */
   @IsOptional()
   @IsIn(['auto', 'default', 'flex', 'priority', 'scale'])
   service_tier?: string;
-
-  @IsOptional()
-  @IsString()
-  @MaxLength(1024)
-  prompt_cache_key?: string;
-
-  @IsOptional()
-  @IsObject()
-  @ValidateNested()
-  @Type(() => PromptCacheOptionsDto)
-  prompt_cache_options?: PromptCacheOptionsDto;
-
-  @IsOptional()
-  @IsString()
-  @MaxLength(256)
-  safety_identifier?: string;
 
   @IsOptional()
   @IsIn(['low', 'medium', 'high'])

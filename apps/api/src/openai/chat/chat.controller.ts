@@ -1,13 +1,13 @@
 import { Body, Controller, HttpCode, Post, Req, Res, UseGuards } from '@nestjs/common';
 import type { CompletionJobInput } from '@app/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiKeyGuard, callerOf } from '../auth/api-key.guard';
-import { clientGoneSignal } from '../http/client-gone-signal';
-import { ChatCompletionRequestDto } from './chat-completion-request.dto';
-import { ChatCompletionFormatter } from './chat-completion-formatter';
-import { BufferedChatCompletion, StreamedChatCompletion } from './chat-completion-responses';
-import type { ChatCompletionResponse } from './chat-completion-responses';
-import { ChatCompletionService } from './chat-completion.service';
+import { ApiKeyGuard, callerOf } from '../../auth/api-key.guard';
+import { clientGoneSignal } from '../../http/client-gone-signal';
+import { ChatCompletionRequestDto } from './chat-request.dto';
+import { ChatCompletionFormatter } from './chat-formatter';
+import { BufferedChatCompletion, StreamedChatCompletion } from './chat-replies';
+import type { ChatCompletionResponse } from './chat-replies';
+import { ChatCompletionService } from './chat.service';
 import { newCompletionId } from './completion-ids';
 
 /** The chat door's route: HTTP in (body, caller, disconnect), the service's run, and HTTP out (JSON body or SSE). */

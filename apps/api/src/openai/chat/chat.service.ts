@@ -2,12 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
 import type { CompletionJobInput } from '@app/contracts';
 import type { FastifyReply } from 'fastify';
-import { isQueueFull } from '../completions/completion-runner';
-import { CompletionUseCase } from '../completions/completion-use-case';
-import type { ChatCompletionRequestDto } from './chat-completion-request.dto';
-import type { ChatCompletionResponse } from './chat-completion-responses';
+import { isQueueFull } from '../../pipeline/completion-runner';
+import { CompletionUseCase } from '../../pipeline/completion-use-case';
+import type { ChatCompletionRequestDto } from './chat-request.dto';
+import type { ChatCompletionResponse } from './chat-replies';
 import { ChatCompletionStore } from './chat-completion-store';
-import { toCompletionJob } from './completion-job.mapper';
+import { toChatJob } from './chat-job.mapper';
 import { storedRecordOf } from './stored-record.mapper';
 
 /** One chat completion request as the service needs it, once HTTP has been read. */
@@ -36,7 +36,7 @@ export class ChatCompletionService {
 
   /** The job a request becomes: the door's mapping, with the service tier this caller is granted. */
   jobFor(request: ChatCompletionRequestDto, owner: string, id: string, acceptedAt: number): CompletionJobInput {
-    return this.completions.withGrantedTier(toCompletionJob(request, id, acceptedAt, this.env.MAX_QUEUE_WAIT_MS), request.service_tier, owner);
+    return this.completions.withGrantedTier(toChatJob(request, id, acceptedAt, this.env.MAX_QUEUE_WAIT_MS), request.service_tier, owner);
   }
 
   /** request → admission → (store) → queue → output parts into `response`, then its end. */

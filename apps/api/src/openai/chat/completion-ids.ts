@@ -1,4 +1,4 @@
-import { newTimeOrderedId, timeOfId, timeOrderedIdPattern } from '../http/time-ordered-ids';
+import { newTimeOrderedId, timeOfId, timeOrderedIdPattern } from '../../http/time-ordered-ids';
 
 const PREFIX = 'chatcmpl-';
 const PATTERN = timeOrderedIdPattern(PREFIX);

@@ -1,129 +1,28 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { ApiEnv } from '@app/config';
-import { WORKER_SILENCE_LIMIT_MS, decodeTokenEvent, storedCompletionKeys } from '@app/contracts';
+import { Injectable } from '@nestjs/common';
+import { storedCompletionKeys } from '@app/contracts';
 import type { StoredCompletionRecord } from '@app/contracts';
-import type { RedisClient } from '@app/redis';
 import type { FastifyReply } from 'fastify';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { StreamedChatCompletion } from '../chat/chat-completion-responses';
-import { COMMANDS_REDIS } from '../redis/api-redis.module';
-import { CompletionQueues, isInProgress } from '../completions/completion-queues';
-import type { CompletionSink } from '../completions/completion-sink';
-import { CompletionWatch } from '../completions/completion-watch';
-import type { CompletionEnding } from '../completions/completion-watch';
-import { streamBrokenError } from '../completions/event-sequence-tracker';
-import { OpenAiError } from '../errors/openai-error';
-import { holdLease } from './completion-lease';
+import { OpenAiError } from '../../errors/openai-error';
+import { EventLogReplay } from '../shared/event-log-replay';
+import { StreamedChatCompletion } from './chat-replies';
 import { formatterOf } from './stored-completion-objects';
 
-/** How often a resumed stream reads new events from the log while it follows a live completion. */
-const POLL_MS = 20;
-/** Log entries read per round trip. */
-const READ_COUNT = 500;
-
-type LogEntries = Array<[id: string, fields: string[]]>;
-
-/** A completion whose event log can be replayed: its job (id, model), its log, and its lease if it has one. */
-export interface ReplayTarget {
-  id: string;
-  model: string;
-  log: string;
-  lease?: string;
-  /** The error for a completion whose log has expired. */
-  gone: OpenAiError;
-}
-
-/** A resumable stream of either front door: it numbers its frames and skips those its client has. */
-export interface ReplayStream extends CompletionSink {
-  /** Sends the headers at once (a resumed stream may have nothing new yet). */
-  open(): void;
-  finish(ending: CompletionEnding): Promise<void>;
-  fail(error: unknown): void;
-}
-
 /**
- * Serves `GET /v1/chat/completions/{id}?stream=true` (and the Responses door's background
- * streams, through `replay`): replays a resumable completion's event log
- * through the same stream formatter as the original request, so its frames get the same ids,
- * sends those after the client's last one, then follows the log live until the end. Works on any
- * API instance, and renews the completion's lease while the client is here.
+ * Serves `GET /v1/chat/completions/{id}?stream=true`: a stored completion's stream, replayed from
+ * its event log through the same formatter as the original request (EventLogReplay).
  */
 @Injectable()
 export class CompletionResumption {
-  constructor(
-    private readonly env: ApiEnv,
-    @Inject(COMMANDS_REDIS) private readonly redis: RedisClient,
-    private readonly queues: CompletionQueues,
-  ) {}
+  constructor(private readonly replay: EventLogReplay) {}
 
   async resume(record: StoredCompletionRecord, afterFrame: number, reply: FastifyReply, signal: AbortSignal): Promise<void> {
     const keys = storedCompletionKeys(record.id);
     const response = new StreamedChatCompletion(reply, formatterOf(record, record.includeUsage), { after: afterFrame });
     const gone = `The stream of completion '${record.id}' can no longer be resumed; retrieve the stored completion instead.`;
-    await this.replay(
+    await this.replay.replay(
       { id: record.id, model: record.model, log: keys.log, lease: keys.lease, gone: OpenAiError.notFound(gone, 'completion_id') },
       response,
       signal,
     );
-  }
-
-  /**
-   * Replays a completion's event log into a stream (which skips what its client has), then
-   * follows the log live until the completion ends, renewing its lease (when it has one) while the
-   * client is here. `target.gone` is thrown when neither the log nor a running job is left.
-   */
-  async replay(target: ReplayTarget, response: ReplayStream, signal: AbortSignal): Promise<void> {
-    // No log yet is fine while the job waits for a worker; no log once it ended means it expired.
-    if ((await this.redis.exists(target.log)) === 0 && !isInProgress(await this.queues.forModel(target.model).getJobState(target.id))) throw target.gone;
-    const release = target.lease === undefined ? () => undefined : await holdLease(this.redis, target.lease, this.env.RESUME_GRACE_MS);
-    const watch = new CompletionWatch({
-      sink: response,
-      startWaitMs: WORKER_SILENCE_LIMIT_MS,
-      // Nothing to withdraw: "withdrawn" means the job is gone without ending in the log.
-      withdraw: async () => !isInProgress(await this.queues.forModel(target.model).getJobState(target.id)),
-    });
-    const onClientGone = (): void => watch.fail(OpenAiError.clientClosed());
-    signal.addEventListener('abort', onClientGone, { once: true });
-    if (signal.aborted) onClientGone(); // it left while the lease was being taken
-    response.open();
-    watch.awaitStart();
-    let settled = false;
-    watch.ending.then(
-      () => (settled = true),
-      () => (settled = true),
-    );
-    try {
-      void this.follow(target.log, watch, () => settled);
-      await response.finish(await watch.ending);
-    } catch (error) {
-      response.fail(error);
-    } finally {
-      signal.removeEventListener('abort', onClientGone);
-      release();
-    }
-  }
-
-  /** Reads the log from its start, then polls it for new events, until the completion ends. */
-  private async follow(log: string, watch: CompletionWatch, settled: () => boolean): Promise<void> {
-    let lastId = '0';
-    while (!settled()) {
-      let entries: LogEntries;
-      try {
-        const read = await this.redis.xread('COUNT', READ_COUNT, 'STREAMS', log, lastId);
-        entries = read?.[0]?.[1] ?? [];
-      } catch {
-        // The watch's silence limit ends the stream if Redis stays away.
-        entries = [];
-      }
-      for (const [id, fields] of entries) {
-        lastId = id;
-        try {
-          watch.onEvent(decodeTokenEvent(fields[1]));
-        } catch {
-          watch.fail(streamBrokenError());
-        }
-      }
-      if (entries.length < READ_COUNT) await sleep(POLL_MS);
-    }
   }
 }

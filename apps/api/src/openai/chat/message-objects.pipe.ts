@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { ArgumentMetadata, PipeTransform } from '@nestjs/common';
 import { isJsonObject, jsonKindOf } from '@app/contracts';
-import { OpenAiError } from '../errors/openai-error';
+import { OpenAiError } from '../../errors/openai-error';
 import { isChatRequestBody } from './chat-request-body';
 
 /** The arrays of objects in a request, each with its path: `messages`, `tools`, every message's `tool_calls`. */

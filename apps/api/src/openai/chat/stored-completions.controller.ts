@@ -2,17 +2,18 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res, 
 import { ValidateIf } from 'class-validator';
 import type { StoredAnswer, StoredCompletionRecord } from '@app/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiKeyGuard, callerOf } from '../auth/api-key.guard';
-import { IsMetadata } from '../chat/tool-and-format.dto';
-import { clientGoneSignal } from '../http/client-gone-signal';
-import { CompletionQueues, isInProgress } from '../completions/completion-queues';
-import { OpenAiError } from '../errors/openai-error';
+import { ApiKeyGuard, callerOf } from '../../auth/api-key.guard';
+import { IsMetadata } from '../shared/field-validators';
+import { clientGoneSignal } from '../../http/client-gone-signal';
+import { CompletionQueues, isInProgress } from '../../pipeline/completion-queues';
+import { OpenAiError } from '../../errors/openai-error';
 import { CompletionResumption } from './completion-resumption';
-import { cursorPage, parseCursorQuery } from '../http/cursor-query';
-import type { CursorPage } from '../http/cursor-query';
+import { cursorPage, parseCursorQuery } from '../../http/cursor-query';
+import type { CursorPage } from '../../http/cursor-query';
 import { storedCompletionObject, storedMessageObject } from './stored-completion-objects';
-import type { ChatCompletionBody } from '../chat/chat-completion-formatter';
+import type { ChatCompletionBody } from './chat-formatter';
 import { StoredCompletions } from './stored-completions';
+import { resumeCursor } from '../shared/resume-cursor';
 
 export class UpdateStoredCompletionDto {
   /** Replaces the metadata; null clears it. */
@@ -22,16 +23,6 @@ export class UpdateStoredCompletionDto {
 }
 
 const notFound = (id: string): OpenAiError => OpenAiError.notFound(`No chat completion found with id '${id}'.`, 'completion_id');
-
-/** A frame id from `Last-Event-ID` or `starting_after`: the client has every frame up to it. */
-export function resumeCursor(lastEventId: unknown, startingAfter: unknown): number {
-  const given = typeof lastEventId === 'string' && lastEventId !== '' ? lastEventId : startingAfter;
-  if (given === undefined) return -1;
-  if (typeof given !== 'string' || !/^\d{1,9}$/.test(given)) {
-    throw OpenAiError.invalidRequest('Last-Event-ID (or starting_after) must be the id of an event of this stream.', 'starting_after', 'invalid_value');
-  }
-  return Number(given);
-}
 
 /**
  * OpenAI's stored chat completions (`store: true`): retrieve, list, messages, update metadata,

@@ -19,11 +19,11 @@ import {
 import type { StoredAnswer, StoredCompletionRecord } from '@app/contracts';
 import { execResults } from '@app/redis';
 import type { RedisClient } from '@app/redis';
-import type { ChatCompletionStore, EndStoredRequest, StoredRequest } from '../chat/chat-completion-store';
-import { completionIdTime } from '../chat/completion-ids';
-import { COMMANDS_REDIS } from '../redis/api-redis.module';
-import type { ListOrder } from '../http/cursor-query';
-import { holdLease } from './completion-lease';
+import type { ChatCompletionStore, EndStoredRequest, StoredRequest } from './chat-completion-store';
+import { completionIdTime } from './completion-ids';
+import { COMMANDS_REDIS } from '../../redis/api-redis.module';
+import type { ListOrder } from '../../http/cursor-query';
+import { holdLease } from '../shared/completion-lease';
 
 /** The record as written by `begin`; its messages were validated then and are kept as sent. */
 const storedCompletionRecord = fields<StoredCompletionRecord>({

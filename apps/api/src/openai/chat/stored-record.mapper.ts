@@ -1,5 +1,5 @@
 import type { CompletionJobInput, StoredCompletionRecord } from '@app/contracts';
-import type { ChatCompletionRequestDto } from './chat-completion-request.dto';
+import type { ChatCompletionRequestDto } from './chat-request.dto';
 
 /** What a `store: true` request leaves for later: who asked, and what they asked. */
 export function storedRecordOf(request: ChatCompletionRequestDto, job: CompletionJobInput, owner: string): StoredCompletionRecord {

@@ -1,10 +1,8 @@
 import { Type } from 'class-transformer';
-import { IsBoolean, IsIn, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateBy, ValidateNested, buildMessage } from 'class-validator';
-import type { ValidationOptions } from 'class-validator';
+import { IsBoolean, IsIn, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
 import { isJsonObject } from '@app/contracts';
-
-/** OpenAI's pattern for function names. */
-export const FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+import { shapeValidator } from '../shared/field-validators';
+import { FUNCTION_NAME } from '../shared/request-limits';
 
 export class FunctionDefinitionDto {
   @Matches(FUNCTION_NAME, { message: 'name must be 1-64 characters of a-z, A-Z, 0-9, underscores and dashes' })
@@ -63,12 +61,6 @@ export type ToolChoiceValue = 'none' | 'auto' | 'required' | { type: 'function';
 
 const hasOnlyKeys = (value: Record<string, unknown>, keys: string[]): boolean => Object.keys(value).every((key) => keys.includes(key));
 
-/** A property decorator that accepts what `validate` accepts, explaining any other value with `message`. */
-function shapeValidator(name: string, validate: (value: unknown) => boolean, message: string) {
-  return (options?: ValidationOptions): PropertyDecorator =>
-    ValidateBy({ name, validator: { validate, defaultMessage: buildMessage(() => message, options) } }, options);
-}
-
 function isToolChoice(value: unknown): value is ToolChoiceValue {
   if (value === 'none' || value === 'auto' || value === 'required') return true;
   if (!isJsonObject(value) || value.type !== 'function' || !hasOnlyKeys(value, ['type', 'function'])) return false;
@@ -110,15 +102,6 @@ export const IsResponseFormat = shapeValidator(
   isResponseFormat,
   "response_format must be {type: 'text'}, {type: 'json_object'} or {type: 'json_schema', json_schema: {name, schema, strict}}",
 );
-
-/** OpenAI's metadata: at most 16 pairs of strings, keys up to 64 characters, values up to 512. */
-function isMetadata(value: unknown): boolean {
-  if (!isJsonObject(value)) return false;
-  const entries = Object.entries(value);
-  return entries.length <= 16 && entries.every(([key, item]) => key.length <= 64 && typeof item === 'string' && item.length <= 512);
-}
-
-export const IsMetadata = shapeValidator('isMetadata', isMetadata, 'metadata must be at most 16 string pairs (keys up to 64 characters, values up to 512)');
 
 /** OpenAI's logit_bias: token ids (as keys) to a bias from -100 to 100, at most 300 of them. */
 function isLogitBias(value: unknown): boolean {

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { cancellationsChannel } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
-import { SUBSCRIBER_REDIS } from '../redis/api-redis.module';
+import { SUBSCRIBER_REDIS } from '../../redis/api-redis.module';
 
 /** Stops following a completion's cancel messages. */
 export type StopWatching = () => void;

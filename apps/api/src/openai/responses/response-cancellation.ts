@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { cancellationsChannel, decodeTokenEvent } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
-import { COMMANDS_REDIS } from '../redis/api-redis.module';
-import { CompletionQueues } from '../completions/completion-queues';
-import { latestAttemptOutput } from '../completions/event-sequence-tracker';
+import { COMMANDS_REDIS } from '../../redis/api-redis.module';
+import { CompletionQueues } from '../../pipeline/completion-queues';
+import { latestAttemptOutput } from '../../pipeline/event-sequence-tracker';
 import type { ConversationItem } from './response-items';
-import { ResponseOutput } from './response-output';
+import { ResponseOutput } from './responses-formatter';
 import { StoredResponses, storedResponseKeys } from './stored-responses';
 import type { StoredResponseRecord } from './stored-responses';
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { newTimeOrderedId, timeOfId, timeOrderedIdPattern } from '../http/time-ordered-ids';
+import { newTimeOrderedId, timeOfId, timeOrderedIdPattern } from '../../http/time-ordered-ids';
 
 const PREFIX = 'resp_';
 const PATTERN = timeOrderedIdPattern(PREFIX);

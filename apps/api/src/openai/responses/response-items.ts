@@ -1,6 +1,6 @@
 import { isJsonObject, jsonKindOf } from '@app/contracts';
-import { MAX_MESSAGES } from '../chat/chat-completion-request.dto';
-import { OpenAiError } from '../errors/openai-error';
+import { MAX_MESSAGES } from '../shared/request-limits';
+import { OpenAiError } from '../../errors/openai-error';
 import { newItemId } from './response-ids';
 
 /** A text part of a message as the Responses API stores it: `input_text` from the client, `output_text` from the model. */

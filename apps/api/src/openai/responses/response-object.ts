@@ -1,5 +1,5 @@
 import type { CompletionUsage, ServiceTier } from '@app/contracts';
-import type { ResponseSettings } from './response-job.mapper';
+import type { ResponseSettings } from './responses-job.mapper';
 
 export type ResponseStatus = 'queued' | 'in_progress' | 'completed' | 'incomplete' | 'failed' | 'cancelled';
 

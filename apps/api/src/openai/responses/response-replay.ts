@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { OpenAiError } from '../errors/openai-error';
-import { CompletionResumption } from '../stored-completions/completion-resumption';
-import { StreamedResponse } from './response-replies';
+import { OpenAiError } from '../../errors/openai-error';
+import { EventLogReplay } from '../shared/event-log-replay';
+import { StreamedResponse } from './responses-replies';
 import { StoredResponses, storedResponseKeys } from './stored-responses';
 import type { StoredResponseRecord } from './stored-responses';
 
@@ -16,7 +16,7 @@ import type { StoredResponseRecord } from './stored-responses';
 @Injectable()
 export class ResponseReplay {
   constructor(
-    private readonly resumption: CompletionResumption,
+    private readonly replay: EventLogReplay,
     private readonly stored: StoredResponses,
   ) {}
 
@@ -24,7 +24,7 @@ export class ResponseReplay {
     const { id, model } = record.identity;
     const streamed = new StreamedResponse(reply, record.identity, { after });
     const gone = OpenAiError.notFound(`The events of response '${id}' are no longer kept; retrieve it without 'stream'.`, 'response_id');
-    await this.resumption.replay(
+    await this.replay.replay(
       { id, model, log: storedResponseKeys(id).log, gone },
       {
         canRestart: false,

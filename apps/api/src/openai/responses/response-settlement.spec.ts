@@ -1,6 +1,6 @@
 import { appendPart } from '@app/contracts';
 import type { OutputPart } from '@app/contracts';
-import { ResponseOutput } from './response-output';
+import { ResponseOutput } from './responses-formatter';
 import { stateOfAnswer } from './response-settlement';
 import type { StoredResponseRecord } from './stored-responses';
 

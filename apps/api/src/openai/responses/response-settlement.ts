@@ -2,12 +2,12 @@ import { Inject, Injectable } from '@nestjs/common';
 import { isCompletionFailure, parseChecked, storedAnswerCheck } from '@app/contracts';
 import type { StoredAnswer } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
-import { COMMANDS_REDIS } from '../redis/api-redis.module';
-import { CompletionQueues, isInProgress } from '../completions/completion-queues';
+import { COMMANDS_REDIS } from '../../redis/api-redis.module';
+import { CompletionQueues, isInProgress } from '../../pipeline/completion-queues';
 import type { ConversationItem } from './response-items';
 import type { ResponseState } from './response-object';
-import { ResponseOutput } from './response-output';
-import { endedState } from './response-replies';
+import { ResponseOutput } from './responses-formatter';
+import { endedState } from './responses-replies';
 import { StoredResponses, isOpenStatus, storedResponseKeys } from './stored-responses';
 import type { StoredResponseRecord } from './stored-responses';
 

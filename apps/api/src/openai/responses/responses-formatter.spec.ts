@@ -1,6 +1,6 @@
 import type { OutputPart } from '@app/contracts';
-import { ResponseOutput } from './response-output';
-import type { OutputSettings, ResponseEventFrame } from './response-output';
+import { ResponseOutput } from './responses-formatter';
+import type { OutputSettings, ResponseEventFrame } from './responses-formatter';
 
 const RESPONSE_ID = 'resp_0mwxabcdefghijklmnopqrst';
 

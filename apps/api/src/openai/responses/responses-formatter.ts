@@ -2,7 +2,7 @@ import { newToolCallId } from '@app/contracts';
 import type { OutputPart, TokenLogprob } from '@app/contracts';
 import { outputItemId } from './response-ids';
 import type { ConversationItem } from './response-items';
-import type { ResponseSettings } from './response-job.mapper';
+import type { ResponseSettings } from './responses-job.mapper';
 
 /** One server-sent event of a Responses stream: its type (the `event:` line) and its JSON (the `data:` line). */
 export interface ResponseEventFrame {

@@ -1,7 +1,7 @@
 import { plainToInstance } from 'class-transformer';
-import { clientAffinityKey } from '../completions/affinity-key';
-import { CreateResponseDto } from './create-response.dto';
-import { toChatMessages, toResponseJob } from './response-job.mapper';
+import { clientAffinityKey } from '../../pipeline/affinity-key';
+import { CreateResponseDto } from './responses-request.dto';
+import { toChatMessages, toResponseJob } from './responses-job.mapper';
 import type { ConversationItem } from './response-items';
 
 const user = (text: string): ConversationItem => ({

@@ -1,4 +1,4 @@
-import { callsAllowed, isRecord } from '@app/contracts';
+import { isRecord } from '@app/contracts';
 import type {
   ChatMessage,
   CompletionJobInput,
@@ -11,11 +11,12 @@ import type {
   ToolOptions,
 } from '@app/contracts';
 import { randomInt } from 'node:crypto';
-import { FUNCTION_NAME } from '../chat/tool-and-format.dto';
-import { checkedSchema, MAX_MESSAGE_CHARS } from '../chat/completion-job.mapper';
-import { clientAffinityKey } from '../completions/affinity-key';
-import { OpenAiError } from '../errors/openai-error';
-import type { CreateResponseDto } from './create-response.dto';
+import { FUNCTION_NAME } from '../shared/request-limits';
+import { generationJob } from '../shared/generation-job';
+import { MAX_MESSAGE_CHARS } from '../shared/request-limits';
+import { checkedSchema } from '../shared/schema-checks';
+import { OpenAiError } from '../../errors/openai-error';
+import type { CreateResponseDto } from './responses-request.dto';
 import { itemText } from './response-items';
 import type { ConversationItem } from './response-items';
 import { NamespacedToolNames } from './namespace-tools';
@@ -313,39 +314,24 @@ export function toResponseJob(
     throw invalid(`'tool_choice' requires function tools in 'tools'.`, 'tool_choice');
   const tools: ToolOptions | undefined = definitions.length > 0 ? { definitions, choice, parallel: request.parallel_tool_calls ?? true } : undefined;
   const { format, echo } = textFormat(request);
-  if (callsAllowed(tools) && format.type !== 'text') {
-    throw invalid(`'text.format' other than text cannot be combined with tool calls here; set 'tool_choice' to 'none' or drop one.`, 'text.format');
-  }
   const logprobs = logprobsOptions(request);
-  if (logprobs && callsAllowed(tools))
-    throw invalid(`Log probabilities cannot be combined with tool calls here; set 'tool_choice' to 'none' or drop one.`, 'top_logprobs');
   const instructions = request.instructions ?? null;
-  const affinityKey = clientAffinityKey(request.prompt_cache_key) ?? continuedKey;
-  const job: CompletionJobInput = {
+  const job = generationJob({
     id: responseId,
-    model: request.model,
-    options: {
-      messages: toChatMessages(instructions, items, firstInputIndex, (call) => names.modelName(call)),
-      sampling: {
-        temperature: request.temperature ?? 1,
-        topP: request.top_p ?? 1,
-        maxTokens: request.max_output_tokens ?? undefined,
-        stop: [],
-        frequencyPenalty: request.frequency_penalty ?? 0,
-        presencePenalty: request.presence_penalty ?? 0,
-        // The Responses API has no seed; answers must vary, and a retried job samples the same way.
-        seed: randomInt(2 ** 32),
-      },
-      ...(tools ? { tools } : {}),
-      responseFormat: format,
-      ...(logprobs ? { logprobs } : {}),
-      // As on the chat door (llama.cpp server's reading): `none` and `minimal` answer without thinking.
-      ...(request.reasoning?.effort === 'none' || request.reasoning?.effort === 'minimal' ? { thinking: false } : {}),
-      // Only the worker knows how many tokens the conversation is: it drops the oldest items there.
-      ...(request.truncation === 'auto' ? { truncation: 'auto' as const } : {}),
-    },
-    schedule: { acceptedAt, startDeadline: acceptedAt + maxQueueWaitMs, ...(affinityKey ? { affinityKey } : {}) },
-  };
+    request,
+    messages: toChatMessages(instructions, items, firstInputIndex, (call) => names.modelName(call)),
+    // The Responses API has no seed; answers must vary, and a retried job samples the same way.
+    sampling: { maxTokens: request.max_output_tokens ?? undefined, stop: [], seed: randomInt(2 ** 32) },
+    tools,
+    responseFormat: format,
+    logprobs,
+    reasoningEffort: request.reasoning?.effort,
+    truncation: request.truncation === 'auto' ? 'auto' : undefined,
+    fallbackAffinityKey: continuedKey,
+    conflictParams: { format: 'text.format', logprobs: 'top_logprobs' },
+    acceptedAt,
+    maxQueueWaitMs,
+  });
   const settings: ResponseSettings = {
     instructions,
     tools: echoes,

@@ -1,15 +1,15 @@
 import type { OutputPart } from '@app/contracts';
 import type { FastifyReply } from 'fastify';
-import type { CompletionEnding } from '../completions/completion-runner';
-import type { CompletionSink } from '../completions/completion-sink';
-import { SseResponse } from '../chat/sse-response';
-import type { FrameIds } from '../chat/sse-response';
-import { toOpenAiError } from '../errors/http-error-mapping';
-import { OpenAiError } from '../errors/openai-error';
+import type { CompletionEnding } from '../../pipeline/completion-runner';
+import type { CompletionSink } from '../../pipeline/completion-sink';
+import { SseResponse } from '../shared/sse-response';
+import type { FrameIds } from '../shared/sse-response';
+import { toOpenAiError } from '../../errors/http-error-mapping';
+import { OpenAiError } from '../../errors/openai-error';
 import type { ConversationItem } from './response-items';
 import { responseObject } from './response-object';
 import type { ResponseIdentity, ResponseState } from './response-object';
-import { ResponseOutput } from './response-output';
+import { ResponseOutput } from './responses-formatter';
 
 /** How a response ended: its final Response object's state and its output items (to be stored). */
 export interface ResponseOutcome {

@@ -1,28 +1,8 @@
-import { MAX_TOP_LOGPROBS, isJsonObject } from '@app/contracts';
+import { isJsonObject } from '@app/contracts';
 import { Type } from 'class-transformer';
-import {
-  ArrayMaxSize,
-  IsArray,
-  IsBoolean,
-  IsIn,
-  IsInt,
-  IsNotEmpty,
-  IsNumber,
-  IsObject,
-  IsOptional,
-  IsString,
-  Max,
-  MaxLength,
-  Min,
-  ValidateBy,
-  ValidateNested,
-  buildMessage,
-} from 'class-validator';
-import type { ValidationOptions } from 'class-validator';
-import { IsPenalty, PromptCacheOptionsDto } from '../chat/chat-completion-request.dto';
-import { IsMetadata } from '../chat/tool-and-format.dto';
-
-const FINITE = { allowNaN: false, allowInfinity: false };
+import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, MaxLength, Min, ValidateNested } from 'class-validator';
+import { shapeValidator } from '../shared/field-validators';
+import { GenerationRequestDto } from '../shared/generation-request.dto';
 
 /** At most this many tools (function and hosted together); Codex with MCP servers sends dozens. */
 export const MAX_RESPONSE_TOOLS = 512;
@@ -39,33 +19,28 @@ export const INCLUDE_ENTRIES = [
   'message.output_text.logprobs',
 ] as const;
 
-function decorator(name: string, validate: (value: unknown) => boolean, message: string) {
-  return (options?: ValidationOptions): PropertyDecorator =>
-    ValidateBy({ name, validator: { validate, defaultMessage: buildMessage(() => message, options) } }, options);
-}
-
 /** A string, or a list of JSON objects (each item's fields are checked by type when the job is built). */
-const IsResponseInput = decorator(
+const IsResponseInput = shapeValidator(
   'isResponseInput',
   (value) => typeof value === 'string' || (Array.isArray(value) && value.every(isJsonObject)),
   'input must be a string or an array of input items (objects)',
 );
 
 /** Each tool an object with a string `type`; a function tool's fields are checked when the job is built. */
-const IsToolList = decorator(
+const IsToolList = shapeValidator(
   'isToolList',
   (value) => Array.isArray(value) && value.every((tool) => isJsonObject(tool) && typeof tool.type === 'string'),
   'tools must be an array of tool objects, each with a type',
 );
 
 /** `none`, `auto`, `required`, or an object naming a tool (`{type: "function", name}`, a hosted type, `allowed_tools`). */
-const IsResponseToolChoice = decorator(
+const IsResponseToolChoice = shapeValidator(
   'isResponseToolChoice',
   (value) => value === 'none' || value === 'auto' || value === 'required' || (isJsonObject(value) && typeof value.type === 'string'),
   `tool_choice must be 'none', 'auto', 'required' or an object such as {"type": "function", "name": ...}`,
 );
 
-const IsTextFormat = decorator(
+const IsTextFormat = shapeValidator(
   'isTextFormat',
   (value) => isJsonObject(value) && (value.type === 'text' || value.type === 'json_object' || value.type === 'json_schema'),
   "format must be {type: 'text'}, {type: 'json_object'} or {type: 'json_schema', name, schema, strict}",
@@ -123,12 +98,7 @@ export class ResponseStreamOptionsDto {
  * the published schema (`client_metadata`). Any other field is refused by name. `null` counts as
  * absent (class-validator's IsOptional); the mapper reads every field with `??`.
  */
-export class CreateResponseDto {
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(256)
-  model!: string;
-
+export class CreateResponseDto extends GenerationRequestDto {
   @IsOptional()
   @IsResponseInput()
   input?: string | Array<Record<string, unknown>>;
@@ -154,10 +124,6 @@ export class CreateResponseDto {
   tool_choice?: 'none' | 'auto' | 'required' | Record<string, unknown>;
 
   @IsOptional()
-  @IsBoolean()
-  parallel_tool_calls?: boolean;
-
-  @IsOptional()
   @IsObject()
   @ValidateNested()
   @Type(() => ResponseTextDto)
@@ -175,37 +141,9 @@ export class CreateResponseDto {
   max_tool_calls?: number;
 
   @IsOptional()
-  @IsNumber(FINITE)
-  @Min(0)
-  @Max(2)
-  temperature?: number;
-
-  @IsOptional()
-  @IsNumber(FINITE)
-  @Min(0)
-  @Max(1)
-  top_p?: number;
-
-  @IsPenalty()
-  frequency_penalty?: number;
-
-  @IsPenalty()
-  presence_penalty?: number;
-
-  @IsOptional()
-  @IsInt()
-  @Min(0)
-  @Max(MAX_TOP_LOGPROBS)
-  top_logprobs?: number;
-
-  @IsOptional()
   @IsArray()
   @IsIn(INCLUDE_ENTRIES, { each: true, message: `each entry of include must be one of ${INCLUDE_ENTRIES.join(', ')}` })
   include?: string[];
-
-  @IsOptional()
-  @IsBoolean()
-  stream?: boolean;
 
   @IsOptional()
   @IsObject()
@@ -213,18 +151,9 @@ export class CreateResponseDto {
   @Type(() => ResponseStreamOptionsDto)
   stream_options?: ResponseStreamOptionsDto;
 
-  /** Keeps the response and its items for STORE_TTL_SECONDS (default true, as OpenAI's). */
-  @IsOptional()
-  @IsBoolean()
-  store?: boolean;
-
   @IsOptional()
   @IsBoolean()
   background?: boolean;
-
-  @IsOptional()
-  @IsMetadata()
-  metadata?: Record<string, string>;
 
   @IsOptional()
   @IsObject()
@@ -246,29 +175,8 @@ export class CreateResponseDto {
   truncation?: string;
 
   @IsOptional()
-  @IsString()
-  @MaxLength(1024)
-  prompt_cache_key?: string;
-
-  @IsOptional()
   @IsIn(['in_memory', '24h', 'in-memory'])
   prompt_cache_retention?: string;
-
-  @IsOptional()
-  @IsObject()
-  @ValidateNested()
-  @Type(() => PromptCacheOptionsDto)
-  prompt_cache_options?: PromptCacheOptionsDto;
-
-  @IsOptional()
-  @IsString()
-  @MaxLength(256)
-  user?: string;
-
-  @IsOptional()
-  @IsString()
-  @MaxLength(256)
-  safety_identifier?: string;
 
   /** Codex sends it (installation and session ids); it is not part of OpenAI's published schema. Accepted and not kept. */
   @IsOptional()

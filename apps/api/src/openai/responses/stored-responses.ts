@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
 import type { RedisClient } from '@app/redis';
-import { COMMANDS_REDIS } from '../redis/api-redis.module';
-import { holdLease } from '../stored-completions/completion-lease';
-import type { ReleaseLease } from '../stored-completions/completion-lease';
+import { COMMANDS_REDIS } from '../../redis/api-redis.module';
+import { holdLease } from '../shared/completion-lease';
+import type { ReleaseLease } from '../shared/completion-lease';
 import type { ConversationItem } from './response-items';
 import type { ResponseIdentity, ResponseState } from './response-object';
 
