@@ -5,6 +5,9 @@ import { Readable } from 'node:stream';
 import type { CompletionQueues } from '../pipeline/completion-queues';
 import type { FilesService, NewFile } from '../files/files.service';
 import type { ModelRegistry } from '../models/model-registry';
+import { chatBatchLines } from '../openai/chat/chat-batch-lines';
+import { BatchLineDoors } from './batch-line-doors';
+import { BatchResultFiles } from './batch-result-files';
 import { BatchCoordinator } from './batch-coordinator';
 import type { BatchRecord } from './batch-object';
 import type { BatchQueue, BatchJobData } from './batch-queue';
@@ -71,6 +74,7 @@ function setUp() {
       return { id: `file-${written.length}` };
     },
   };
+  const doors = new BatchLineDoors([chatBatchLines]);
   const coordinator = new BatchCoordinator(
     { BATCH_RETENTION_SECONDS: 3600 } as ApiEnv,
     records as unknown as BatchRecords,
@@ -78,6 +82,8 @@ function setUp() {
     {} as CompletionQueues,
     {} as ModelRegistry,
     {} as BatchQueue,
+    doors,
+    new BatchResultFiles(records as unknown as BatchRecords, files as unknown as FilesService, doors),
     {} as RedisClient,
     'api-instance-under-test',
     // Steps are taken by hand here: no queue worker is started.

@@ -6,22 +6,22 @@ import type { CompletionJobInput } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import { DelayedError } from 'bullmq';
 import type { Job } from 'bullmq';
-import { Readable } from 'node:stream';
 import { API_INSTANCE_ID, COMMANDS_REDIS } from '../redis/api-redis.module';
 import { CompletionQueues, isInProgress } from '../pipeline/completion-queues';
 import { toOpenAiError } from '../errors/http-error-mapping';
 import { OpenAiError } from '../errors/openai-error';
 import { FilesService } from '../files/files.service';
 import { ModelRegistry } from '../models/model-registry';
-import { addUsage, fileOf, outputLine } from './batch-output';
-import { isBatchError, lineJob, parseLine } from './batch-lines';
+import { BatchLineDoors } from './batch-line-doors';
+import { isBatchError, parseLine } from './batch-lines';
 import type { BatchLine } from './batch-lines';
 import { batchKeys, isFinished, lineCompletionId } from './batch-object';
-import type { BatchError, BatchRecord, BatchUsage } from './batch-object';
+import type { BatchError, BatchRecord } from './batch-object';
 import { BatchQueue } from './batch-queue';
 import type { BatchJobData } from './batch-queue';
 import { BatchRecords } from './batch-records';
-import type { LineFailure, LineOutcome } from './batch-records';
+import { BatchResultFiles } from './batch-result-files';
+import type { LineFailure } from './batch-records';
 import { isActive, moveBatch } from './batch-transitions';
 import type { ActiveBatchStatus, BatchTransition } from './batch-transitions';
 import { COORDINATE_BATCHES, START_BATCH_WORKER } from './batch-worker';
@@ -75,6 +75,8 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
     private readonly queues: CompletionQueues,
     private readonly models: ModelRegistry,
     private readonly batchQueue: BatchQueue,
+    private readonly doors: BatchLineDoors,
+    private readonly resultFiles: BatchResultFiles,
     @Inject(COMMANDS_REDIS) private readonly commands: RedisClient,
     @Inject(API_INSTANCE_ID) private readonly instanceId: string,
     /** Builds the BullMQ Worker (on a blocking connection of its own) that hands this coordinator its steps. */
@@ -212,7 +214,7 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
       const index = fed.index;
       const { body } = parseLine(text, line, batch.endpoint) as BatchLine;
       try {
-        chunk.push({ index, job: await lineJob(body, lineCompletionId(batch.id, index), startedAt, batch.expires_at * 1000) });
+        chunk.push({ index, job: await this.doors.of(batch.endpoint).lineJob(body, lineCompletionId(batch.id, index), startedAt, batch.expires_at * 1000) });
       } catch (error) {
         const refusal = toOpenAiError(error);
         refused.push({ index, failure: { refused: { status: refusal.status, body: refusal.toBody() } } });
@@ -379,67 +381,11 @@ export class BatchCoordinator implements OnApplicationBootstrap, OnApplicationSh
     }
     // Every line has an outcome (checked before), and only answered lines are in the answers hash.
     const { answered } = await this.records.counts(batch.id);
-    await this.writeResultFile(batch, 'output', answered);
-    await this.writeResultFile(batch, 'error', batch.request_counts.total - answered);
+    await this.resultFiles.write(batch, 'output', answered);
+    await this.resultFiles.write(batch, 'error', batch.request_counts.total - answered);
     // A batch that stopped early ends as it stopped (cancelled, expired); any other, completed.
     this.move(batch, { to: batch.stopping ?? 'completed' });
     await this.records.save(batch);
     this.logger.log(`batch ${batch.id} ${batch.status}: ${batch.request_counts.completed} answered, ${batch.request_counts.failed} failed`);
-  }
-
-  /**
-   * One result file, streamed to storage, then its id and the number of lines written in it (and
-   * for the output, the usage they add up to) saved with the batch at once: a step tried again
-   * (storage away for a moment, a crash) finds the file written and does not write it twice.
-   */
-  private async writeResultFile(batch: BatchRecord, file: 'output' | 'error', lines: number): Promise<void> {
-    const idField = file === 'output' ? 'output_file_id' : 'error_file_id';
-    if (batch[idField]) return;
-    let written = 0;
-    let usage: BatchUsage | undefined;
-    if (lines > 0) {
-      const body = Readable.from(
-        this.outputLines(batch, file, (outcome) => {
-          written++;
-          if (file === 'output') usage = addUsage(usage, outcome);
-        }),
-      );
-      batch[idField] = (await this.files.create(batch.owner, { filename: `${batch.id}_${file}.jsonl`, purpose: 'batch_output', body })).id;
-    }
-    if (file === 'output') batch.usage = usage;
-    batch.request_counts = { ...batch.request_counts, [file === 'output' ? 'completed' : 'failed']: written };
-    await this.records.save(batch);
-  }
-
-  /** The lines of one result file, in input order, read with their outcomes a chunk at a time. */
-  private async *outputLines(batch: BatchRecord, file: 'output' | 'error', counted: (outcome: LineOutcome) => void): AsyncGenerator<string> {
-    let chunk: Array<{ index: number; customId: string; body: Record<string, unknown> }> = [];
-    let index = 0;
-    for await (const { line, text } of this.files.lines(batch.owner, batch.input_file_id)) {
-      const { customId, body } = parseLine(text, line, batch.endpoint) as BatchLine;
-      chunk.push({ index: index++, customId, body });
-      if (chunk.length < CHUNK) continue;
-      yield* this.chunkLines(batch, file, chunk, counted);
-      chunk = [];
-    }
-    yield* this.chunkLines(batch, file, chunk, counted);
-  }
-
-  private async *chunkLines(
-    batch: BatchRecord,
-    file: 'output' | 'error',
-    chunk: Array<{ index: number; customId: string; body: Record<string, unknown> }>,
-    counted: (outcome: LineOutcome) => void,
-  ): AsyncGenerator<string> {
-    const outcomes = await this.records.outcomes(
-      batch.id,
-      chunk.map(({ index }) => index),
-    );
-    for (const [position, { index, customId, body }] of chunk.entries()) {
-      // Decided before formatting: the other file's lines are not built only to be dropped.
-      if (fileOf(outcomes[position]) !== file) continue;
-      counted(outcomes[position]);
-      yield `${outputLine(batch, index, customId, body, outcomes[position])}\n`;
-    }
   }
 }

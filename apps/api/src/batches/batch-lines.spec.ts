@@ -1,4 +1,4 @@
-import { isBatchError, lineJob, parseLine } from './batch-lines';
+import { isBatchError, parseLine } from './batch-lines';
 
 const endpoint = '/v1/chat/completions';
 const body = { model: 'tiny-chat', messages: [{ role: 'user', content: 'Hi' }] };
@@ -20,16 +20,5 @@ describe('batch lines', () => {
   ])('fails the batch for %s, naming the line', (_, line, code, param) => {
     const parsed = parseLine(line, 7, endpoint);
     expect(isBatchError(parsed) && { code: parsed.code, param: parsed.param, line: parsed.line }).toEqual({ code, param, line: 7 });
-  });
-
-  it('checks a body as the chat endpoint does, and refuses stream and store by name', async () => {
-    await expect(lineJob({ ...body, temperature: 9 }, 'c-1', 0, 1)).rejects.toMatchObject({ status: 400, param: 'temperature' });
-    await expect(lineJob({ ...body, stream: true }, 'c-1', 0, 1)).rejects.toMatchObject({ status: 400, param: 'stream' });
-    await expect(lineJob({ ...body, store: true }, 'c-1', 0, 1)).rejects.toMatchObject({ status: 400, param: 'store' });
-    await expect(lineJob(body, 'c-1', 1000, 5000)).resolves.toMatchObject({
-      id: 'c-1',
-      model: 'tiny-chat',
-      schedule: { acceptedAt: 1000, startDeadline: 5000 },
-    });
   });
 });

@@ -1,9 +1,4 @@
 import { isJsonObject } from '@app/contracts';
-import type { CompletionJobInput } from '@app/contracts';
-import { ChatCompletionRequestDto } from '../openai/chat/chat-request.dto';
-import { toChatJob } from '../openai/chat/chat-job.mapper';
-import { OpenAiError } from '../errors/openai-error';
-import { validateBody } from '../request-pipes';
 import type { BatchError } from './batch-object';
 
 /** One request of a batch input file: `{custom_id, method, url, body}`. */
@@ -42,18 +37,3 @@ export function parseLine(text: string, line: number, endpoint: string): BatchLi
 }
 
 export const isBatchError = (parsed: BatchLine | BatchError): parsed is BatchError => 'code' in parsed;
-
-/**
- * A line's body checked exactly as `POST /v1/chat/completions` checks a request (the same pipes,
- * DTO and mapper), then made into its job. Throws the OpenAiError the request would have got.
- * A batch answers whole bodies: `stream` and `store` are refused by name.
- */
-export async function lineJob(body: Record<string, unknown>, completionId: string, acceptedAt: number, startDeadline: number): Promise<CompletionJobInput> {
-  const request = await validateBody(body, ChatCompletionRequestDto);
-  if (request.stream === true)
-    throw OpenAiError.invalidRequest('A batch answers whole bodies: stream is not supported in a batch line.', 'stream', 'unsupported_parameter');
-  if (request.store === true)
-    throw OpenAiError.invalidRequest('store is not supported in a batch line; its answers are in the output file.', 'store', 'unsupported_parameter');
-  const job = toChatJob(request, completionId, acceptedAt, 0);
-  return { ...job, schedule: { ...job.schedule, startDeadline } };
-}

@@ -1,4 +1,4 @@
-import { ChatCompletionFormatter } from '../openai/chat/chat-formatter';
+import type { BatchLineDoor } from '../openai/shared/batch-line-door';
 import { workerError } from '../pipeline/event-sequence-tracker';
 import type { BatchRecord, BatchUsage } from './batch-object';
 import { lineCompletionId } from './batch-object';
@@ -21,21 +21,26 @@ const UNRUN_MESSAGES = {
 export const fileOf = (outcome: LineOutcome): 'output' | 'error' => (outcome.answer ? 'output' : 'error');
 
 /**
- * A line's outcome as its file holds it: an answer as the `chat.completion` the same request
- * would have got; a failure as the error response it would have got (`response` with its status
+ * A line's outcome as its file holds it: an answer as the body the same request would have got
+ * from its door; a failure as the error response it would have got (`response` with its status
  * and OpenAI error body), or, for a line the batch never ran, `error` with `batch_cancelled` /
  * `batch_expired`.
  */
-export function outputLine(batch: BatchRecord, index: number, customId: string, body: Record<string, unknown>, outcome: LineOutcome): string {
+export function outputLine(
+  batch: BatchRecord,
+  index: number,
+  customId: string,
+  body: Record<string, unknown>,
+  outcome: LineOutcome,
+  door: BatchLineDoor,
+): string {
   const requestId = lineCompletionId(batch.id, index);
   const base = { id: `batch_req_${batch.id.slice('batch_'.length)}_${index}`, custom_id: customId };
   let line: OutputLine;
   if (outcome.answer) {
     const { answer } = outcome;
     const created = batch.in_progress_at ?? batch.created_at;
-    const formatter = new ChatCompletionFormatter(requestId, String(body.model), created, false, body.logprobs === true);
-    const choices = typeof body.n === 'number' ? body.n : 1;
-    line = { ...base, response: { status_code: 200, request_id: requestId, body: formatter.completion(answer.parts, answer, choices) }, error: null };
+    line = { ...base, response: { status_code: 200, request_id: requestId, body: door.answerBody(answer, requestId, body, created) }, error: null };
     return JSON.stringify(line);
   }
   const failure = outcome.failure ?? { unrun: batch.stopping ?? 'expired' };

@@ -12,6 +12,7 @@ import type { CursorPage } from '../http/cursor-query';
 import { isFinished, newBatchId, toBatchObject } from './batch-object';
 import type { BatchObject, BatchRecord } from './batch-object';
 import { BatchQueue } from './batch-queue';
+import { BatchLineDoors } from './batch-line-doors';
 import { BatchRecords } from './batch-records';
 
 export class CreateBatchDto {
@@ -19,8 +20,10 @@ export class CreateBatchDto {
   @MaxLength(64)
   input_file_id!: string;
 
-  @IsIn(['/v1/chat/completions'], { message: 'endpoint must be /v1/chat/completions (the one endpoint this service batches)' })
-  endpoint!: '/v1/chat/completions';
+  /** One of the endpoints whose door takes batch lines (BatchLineDoors); checked by the controller. */
+  @IsString()
+  @MaxLength(256)
+  endpoint!: string;
 
   @IsIn(['24h'], { message: "completion_window must be '24h'" })
   completion_window!: '24h';
@@ -32,7 +35,7 @@ export class CreateBatchDto {
 
 const notFound = (id: string): OpenAiError => OpenAiError.notFound(`No batch found with id '${id}'.`, 'batch_id', 'batch_not_found');
 
-/** OpenAI's Batch API for `/v1/chat/completions`: create, retrieve, list, cancel; each batch visible to its key only. */
+/** OpenAI's Batch API for the endpoints whose doors take batch lines: create, retrieve, list, cancel; each batch visible to its key only. */
 @Controller('v1/batches')
 @UseGuards(ApiKeyGuard)
 export class BatchesController {
@@ -43,6 +46,7 @@ export class BatchesController {
     private readonly records: BatchRecords,
     private readonly files: FilesService,
     private readonly batches: BatchQueue,
+    private readonly doors: BatchLineDoors,
   ) {
     this.retentionMs = env.BATCH_RETENTION_SECONDS * 1000;
   }
@@ -50,6 +54,14 @@ export class BatchesController {
   @Post()
   @HttpCode(200)
   async create(@Body() request: CreateBatchDto, @Req() http: FastifyRequest): Promise<BatchObject> {
+    if (!this.doors.has(request.endpoint)) {
+      const urls = this.doors.urls.join(', ');
+      throw OpenAiError.invalidRequest(
+        `Invalid value for 'endpoint': endpoint must be one of ${urls} (the endpoints this service batches)`,
+        'endpoint',
+        'invalid_value',
+      );
+    }
     const owner = callerOf(http);
     const input = await this.files.get(owner, request.input_file_id).catch(() => {
       throw OpenAiError.invalidRequest(`No file found with id '${request.input_file_id}'.`, 'input_file_id', 'invalid_value');

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import type { DynamicModule } from '@nestjs/common';
-import type { ApiEnv } from '@app/config';
+import { ApiEnv } from '@app/config';
 import { redisConnectionProviders, redisTarget } from '@app/redis';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -17,9 +17,10 @@ function newApiInstanceId(): string {
 }
 
 /**
- * An API process's identity and its fixed handful of Redis connections, injected wherever they are
- * used. Imported by the app's root module, it is closed after that module's own shutdown hooks
- * have run (Nest shuts modules down nearest the root first), so nothing still draining loses Redis.
+ * What every module of an API process uses: its validated environment, its identity and its fixed
+ * handful of Redis connections, injected wherever they are used. Global, so the feature modules
+ * need not import it, and closed after every other module's shutdown hooks have run (Nest runs a
+ * global module's hooks first at boot and last at shutdown): nothing still draining loses Redis.
  */
 @Module({})
 export class ApiRedisModule {
@@ -28,14 +29,16 @@ export class ApiRedisModule {
     const instanceId = newApiInstanceId();
     return {
       module: ApiRedisModule,
+      global: true,
       providers: [
+        { provide: ApiEnv, useValue: env },
         { provide: API_INSTANCE_ID, useValue: instanceId },
         ...redisConnectionProviders(redisTarget(env), [
           { provide: COMMANDS_REDIS, role: 'commands', name: `api-commands:${instanceId}` },
           { provide: SUBSCRIBER_REDIS, role: 'subscriber', name: `api-events:${instanceId}` },
         ]),
       ],
-      exports: [API_INSTANCE_ID, COMMANDS_REDIS, SUBSCRIBER_REDIS],
+      exports: [ApiEnv, API_INSTANCE_ID, COMMANDS_REDIS, SUBSCRIBER_REDIS],
     };
   }
 }

@@ -1,0 +1,20 @@
+import { Module } from '@nestjs/common';
+import { CompletionQueuesModule } from '../../pipeline/completion-queues.module';
+import { PipelineModule } from '../../pipeline/pipeline.module';
+import { OpenAiSharedModule } from '../shared/openai-shared.module';
+import { BackgroundResponses } from './background-responses';
+import { CancelMessages } from './cancel-messages';
+import { ResponseCancellation } from './response-cancellation';
+import { ResponseReplay } from './response-replay';
+import { ResponseSettlement } from './response-settlement';
+import { ResponsesController } from './responses.controller';
+import { ResponsesService } from './responses.service';
+import { StoredResponses } from './stored-responses';
+
+/** The Responses door: `POST /v1/responses`, its stored and background responses, their items. */
+@Module({
+  imports: [PipelineModule, OpenAiSharedModule, CompletionQueuesModule],
+  controllers: [ResponsesController],
+  providers: [ResponsesService, StoredResponses, ResponseSettlement, BackgroundResponses, CancelMessages, ResponseReplay, ResponseCancellation],
+})
+export class ResponsesModule {}
