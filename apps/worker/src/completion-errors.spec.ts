@@ -68,7 +68,7 @@ describe("the worker's table of errors", () => {
     (code, [error, signal, told]) => {
       const failure = describeFailure(crossed(error), signal);
       expect(failure.code).toBe(code);
-      expect(clientErrorOf(failure)).toMatchObject(told);
+      expect(clientErrorOf(failure, 'messages')).toMatchObject(told);
     },
   );
 

@@ -38,7 +38,7 @@ describe('the error table: failure code to what the client is told', () => {
       { status: 500, type: 'server_error', message: 'The inference engine failed.', param: null, code: null },
     ],
   ])('%j', (failure, told) => {
-    expect(clientErrorOf(failure)).toEqual(told);
+    expect(clientErrorOf(failure, 'messages')).toEqual(told);
   });
 
   it('answers a job no worker started in time with a 503 that says when to retry', () => {

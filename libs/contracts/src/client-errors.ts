@@ -29,8 +29,14 @@ type Failure<C extends CompletionErrorCode> = Extract<CompletionFailure, { code:
  * (apps/worker/src/completion-errors.ts); every front door and the batch output read this one,
  * so a code gets its status in one place. A new code does not compile until it has its row.
  */
-const CLIENT_ERRORS: { readonly [C in CompletionErrorCode]: (failure: Failure<C>) => ClientError } = {
-  context_length_exceeded: ({ message }) => ({ status: 400, type: 'invalid_request_error', message, param: 'messages', code: 'context_length_exceeded' }),
+const CLIENT_ERRORS: { readonly [C in CompletionErrorCode]: (failure: Failure<C>, promptParam: string) => ClientError } = {
+  context_length_exceeded: ({ message }, promptParam) => ({
+    status: 400,
+    type: 'invalid_request_error',
+    message,
+    param: promptParam,
+    code: 'context_length_exceeded',
+  }),
   unsupported_option: ({ message, param }) => ({ status: 400, type: 'invalid_request_error', message, param, code: 'unsupported_parameter' }),
   // The upstream server's own refusal, as it gave it: the client sees what it would see there.
   upstream_rejected: ({ message, upstream }) => ({ status: upstream.status, type: upstream.type, message, param: upstream.param, code: upstream.code }),
@@ -41,7 +47,10 @@ const CLIENT_ERRORS: { readonly [C in CompletionErrorCode]: (failure: Failure<C>
   engine_error: ({ message }) => ({ status: 500, type: 'server_error', message, param: null, code: null }),
 };
 
-/** What the client of a completion that failed with `failure` is told. */
-export function clientErrorOf(failure: CompletionFailure): ClientError {
-  return (CLIENT_ERRORS[failure.code] as (failure: CompletionFailure) => ClientError)(failure);
+/**
+ * What the client of a completion that failed with `failure` is told; `promptParam` is the door's
+ * name for the prompt (`messages`, `input`), which a failure about the prompt names.
+ */
+export function clientErrorOf(failure: CompletionFailure, promptParam: string): ClientError {
+  return (CLIENT_ERRORS[failure.code] as (failure: CompletionFailure, promptParam: string) => ClientError)(failure, promptParam);
 }

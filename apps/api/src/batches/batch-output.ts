@@ -53,7 +53,7 @@ export function outputLine(
     const stop = failure.code === 'expired' ? 'expired' : (batch.stopping ?? 'cancelled');
     line = { ...base, response: null, error: { code: `batch_${stop}`, message: UNRUN_MESSAGES[stop] } };
   } else {
-    const error = workerError(failure);
+    const error = workerError(failure, door.promptParam);
     line = { ...base, response: { status_code: error.status, request_id: requestId, body: error.toBody() }, error: null };
   }
   return JSON.stringify(line);

@@ -48,7 +48,7 @@ function setUp(added: Promise<boolean> = Promise.resolve(true)) {
     express as unknown as ExpressLane,
     commands as unknown as RedisClient,
   );
-  const sink: CompletionSink = { canRestart: false, write: () => undefined, restart: () => undefined };
+  const sink: CompletionSink = { canRestart: false, promptParam: 'messages', write: () => undefined, restart: () => undefined };
   const job = { id: 'chatcmpl-1', model: 'm', schedule: { acceptedAt: 0, startDeadline: 0 } } as CompletionJobInput;
   const gone = AbortSignal.abort();
   return { runner, admission, queue, waitingLimit, commands, sink, job, gone, express };

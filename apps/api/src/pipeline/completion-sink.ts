@@ -10,6 +10,8 @@ export interface CompletionSink {
    * then a worker lost mid-answer is retried without the client noticing, and `restart` drops it.
    */
   readonly canRestart: boolean;
+  /** The door's name for the prompt (`messages`, `input`): a failure about the prompt names it. */
+  readonly promptParam: string;
   write(parts: OutputPart[]): void;
   /** A new attempt starts over: forget the output received so far. Called only when `canRestart`. */
   restart(): void;

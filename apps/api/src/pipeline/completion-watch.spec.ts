@@ -6,7 +6,7 @@ const START_WAIT_MS = 30_000;
 
 /** A watch whose start wait is timed by jest's fake clock; `withdraw` says the job was still waiting. */
 function setUp() {
-  const sink: CompletionSink = { canRestart: false, write: () => undefined, restart: () => undefined };
+  const sink: CompletionSink = { canRestart: false, promptParam: 'messages', write: () => undefined, restart: () => undefined };
   const withdraw = jest.fn(() => Promise.resolve(true));
   return { watch: new CompletionWatch({ sink, startWaitMs: START_WAIT_MS, withdraw }), withdraw };
 }

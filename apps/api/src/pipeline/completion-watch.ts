@@ -37,7 +37,7 @@ export class CompletionWatch {
   private anyOutput = false;
 
   constructor(private readonly options: CompletionWatchOptions) {
-    this.tracker = new EventSequenceTracker(options.sink.canRestart);
+    this.tracker = new EventSequenceTracker(options.sink.canRestart, options.sink.promptParam);
     this.ending = new Promise<CompletionEnding>((resolve, reject) => {
       this.resolveEnding = resolve;
       this.rejectEnding = reject;

@@ -21,8 +21,8 @@ export const workerLostError = (): OpenAiError =>
   new OpenAiError(500, 'server_error', 'The worker generating this completion stopped after part of the answer was sent. Please retry.', null, 'worker_lost');
 
 /** How a worker's failure reaches a client: OpenAI's error for its code, from the one table in contracts. */
-export function workerError(event: CompletionFailure): OpenAiError {
-  return OpenAiError.fromClientError(clientErrorOf(event));
+export function workerError(event: CompletionFailure, promptParam: string): OpenAiError {
+  return OpenAiError.fromClientError(clientErrorOf(event, promptParam));
 }
 
 /**
@@ -41,7 +41,11 @@ export class EventSequenceTracker {
    * @param canRestart when the consumer can still take back the output it was given (a
    *   non-stream answer not yet sent), a new attempt after output restarts it instead of failing.
    */
-  constructor(private readonly canRestart = false) {}
+  constructor(
+    private readonly canRestart = false,
+    /** The door's name for the prompt, which a failure about it names. */
+    private readonly promptParam = 'messages',
+  ) {}
 
   accept(event: TokenEvent): TrackedEvent {
     if (event.attempt < this.attempt) return { kind: 'none' };
@@ -56,7 +60,7 @@ export class EventSequenceTracker {
       case 'end':
         return { kind: 'end', finishReason: event.finishReason, usage: event.usage };
       case 'error':
-        return { kind: 'failed', error: workerError(event) };
+        return { kind: 'failed', error: workerError(event, this.promptParam) };
       case 'started':
       case 'heartbeat':
         return { kind: 'none' };

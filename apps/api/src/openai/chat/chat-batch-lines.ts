@@ -2,6 +2,7 @@ import { OpenAiError } from '../../errors/openai-error';
 import { validateBody } from '../../request-pipes';
 import type { BatchLineDoor } from '../shared/batch-line-door';
 import { ChatCompletionFormatter } from './chat-formatter';
+import { PROMPT_PARAM } from './chat-replies';
 import { toChatJob } from './chat-job.mapper';
 import { ChatCompletionRequestDto } from './chat-request.dto';
 
@@ -12,6 +13,7 @@ import { ChatCompletionRequestDto } from './chat-request.dto';
  */
 export const chatBatchLines: BatchLineDoor = {
   url: '/v1/chat/completions',
+  promptParam: PROMPT_PARAM,
 
   async lineJob(body, requestId, acceptedAt, startDeadline) {
     const request = await validateBody(body, ChatCompletionRequestDto);

@@ -4,8 +4,12 @@ import type { CompletionEnding } from '../../pipeline/completion-runner';
 import type { CompletionSink } from '../../pipeline/completion-sink';
 import { toOpenAiError } from '../../errors/http-error-mapping';
 import type { ChatCompletionFormatter } from './chat-formatter';
+import { BufferedReply } from '../shared/buffered-reply';
 import { SseResponse } from '../shared/sse-response';
 import type { FrameIds } from '../shared/sse-response';
+
+/** This door's prompt, which a failure about the prompt names. */
+export const PROMPT_PARAM = 'messages';
 
 /** The client's side of one chat completion: where its output goes and how it ends. */
 export interface ChatCompletionResponse extends CompletionSink {
@@ -19,23 +23,15 @@ export interface ChatCompletionResponse extends CompletionSink {
 }
 
 /** `stream: false`: the whole answer in one JSON body, so a lost worker can be retried unnoticed. */
-export class BufferedChatCompletion implements ChatCompletionResponse {
-  readonly canRestart = true;
-  private parts: OutputPart[] = [];
+export class BufferedChatCompletion extends BufferedReply implements ChatCompletionResponse {
+  readonly promptParam = PROMPT_PARAM;
 
   constructor(
     private readonly reply: FastifyReply,
     private readonly formatter: ChatCompletionFormatter,
     private readonly choiceCount = 1,
-  ) {}
-
-  /** Parts as they come (the publisher merged what it could); the formatter builds each choice from them. */
-  write(parts: OutputPart[]): void {
-    this.parts.push(...parts);
-  }
-
-  restart(): void {
-    this.parts = [];
+  ) {
+    super();
   }
 
   async finish(ending: CompletionEnding): Promise<void> {
@@ -51,6 +47,7 @@ export class BufferedChatCompletion implements ChatCompletionResponse {
 export class StreamedChatCompletion implements ChatCompletionResponse {
   /** What went out cannot be taken back; the tracker still retries a worker lost before any output. */
   readonly canRestart = false;
+  readonly promptParam = PROMPT_PARAM;
   private readonly sse: SseResponse;
   /** Choices whose role chunk went out, and those whose finish chunk did. */
   private readonly opened = new Set<number>([0]);

@@ -12,7 +12,7 @@ import { toOpenAiError } from '../../errors/http-error-mapping';
 import { OpenAiError } from '../../errors/openai-error';
 import { CancelMessages } from './cancel-messages';
 import { responseObject } from './response-object';
-import { StreamedResponse } from './responses-replies';
+import { PROMPT_PARAM, StreamedResponse } from './responses-replies';
 import type { ResponseOutcome } from './responses-replies';
 import { OUTCOME_FIELD, ResponseSettlement, stateOfAnswer } from './response-settlement';
 import { StoredResponses, storedResponseKeys } from './stored-responses';
@@ -35,6 +35,7 @@ interface BackgroundRun {
 /** A background response's output while nobody reads it here: kept to record its end. */
 class UnheardOutput implements CompletionSink {
   readonly canRestart = true;
+  readonly promptParam = PROMPT_PARAM;
   parts: OutputPart[] = [];
   private wasQueued = false;
 
@@ -112,6 +113,7 @@ export class BackgroundResponses {
     // Its headers go out once the job is queued: an error before then is an HTTP error, any later one an event.
     const sink: CompletionSink = {
       canRestart: false,
+      promptParam: PROMPT_PARAM,
       write: (parts) => streamed.write(parts),
       restart: () => streamed.restart(),
       queued: () => streamed.open(),

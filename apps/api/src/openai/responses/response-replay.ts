@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { OpenAiError } from '../../errors/openai-error';
 import { EventLogReplay } from '../shared/event-log-replay';
-import { StreamedResponse } from './responses-replies';
+import { PROMPT_PARAM, StreamedResponse } from './responses-replies';
 import { StoredResponses, storedResponseKeys } from './stored-responses';
 import type { StoredResponseRecord } from './stored-responses';
 
@@ -28,6 +28,7 @@ export class ResponseReplay {
       { id, model, log: storedResponseKeys(id).log, gone },
       {
         canRestart: false,
+        promptParam: PROMPT_PARAM,
         write: (parts) => streamed.write(parts),
         restart: () => streamed.restart(),
         open: () => streamed.open(),

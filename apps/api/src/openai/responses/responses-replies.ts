@@ -2,10 +2,11 @@ import type { OutputPart } from '@app/contracts';
 import type { FastifyReply } from 'fastify';
 import type { CompletionEnding } from '../../pipeline/completion-runner';
 import type { CompletionSink } from '../../pipeline/completion-sink';
+import { BufferedReply } from '../shared/buffered-reply';
 import { SseResponse } from '../shared/sse-response';
 import type { FrameIds } from '../shared/sse-response';
 import { toOpenAiError } from '../../errors/http-error-mapping';
-import { OpenAiError } from '../../errors/openai-error';
+import type { OpenAiError } from '../../errors/openai-error';
 import type { ConversationItem } from './response-items';
 import { responseObject } from './response-object';
 import type { ResponseIdentity, ResponseState } from './response-object';
@@ -23,11 +24,8 @@ export function endedState(output: ConversationItem[], ending: CompletionEnding)
   return { status: cutShort ? 'incomplete' : 'completed', output, usage: ending.usage, ...(cutShort ? {} : { completedAtMs: Date.now() }) };
 }
 
-/** The shared failure table names the chat door's `messages`; on this door the prompt is `input`. */
-export function onResponsesDoor(error: unknown): unknown {
-  const failure = toOpenAiError(error);
-  return failure.param === 'messages' ? new OpenAiError(failure.status, failure.type, failure.message, 'input', failure.code, failure.headers) : error;
-}
+/** This door's prompt, which a failure about the prompt names. */
+export const PROMPT_PARAM = 'input';
 
 /** What a failure leaves in the Response object: OpenAI's codes for it are few. */
 export function failedState(output: ConversationItem[], error: OpenAiError): ResponseState {
@@ -50,21 +48,14 @@ export interface ResponseReply extends CompletionSink {
 }
 
 /** `stream: false`: the Response object in one JSON body, so a lost worker can be retried unnoticed. */
-export class BufferedResponse implements ResponseReply {
-  readonly canRestart = true;
-  private parts: OutputPart[] = [];
+export class BufferedResponse extends BufferedReply implements ResponseReply {
+  readonly promptParam = PROMPT_PARAM;
 
   constructor(
     private readonly reply: FastifyReply,
     private readonly identity: ResponseIdentity,
-  ) {}
-
-  write(parts: OutputPart[]): void {
-    this.parts.push(...parts);
-  }
-
-  restart(): void {
-    this.parts = [];
+  ) {
+    super();
   }
 
   async finish(ending: CompletionEnding, beforeLast: (outcome: ResponseOutcome) => Promise<void>): Promise<void> {
@@ -77,7 +68,7 @@ export class BufferedResponse implements ResponseReply {
   }
 
   fail(error: unknown): ResponseOutcome {
-    throw onResponsesDoor(error);
+    throw error;
   }
 }
 
@@ -89,6 +80,7 @@ export class BufferedResponse implements ResponseReply {
  */
 export class StreamedResponse implements ResponseReply {
   readonly canRestart = false;
+  readonly promptParam = PROMPT_PARAM;
   private readonly sse: SseResponse;
   private readonly output: ResponseOutput;
   private started = false;
@@ -126,7 +118,7 @@ export class StreamedResponse implements ResponseReply {
   }
 
   fail(error: unknown): ResponseOutcome {
-    if (!this.sse.isOpen && !this.started) throw onResponsesDoor(error);
+    if (!this.sse.isOpen && !this.started) throw error;
     this.start();
     const state = failedState(this.output.snapshot(), toOpenAiError(error));
     this.output.event('response.failed', { response: responseObject(this.identity, state) });

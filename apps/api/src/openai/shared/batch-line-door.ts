@@ -9,6 +9,8 @@ import type { CompletionJobInput, StoredAnswer } from '@app/contracts';
 export interface BatchLineDoor {
   /** The endpoint, as a batch and its lines name it (`/v1/chat/completions`). */
   readonly url: string;
+  /** The door's name for the prompt, which a failure about it names. */
+  readonly promptParam: string;
   /** Throws the OpenAiError the request would have got. */
   lineJob(body: Record<string, unknown>, requestId: string, acceptedAt: number, startDeadline: number): Promise<CompletionJobInput>;
   /** The door's answer body; `created` is the batch's start, in seconds. */

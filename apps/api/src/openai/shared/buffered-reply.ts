@@ -1,0 +1,22 @@
+import type { OutputPart } from '@app/contracts';
+import type { CompletionSink } from '../../pipeline/completion-sink';
+
+/**
+ * A reply sent whole once the completion has ended (`stream: false`): nothing is on the wire
+ * before then, so a worker lost mid-answer is retried without the client noticing, and the
+ * parts received so far are simply dropped.
+ */
+export abstract class BufferedReply implements CompletionSink {
+  readonly canRestart = true;
+  abstract readonly promptParam: string;
+  /** Parts as they come (the publisher merged what it could); the door's formatter builds the answer from them. */
+  protected parts: OutputPart[] = [];
+
+  write(parts: OutputPart[]): void {
+    this.parts.push(...parts);
+  }
+
+  restart(): void {
+    this.parts = [];
+  }
+}
