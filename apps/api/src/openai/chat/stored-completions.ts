@@ -24,6 +24,7 @@ import { completionIdTime } from './completion-ids';
 import { COMMANDS_REDIS } from '../../redis/api-redis.module';
 import type { ListOrder } from '../../http/cursor-query';
 import { holdLease } from '../shared/completion-lease';
+import { OwnedRecords } from '../shared/owned-records';
 
 /** The record as written by `begin`; its messages were validated then and are kept as sent. */
 const storedCompletionRecord = fields<StoredCompletionRecord>({
@@ -54,17 +55,27 @@ const LIST_BATCH = 100;
  * Completions created with `store: true`, kept in Redis for STORE_TTL_SECONDS: a record per
  * completion (written here when the request is admitted), its answer (written by the worker
  * when it ends, so it is stored even when its client or API instance is gone), and one sorted
- * set per API key that orders them by creation for listing. At most STORE_MAX_PER_KEY per key.
+ * set per API key that orders them by creation for listing (OwnedRecords). At most
+ * STORE_MAX_PER_KEY per key.
  */
 @Injectable()
 export class StoredCompletions implements ChatCompletionStore {
   private readonly ttlMs: number;
+  private readonly records: OwnedRecords<StoredCompletionRecord>;
 
   constructor(
     private readonly env: ApiEnv,
     @Inject(COMMANDS_REDIS) private readonly redis: RedisClient,
   ) {
     this.ttlMs = env.STORE_TTL_SECONDS * 1000;
+    this.records = new OwnedRecords(redis, {
+      recordKey: (id) => storedCompletionKeys(id).record,
+      indexKey: storedCompletionsIndexKey,
+      check: storedCompletionRecord,
+      what: 'stored completion record',
+      ttlMs: this.ttlMs,
+      maxPerOwner: env.STORE_MAX_PER_KEY,
+    });
   }
 
   /**
@@ -74,12 +85,12 @@ export class StoredCompletions implements ChatCompletionStore {
    */
   async begin(record: StoredCompletionRecord, stream: boolean): Promise<StoredRequest> {
     const keys = storedCompletionKeys(record.id);
-    await this.create(record);
+    await this.records.create(record.id, record.createdMs, record);
     const release = stream ? await holdLease(this.redis, keys.lease, this.env.RESUME_GRACE_MS) : () => undefined;
     const end: EndStoredRequest = ({ queued }) => {
       release();
       // Best effort, off the response's path: a record left over expires with STORE_TTL_SECONDS.
-      (queued ? this.keepWithinLimit(record.owner) : this.delete(record)).catch(() => undefined);
+      (queued ? this.records.keepWithinLimit(record.owner, (id) => this.dropKeys(id)) : this.delete(record)).catch(() => undefined);
     };
     return {
       store: { key: keys.answer, ttlMs: this.ttlMs },
@@ -93,37 +104,9 @@ export class StoredCompletions implements ChatCompletionStore {
     };
   }
 
-  private async create(record: StoredCompletionRecord): Promise<void> {
-    const { record: key } = storedCompletionKeys(record.id);
-    const index = storedCompletionsIndexKey(record.owner);
-    await Promise.all([
-      this.redis.set(key, JSON.stringify(record), 'PX', this.ttlMs),
-      this.redis.zadd(index, record.createdMs, record.id),
-      this.redis.zremrangebyscore(index, '-inf', Date.now() - this.ttlMs),
-      this.redis.pexpire(index, this.ttlMs),
-    ]);
-  }
-
-  /**
-   * Drops the owner's oldest completions beyond STORE_MAX_PER_KEY. Run once a request's job was
-   * queued, not when its record is written: a request refused then (the queue full) must not
-   * cost an earlier completion its place.
-   */
-  private async keepWithinLimit(owner: string): Promise<void> {
-    const index = storedCompletionsIndexKey(owner);
-    const excess = (await this.redis.zcard(index)) - this.env.STORE_MAX_PER_KEY;
-    if (excess <= 0) return;
-    const dropped = await this.redis.zpopmin(index, excess);
-    const ids = dropped.filter((_, position) => position % 2 === 0);
-    await Promise.all(ids.map((id) => this.dropKeys(id)));
-  }
-
   /** The record, only for its owner. */
-  async find(owner: string, id: string): Promise<StoredCompletionRecord | undefined> {
-    const json = await this.redis.get(storedCompletionKeys(id).record);
-    if (json === null) return undefined;
-    const record = parseChecked<StoredCompletionRecord>(json, storedCompletionRecord, 'stored completion record');
-    return record.owner === owner ? record : undefined;
+  find(owner: string, id: string): Promise<StoredCompletionRecord | undefined> {
+    return this.records.find(owner, id);
   }
 
   /** The answer, once its job has ended well. */
@@ -134,14 +117,12 @@ export class StoredCompletions implements ChatCompletionStore {
 
   async updateMetadata(record: StoredCompletionRecord, metadata: Record<string, string>): Promise<StoredCompletionRecord> {
     const updated = { ...record, metadata };
-    // KEEPTTL: an update does not extend how long it is stored.
-    // XX: a record that expired meanwhile is not brought back without its lifetime.
-    await this.redis.set(storedCompletionKeys(record.id).record, JSON.stringify(updated), 'KEEPTTL', 'XX');
+    await this.records.update(record.id, updated);
     return updated;
   }
 
   async delete(record: StoredCompletionRecord): Promise<void> {
-    await Promise.all([this.redis.zrem(storedCompletionsIndexKey(record.owner), record.id), this.dropKeys(record.id)]);
+    await Promise.all([this.records.unindex(record.owner, record.id), this.dropKeys(record.id)]);
   }
 
   /**

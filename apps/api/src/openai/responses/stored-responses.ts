@@ -1,9 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
+import { aCount, anObject, arrayOf, aString, fields, optional, parseChecked } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import { COMMANDS_REDIS } from '../../redis/api-redis.module';
 import { holdLease } from '../shared/completion-lease';
 import type { ReleaseLease } from '../shared/completion-lease';
+import { OwnedRecords } from '../shared/owned-records';
 import type { ConversationItem } from './response-items';
 import type { ResponseIdentity, ResponseState } from './response-object';
 
@@ -58,6 +60,15 @@ export interface StoredResponseRecord {
   affinityKey?: string;
 }
 
+const storedResponseRecord = fields<StoredResponseRecord>({
+  owner: aString,
+  identity: anObject,
+  history: arrayOf(anObject),
+  inputStart: aCount,
+  state: anObject,
+  affinityKey: optional(aString),
+});
+
 interface StoredItem {
   owner: string;
   item: ConversationItem;
@@ -66,13 +77,14 @@ interface StoredItem {
 /**
  * Responses created with `store` (OpenAI's default), kept in Redis for STORE_TTL_SECONDS and
  * readable from every API instance: the record, one key per item (what `item_reference` finds),
- * and one sorted set per API key that bounds them to STORE_MAX_PER_KEY. Only the key that created
+ * and one sorted set per API key that bounds them to STORE_MAX_PER_KEY (OwnedRecords). Only the key that created
  * a response sees it or its items.
  */
 @Injectable()
 export class StoredResponses {
   private readonly ttlMs: number;
   private readonly redis: WithEndIfOpen;
+  private readonly records: OwnedRecords<StoredResponseRecord>;
 
   constructor(
     private readonly env: ApiEnv,
@@ -81,6 +93,14 @@ export class StoredResponses {
     this.ttlMs = env.STORE_TTL_SECONDS * 1000;
     redis.defineCommand('endResponseIfOpen', { numberOfKeys: 1, lua: END_IF_OPEN_LUA });
     this.redis = redis as WithEndIfOpen;
+    this.records = new OwnedRecords(redis, {
+      recordKey: (id) => storedResponseKeys(id).record,
+      indexKey,
+      check: storedResponseRecord,
+      what: 'stored response record',
+      ttlMs: this.ttlMs,
+      maxPerOwner: env.STORE_MAX_PER_KEY,
+    });
   }
 
   /** How long stored objects (and a background job's answer) live. */
@@ -94,7 +114,6 @@ export class StoredResponses {
    * the caller once it has ended) tells every reader whether that is still so.
    */
   async begin(record: StoredResponseRecord): Promise<ReleaseLease> {
-    const index = indexKey(record.owner);
     // Sent first on this one connection: no reader finds the record without its lease.
     const lease: Promise<ReleaseLease> = record.identity.settings.background
       ? Promise.resolve(() => undefined)
@@ -102,11 +121,8 @@ export class StoredResponses {
     try {
       await Promise.all([
         lease,
-        this.writeRecord(record),
+        this.records.create(record.identity.id, record.identity.createdAtMs, record),
         this.writeItems(record.owner, record.history.slice(record.inputStart)),
-        this.redis.zadd(index, record.identity.createdAtMs, record.identity.id),
-        this.redis.zremrangebyscore(index, '-inf', Date.now() - this.ttlMs),
-        this.redis.pexpire(index, this.ttlMs),
       ]);
     } catch (error) {
       lease.then((release) => release()).catch(() => undefined);
@@ -122,7 +138,7 @@ export class StoredResponses {
    */
   async end(record: StoredResponseRecord, state: ResponseState, output: ConversationItem[]): Promise<StoredResponseRecord> {
     const ended = { ...record, state };
-    await Promise.all([this.writeRecord(ended, true), this.writeItems(record.owner, output)]);
+    await Promise.all([this.records.update(record.identity.id, ended), this.writeItems(record.owner, output)]);
     await this.keepWithinLimit(record.owner);
     return ended;
   }
@@ -136,18 +152,15 @@ export class StoredResponses {
     const json = JSON.stringify(ended);
     const stored = await this.redis.endResponseIfOpen(storedResponseKeys(record.identity.id).record, json);
     if (stored === null) return undefined;
-    if (stored !== json) return JSON.parse(stored) as StoredResponseRecord;
+    if (stored !== json) return parseChecked<StoredResponseRecord>(stored, storedResponseRecord, 'stored response record');
     await this.writeItems(record.owner, output);
     await this.keepWithinLimit(record.owner);
     return ended;
   }
 
   /** The record, only for its owner. */
-  async find(owner: string, id: string): Promise<StoredResponseRecord | undefined> {
-    const json = await this.redis.get(storedResponseKeys(id).record);
-    if (json === null) return undefined;
-    const record = JSON.parse(json) as StoredResponseRecord;
-    return record.owner === owner ? record : undefined;
+  find(owner: string, id: string): Promise<StoredResponseRecord | undefined> {
+    return this.records.find(owner, id);
   }
 
   /** A stored item by id, only for the key that stored it. */
@@ -162,7 +175,7 @@ export class StoredResponses {
     const { id } = record.identity;
     const keys = storedResponseKeys(id);
     await Promise.all([
-      this.redis.zrem(indexKey(record.owner), id),
+      this.records.unindex(record.owner, id),
       ...[keys.record, keys.answer, keys.failure, keys.log, keys.lease, keys.cancelled].map((key) => this.redis.unlink(key)),
       ...this.ownItemIds(record).map((itemId) => this.redis.unlink(itemKey(itemId))),
     ]);
@@ -173,31 +186,16 @@ export class StoredResponses {
     return [...record.history.slice(record.inputStart), ...(record.state.output as ConversationItem[])].map((item) => item.id);
   }
 
-  /** `onlyIfPresent`: a record deleted (or expired) meanwhile is not brought back. */
-  private async writeRecord(record: StoredResponseRecord, onlyIfPresent = false): Promise<void> {
-    const key = storedResponseKeys(record.identity.id).record;
-    const json = JSON.stringify(record);
-    if (onlyIfPresent) await this.redis.set(key, json, 'KEEPTTL', 'XX');
-    else await this.redis.set(key, json, 'PX', this.ttlMs);
-  }
-
   private async writeItems(owner: string, items: ConversationItem[]): Promise<void> {
     // One command per item: in a Redis Cluster the items' keys are in different slots.
     await Promise.all(items.map((item) => this.redis.set(itemKey(item.id), JSON.stringify({ owner, item } satisfies StoredItem), 'PX', this.ttlMs)));
   }
 
-  /** Drops the owner's oldest responses beyond STORE_MAX_PER_KEY. */
-  private async keepWithinLimit(owner: string): Promise<void> {
-    const index = indexKey(owner);
-    const excess = (await this.redis.zcard(index)) - this.env.STORE_MAX_PER_KEY;
-    if (excess <= 0) return;
-    const dropped = await this.redis.zpopmin(index, excess);
-    const ids = dropped.filter((_, position) => position % 2 === 0);
-    await Promise.all(
-      ids.map(async (id) => {
-        const json = await this.redis.get(storedResponseKeys(id).record);
-        if (json !== null) await this.delete(JSON.parse(json) as StoredResponseRecord);
-      }),
-    );
+  /** Drops the owner's oldest responses beyond STORE_MAX_PER_KEY, with their items. */
+  private keepWithinLimit(owner: string): Promise<void> {
+    return this.records.keepWithinLimit(owner, async (id) => {
+      const record = await this.records.read(id);
+      if (record) await this.delete(record);
+    });
   }
 }
