@@ -15,20 +15,20 @@ export default tseslint.config(
     },
   },
   // The house's floors (docs/architecture.md, "Front doors"): each door under apps/api/src/openai/
-  // stands beside the others and uses only what they share (../shared); the pipeline beneath
+  // stands beside the others and uses only what they share (../common); the pipeline beneath
   // serves every door and imports none.
   {
     files: ['apps/api/src/openai/*/**/*.ts'],
-    ignores: ['apps/api/src/openai/shared/**'],
+    ignores: ['apps/api/src/openai/common/**'],
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ regex: '^\\.\\./(?!shared/|\\.\\./)', message: 'A front door imports no other door: move what both need to openai/shared/.' }] },
+        { patterns: [{ regex: '^\\.\\./(?!common/|\\.\\./)', message: 'A front door imports no other door: move what both need to openai/common/.' }] },
       ],
     },
   },
   {
-    files: ['apps/api/src/openai/shared/**/*.ts'],
+    files: ['apps/api/src/openai/common/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ regex: '^\\.\\./(?!\\.\\./)', message: 'What the doors share imports no door.' }] }],
     },

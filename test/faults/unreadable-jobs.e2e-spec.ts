@@ -10,7 +10,8 @@ import { e2eStack } from '../support/stack-env';
  * by hand, that it cannot read fails unrun with the reason on the job, and whoever follows its
  * channel hears an error at once instead of waiting out the start deadline. A job of version 1
  * (queued by an API before the command had options and a schedule), or written before payloads
- * had a version, still runs.
+ * had a version, still runs, and so does one of version 2 (before jobs had kinds). A job of a kind
+ * the worker's engine does not run fails unrun, naming the kind.
  */
 describe('jobs a worker cannot read', () => {
   const stack = e2eStack();
@@ -21,7 +22,8 @@ describe('jobs a worker cannot read', () => {
   afterAll(() => queue.close());
 
   const jobData = (completionId: string): CompletionJobData => ({
-    v: 2,
+    v: 3,
+    kind: 'generate',
     id: completionId,
     model: stack.model,
     replyTo: { channel: completionEventsChannel(completionId), stopWhenUnheard: false },
@@ -77,13 +79,32 @@ describe('jobs a worker cannot read', () => {
     expect(heard.at(-1)?.type).toBe('end');
   });
 
+  it('answers a job of version 2, queued by an API before jobs had kinds, as a generate job', async () => {
+    const completionId = `chatcmpl-v2-${Date.now()}`;
+    const version2: Record<string, unknown> = { ...jobData(completionId), v: 2 };
+    delete version2.kind;
+    const { job, heard } = await run(completionId, version2);
+    expect(job.failedReason).toBeFalsy();
+    expect(job.returnvalue.usage.completion_tokens).toBeGreaterThan(0);
+    expect(heard.at(-1)?.type).toBe('end');
+  });
+
   it('fails a job of a later version unrun, saying why, and tells its channel', async () => {
-    const completionId = `chatcmpl-v3-${Date.now()}`;
-    const { job, heard } = await run(completionId, { ...jobData(completionId), v: 3 });
-    expect(job.failedReason).toBe('unreadable job: the job payload is version 3; this worker reads versions 1 and 2');
+    const completionId = `chatcmpl-v4-${Date.now()}`;
+    const { job, heard } = await run(completionId, { ...jobData(completionId), v: 4 });
+    expect(job.failedReason).toBe('unreadable job: the job payload is version 4; this worker reads versions 1 to 3');
     expect(job.attemptsMade).toBe(1);
     expect(heard.map((event) => event.type)).toEqual(['started', 'error']);
-    expect(heard[1]).toMatchObject({ code: 'engine_error', message: expect.stringContaining('version 3') as unknown });
+    expect(heard[1]).toMatchObject({ code: 'engine_error', message: expect.stringContaining('version 4') as unknown });
+  });
+
+  it('fails a job of a kind its engine does not run unrun, naming the kind, and tells its channel', async () => {
+    const completionId = `chatcmpl-kind-${Date.now()}`;
+    const { job, heard } = await run(completionId, { ...jobData(completionId), kind: 'transcribe' });
+    expect(job.failedReason).toBe("unreadable job: the job is of kind 'transcribe'; this worker runs generate jobs");
+    expect(job.attemptsMade).toBe(1);
+    expect(heard.map((event) => event.type)).toEqual(['started', 'error']);
+    expect(heard[1]).toMatchObject({ code: 'engine_error', message: expect.stringContaining("kind 'transcribe'") as unknown });
   });
 
   it('fails a job without its generation options unrun, naming the field', async () => {

@@ -27,7 +27,8 @@ describe('finished jobs without contents (RETAIN_CONTENT=false)', () => {
 
   /** A job as the API enqueues it, its events on a channel of its own, to start within 30 s of `acceptedAt`. */
   const jobData = (completionId: string, messages: ChatMessage[], acceptedAt: number): CompletionJobData => ({
-    v: 2,
+    v: 3,
+    kind: 'generate',
     id: completionId,
     model: stack.model,
     replyTo: { channel: completionEventsChannel(completionId), stopWhenUnheard: false },

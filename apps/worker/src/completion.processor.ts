@@ -76,7 +76,7 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
       const run = retention.around<Job<CompletionJobData, CompletionResult>>((job, token, signal) => this.process(job, token, signal, lane));
       return async (job: Job<CompletionJobData, CompletionResult>, token?: string, signal?: AbortSignal): Promise<CompletionResult> => {
         try {
-          job.data = decodeCompletionJob(job.data);
+          job.data = decodeCompletionJob(job.data, this.engine.capabilities.kinds);
         } catch (error) {
           throw await this.refuseUnreadable(job, error);
         }

@@ -4,7 +4,8 @@ import { ENDED_BEFORE, JobRetention, resultWithoutContent, withoutContent } from
 import type { RetainedJob, RetainedJobData } from './job-retention';
 
 const data: CompletionJobData = {
-  v: 2,
+  v: 3,
+  kind: 'generate',
   id: 'chatcmpl-retention',
   model: 'tiny-chat',
   replyTo: { channel: 'completion-events:chatcmpl-retention', stopWhenUnheard: true },

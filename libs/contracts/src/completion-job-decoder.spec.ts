@@ -4,7 +4,8 @@ import type { CompletionJobData } from './completion-job';
 const replyTo = { channel: 'completion-replies:api-1', stopWhenUnheard: true, log: { key: 'log', keepMs: 60_000, maxEvents: 1000 }, leaseKey: 'lease' };
 
 const job: CompletionJobData = {
-  v: 2,
+  v: 3,
+  kind: 'generate',
   id: 'chatcmpl-1',
   model: 'tiny-chat',
   options: {
@@ -82,6 +83,16 @@ describe('decodeCompletionJob', () => {
     expect(decodeCompletionJob(JSON.parse(JSON.stringify(version1)))).toEqual(job);
   });
 
+  it('reads a version-2 job, still queued from before kinds, as a generate job', () => {
+    expect(decodeCompletionJob({ ...without(job, 'kind'), v: 2 })).toEqual(job);
+  });
+
+  it('refuses a job of a kind this version does not know, and one its engine does not run, naming the kind', () => {
+    expect(reasonFor({ ...job, kind: 'transcribe' })).toBe("the job is of kind 'transcribe'; this worker runs generate jobs");
+    expect(reasonFor(without(job, 'kind'))).toBe('the job is of kind null; this worker runs generate jobs');
+    expect(() => decodeCompletionJob(job, [])).toThrow("the job is of kind 'generate'; this worker runs no kind of job");
+  });
+
   it('reads a job written before versions (no v) as version 1', () => {
     expect(decodeCompletionJob(without(version1, 'v'))).toEqual(job);
   });
@@ -98,7 +109,8 @@ describe('decodeCompletionJob', () => {
       startDeadline: 2,
     };
     expect(decodeCompletionJob(plain)).toStrictEqual({
-      v: 2,
+      v: 3,
+      kind: 'generate',
       id: 'c',
       model: 'm',
       options: { messages: [], sampling: options.sampling, responseFormat: { type: 'text' } },
@@ -121,8 +133,8 @@ describe('decodeCompletionJob', () => {
   });
 
   it('refuses a version it does not read, saying which', () => {
-    expect(reasonFor({ ...job, v: 3 })).toBe('the job payload is version 3; this worker reads versions 1 and 2');
-    expect(reasonFor({ ...job, v: 'two' })).toBe('the job payload is an unknown version ("two"); this worker reads versions 1 and 2');
+    expect(reasonFor({ ...job, v: 4 })).toBe('the job payload is version 4; this worker reads versions 1 to 3');
+    expect(reasonFor({ ...job, v: 'two' })).toBe('the job payload is an unknown version ("two"); this worker reads versions 1 to 3');
   });
 
   it('refuses a job without its options, or a part of them, naming the field', () => {

@@ -1,6 +1,6 @@
 import type { ChatMessage, ToolCall } from './chat-message';
-import { COMPLETION_JOB_VERSION, isFinishReason } from './completion-job';
-import type { CompletionJobData, JobSchedule, ReplyLog, ReplyTo, StoreAnswer, StoredAnswer } from './completion-job';
+import { COMPLETION_JOB_VERSION, isFinishReason, JOB_KINDS } from './completion-job';
+import type { CompletionJobData, JobKind, JobSchedule, ReplyLog, ReplyTo, StoreAnswer, StoredAnswer } from './completion-job';
 import type { GenerationOptions, LogprobsOptions, PromptCachePolicy, SamplingParams, ToolDefinition, ToolOptions } from './generation-options';
 import type { ServiceTier } from './service-tiers';
 import {
@@ -94,8 +94,8 @@ const schedule = fields<JobSchedule>({
   attemptsBefore: optional(aCount),
 });
 
-/** Every field of the job, checked; `v` is read before (versions decide how the rest reads). */
-const completionJob = fields<CompletionJobData>({ v: tagged, id: aString, model: aString, options, replyTo, schedule, store: optional(store) });
+/** Every field of the job, checked; `v` and `kind` are read before (they decide how the rest reads). */
+const completionJob = fields<CompletionJobData>({ v: tagged, kind: tagged, id: aString, model: aString, options, replyTo, schedule, store: optional(store) });
 
 /** A job as version 1 wrote it: one flat object, the completion's id in `completionId`. */
 interface CompletionJobV1 extends GenerationOptions, Omit<JobSchedule, 'tier' | 'attemptsBefore'> {
@@ -131,6 +131,7 @@ function fromVersion1(data: Record<string, unknown>): CompletionJobData {
   const { messages, sampling, tools, choices, responseFormat, logprobs, thinking, promptCache } = job;
   return {
     v: COMPLETION_JOB_VERSION,
+    kind: 'generate',
     id: job.completionId,
     model: job.model,
     options: present({ messages, sampling, tools, choices, responseFormat, logprobs, thinking, promptCache }),
@@ -177,18 +178,23 @@ export class UnreadableJobError extends UnreadableRecordError {
 /**
  * Checks a job's payload as a worker takes it, before anything runs it: the typed job, or an
  * UnreadableJobError that says why not (malformed, a field missing, a version this worker does
- * not read). Version 1 (and a job written before versions, without `v`) is read into this
- * version's shape. Fields this version does not name are kept as they are.
+ * not read, a kind its engine does not run: `runs`, by default every kind this version knows).
+ * Versions 1 (and a job written before versions, without `v`) and 2 are read into this version's
+ * shape, as `generate` jobs. Fields this version does not name are kept as they are.
  */
-export function decodeCompletionJob(data: unknown): CompletionJobData {
+export function decodeCompletionJob(data: unknown, runs: readonly JobKind[] = JOB_KINDS): CompletionJobData {
   if (!isJsonObject(data)) throw new UnreadableJobError('the job payload is not an object');
   const version = data.v ?? 1;
-  if (version === 1) return fromVersion1(data);
-  if (version !== COMPLETION_JOB_VERSION) {
+  const job = version === 1 ? fromVersion1(data) : version === 2 ? { ...data, v: COMPLETION_JOB_VERSION, kind: 'generate' } : data;
+  if (version !== 1 && version !== 2 && version !== COMPLETION_JOB_VERSION) {
     const written = typeof version === 'number' ? `version ${version}` : `an unknown version (${JSON.stringify(version)})`;
-    throw new UnreadableJobError(`the job payload is ${written}; this worker reads versions 1 and ${COMPLETION_JOB_VERSION}`);
+    throw new UnreadableJobError(`the job payload is ${written}; this worker reads versions 1 to ${COMPLETION_JOB_VERSION}`);
   }
-  const problem = completionJob(data, 'job');
+  if (!runs.includes(job.kind as JobKind)) {
+    const kind = typeof job.kind === 'string' ? `'${job.kind}'` : JSON.stringify(job.kind ?? null);
+    throw new UnreadableJobError(`the job is of kind ${kind}; this worker runs ${runs.length > 0 ? `${runs.join(', ')} jobs` : 'no kind of job'}`);
+  }
+  const problem = completionJob(job, 'job');
   if (problem !== undefined) throw new UnreadableJobError(problem);
-  return data as unknown as CompletionJobData;
+  return job as unknown as CompletionJobData;
 }

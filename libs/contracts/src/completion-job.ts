@@ -63,9 +63,20 @@ export interface StoredAnswer {
 
 /**
  * The version of the job payload the API writes. A worker runs the versions it reads (this one,
- * and version 1, which it reads into this shape) and fails any other unrun (decodeCompletionJob).
+ * and versions 1 and 2, which it reads into this shape as `generate` jobs) and fails any other
+ * unrun (decodeCompletionJob). Version 3 names the job's kind.
  */
-export const COMPLETION_JOB_VERSION = 2;
+export const COMPLETION_JOB_VERSION = 3;
+
+/**
+ * What a job asks of its engine; each kind has its own options and result. Today one kind:
+ * `generate`, a conversation answered. A worker runs the kinds its engine announces
+ * (EngineCapabilities.kinds) and fails any other unrun; the API refuses, before it queues
+ * anything, a kind that a live worker of the model does not run. A new kind (an embedding, a
+ * rank, a token count) joins this list with its options and its result and event types.
+ */
+export const JOB_KINDS = ['generate'] as const;
+export type JobKind = (typeof JOB_KINDS)[number];
 
 /** When and where a job runs: what admission and placement decided, read by the queue's side only. */
 export interface JobSchedule {
@@ -100,6 +111,7 @@ export interface JobSchedule {
  */
 export interface CompletionJobData {
   v: typeof COMPLETION_JOB_VERSION;
+  kind: JobKind;
   id: string;
   model: string;
   options: GenerationOptions;

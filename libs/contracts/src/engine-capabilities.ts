@@ -1,4 +1,5 @@
 import { callsAllowed } from './generation-options';
+import type { JobKind } from './completion-job';
 import type { GenerationOptions, SamplingParams } from './generation-options';
 
 /** Most choices (`n`) one request may ask for: the worker generates them one after another. */
@@ -10,6 +11,8 @@ export const MAX_CHOICES = 8;
  * one the serving engines lack, instead of queueing work that would fail or be half-applied.
  */
 export interface EngineCapabilities {
+  /** The kinds of job it runs (a worker fails any other unrun; the API refuses them before queueing). */
+  kinds: JobKind[];
   /** Function calling (`tools`, `tool_choice`). */
   tools: boolean;
   /** Output constrained by a grammar (`response_format` json_object / json_schema). */
@@ -31,7 +34,7 @@ export type EngineCapability = keyof EngineCapabilities;
 
 /** What a request needs of an engine, named by the request field that needs it. */
 export interface RequiredCapability {
-  capability: Exclude<EngineCapability, 'maxChoices' | 'logitBiasTokens' | 'unbiasableTokens'>;
+  capability: Exclude<EngineCapability, 'kinds' | 'maxChoices' | 'logitBiasTokens' | 'unbiasableTokens'>;
   /** The request field that asks for it, for the 400's `param`. */
   param: string;
 }

@@ -4,7 +4,7 @@ const announcement = {
   workerId: 'w1',
   model: 'tiny-chat',
   engine: 'llama.cpp',
-  capabilities: { tools: true, grammar: true, logprobs: true, maxChoices: 8, logitBiasTokens: 100, unbiasableTokens: [2, 7] },
+  capabilities: { kinds: ['generate'], tools: true, grammar: true, logprobs: true, maxChoices: 8, logitBiasTokens: 100, unbiasableTokens: [2, 7] },
   slots: 2,
   freeSlots: 1,
   contextSize: 4096,
@@ -20,6 +20,12 @@ describe('parseWorkerAnnouncement', () => {
     const earlier: Record<string, unknown> = { ...announcement.capabilities };
     delete earlier.unbiasableTokens;
     expect(parseWorkerAnnouncement(JSON.stringify({ ...announcement, capabilities: earlier }))?.capabilities.unbiasableTokens).toEqual([]);
+  });
+
+  it("reads an earlier version's announcement, which names no kinds, as running generate jobs", () => {
+    const earlier: Record<string, unknown> = { ...announcement.capabilities };
+    delete earlier.kinds;
+    expect(parseWorkerAnnouncement(JSON.stringify({ ...announcement, capabilities: earlier }))?.capabilities.kinds).toEqual(['generate']);
   });
 
   it.each([

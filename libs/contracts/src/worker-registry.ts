@@ -1,3 +1,4 @@
+import { JOB_KINDS } from './completion-job';
 import type { EngineCapabilities } from './engine-capabilities';
 import { isCount, isRecord } from './value-guards';
 
@@ -30,8 +31,13 @@ export interface WorkerAnnouncement {
   announcedAt: number;
 }
 
-/** Capabilities as announced: a worker of an earlier version names no unbiasable tokens (it checks them itself). */
-type AnnouncedCapabilities = Omit<EngineCapabilities, 'unbiasableTokens'> & Partial<Pick<EngineCapabilities, 'unbiasableTokens'>>;
+/**
+ * Capabilities as announced: a worker of an earlier version names no unbiasable tokens (it checks
+ * them itself) and no kinds (it runs `generate` jobs only).
+ */
+type AnnouncedCapabilities = Omit<EngineCapabilities, 'unbiasableTokens' | 'kinds'> & Partial<Pick<EngineCapabilities, 'unbiasableTokens' | 'kinds'>>;
+
+const isJobKind = (value: unknown): boolean => (JOB_KINDS as readonly unknown[]).includes(value);
 
 function isCapabilities(value: unknown): value is AnnouncedCapabilities {
   if (!isRecord(value)) return false;
@@ -42,7 +48,9 @@ function isCapabilities(value: unknown): value is AnnouncedCapabilities {
     typeof c.logprobs === 'boolean' &&
     isCount(c.maxChoices) &&
     isCount(c.logitBiasTokens) &&
-    (c.unbiasableTokens === undefined || (Array.isArray(c.unbiasableTokens) && c.unbiasableTokens.every(isCount)))
+    (c.unbiasableTokens === undefined || (Array.isArray(c.unbiasableTokens) && c.unbiasableTokens.every(isCount))) &&
+    // A kind this version does not know is one its API never queues: the worker still counts.
+    (c.kinds === undefined || Array.isArray(c.kinds))
   );
 }
 
@@ -70,5 +78,6 @@ export function parseWorkerAnnouncement(entry: string): WorkerAnnouncement | und
     isCount(a.announcedAt);
   if (!valid) return undefined;
   const announcement = value as Omit<WorkerAnnouncement, 'capabilities'> & { capabilities: AnnouncedCapabilities };
-  return { ...announcement, capabilities: { ...announcement.capabilities, unbiasableTokens: announcement.capabilities.unbiasableTokens ?? [] } };
+  const { unbiasableTokens = [], kinds = ['generate'] } = announcement.capabilities;
+  return { ...announcement, capabilities: { ...announcement.capabilities, unbiasableTokens, kinds: kinds.filter(isJobKind) } };
 }

@@ -1,4 +1,4 @@
-import type { BatchLineDoor } from '../openai/shared/batch-line-door';
+import type { BatchLineDoor } from '../openai/common/batch-line-door';
 
 /** The doors whose requests a batch can hold, by endpoint; given at composition (api.module.ts). */
 export class BatchLineDoors {

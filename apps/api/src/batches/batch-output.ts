@@ -1,4 +1,4 @@
-import type { BatchLineDoor } from '../openai/shared/batch-line-door';
+import type { BatchLineDoor } from '../openai/common/batch-line-door';
 import { workerError } from '../pipeline/event-sequence-tracker';
 import type { BatchRecord, BatchUsage } from './batch-object';
 import { lineCompletionId } from './batch-object';

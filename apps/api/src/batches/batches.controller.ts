@@ -3,7 +3,7 @@ import { ApiEnv } from '@app/config';
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import type { FastifyRequest } from 'fastify';
 import { ApiKeyGuard, callerOf } from '../auth/api-key.guard';
-import { IsMetadata } from '../openai/shared/field-validators';
+import { IsMetadata } from '../openai/common/field-validators';
 import { redisUnavailable } from '../pipeline/completion-admission';
 import { OpenAiError } from '../errors/openai-error';
 import { FilesService } from '../files/files.service';

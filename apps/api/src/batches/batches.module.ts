@@ -3,7 +3,7 @@ import type { DynamicModule } from '@nestjs/common';
 import type { ApiEnv } from '@app/config';
 import { FilesModule } from '../files/files.module';
 import { ModelsModule } from '../models/models.module';
-import type { BatchLineDoor } from '../openai/shared/batch-line-door';
+import type { BatchLineDoor } from '../openai/common/batch-line-door';
 import { CompletionQueuesModule } from '../pipeline/completion-queues.module';
 import { BatchCoordinator } from './batch-coordinator';
 import { BatchLineDoors } from './batch-line-doors';

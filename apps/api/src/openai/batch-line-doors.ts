@@ -1,5 +1,5 @@
 import { chatBatchLines } from './chat/chat-batch-lines';
-import type { BatchLineDoor } from './shared/batch-line-door';
+import type { BatchLineDoor } from './common/batch-line-door';
 
 /** The front doors whose requests a batch may hold; a door that takes batch lines adds its adapter here. */
 export const BATCH_LINE_DOORS: readonly BatchLineDoor[] = [chatBatchLines];

@@ -1,4 +1,4 @@
-import type { CompletionJobInput, WorkerAnnouncement } from '@app/contracts';
+import type { CompletionJobInput, WorkerAnnouncement, JobKind } from '@app/contracts';
 import { OpenAiError } from '../errors/openai-error';
 import type { ModelRegistry } from '../models/model-registry';
 import type { ApiKeyRateLimits, TokenReservation } from '../rate-limits/api-key-rate-limits';
@@ -7,6 +7,7 @@ import type { FairShare, FairShareTicket } from './fair-share';
 import type { CompletionQueue, CompletionQueues } from './completion-queues';
 
 const job: CompletionJobInput = {
+  kind: 'generate',
   id: 'chatcmpl-1',
   model: 'tiny-chat',
   options: {
@@ -21,7 +22,7 @@ const worker: WorkerAnnouncement = {
   workerId: 'w1',
   model: 'tiny-chat',
   engine: 'llama.cpp',
-  capabilities: { tools: false, grammar: false, logprobs: false, maxChoices: 1, logitBiasTokens: 100, unbiasableTokens: [] },
+  capabilities: { kinds: ['generate'], tools: false, grammar: false, logprobs: false, maxChoices: 1, logitBiasTokens: 100, unbiasableTokens: [] },
   slots: 1,
   freeSlots: 1,
   contextSize: 4096,
@@ -29,7 +30,7 @@ const worker: WorkerAnnouncement = {
 };
 
 /** Admission with its collaborators replaced by recorders; each test sets what they answer. */
-function setup(options: { rateLimit?: 'ok' | OpenAiError; served?: boolean; unbiasableTokens?: number[] } = {}) {
+function setup(options: { rateLimit?: 'ok' | OpenAiError; served?: boolean; unbiasableTokens?: number[]; kinds?: JobKind[] } = {}) {
   const calls: string[] = [];
   const queue = {} as CompletionQueue;
   const reservation: TokenReservation = { settle: () => calls.push('settle'), refund: () => calls.push('refund') };
@@ -40,7 +41,7 @@ function setup(options: { rateLimit?: 'ok' | OpenAiError; served?: boolean; unbi
       return answer === 'ok' ? Promise.resolve(reservation) : Promise.reject(answer);
     },
   } as unknown as ApiKeyRateLimits;
-  const live = { ...worker, capabilities: { ...worker.capabilities, unbiasableTokens: options.unbiasableTokens ?? [] } };
+  const live = { ...worker, capabilities: { ...worker.capabilities, unbiasableTokens: options.unbiasableTokens ?? [], kinds: options.kinds ?? ['generate'] } };
   const models = { serves: () => options.served ?? true, liveWorkers: () => [live] } as unknown as ModelRegistry;
   const queues = { forModel: () => queue } as unknown as CompletionQueues;
   const ticket: FairShareTicket = { jobOptions: {}, express: false, onEvent: () => undefined, release: () => calls.push('fair-share release') };
@@ -63,6 +64,12 @@ describe('CompletionAdmission', () => {
   it('answers 404 for a model nobody serves, before any Redis work', async () => {
     const { admission, calls } = setup({ served: false });
     await expect(admission.admit(job, 'key')).rejects.toMatchObject({ status: 404, code: 'model_not_found' });
+    expect(calls).toEqual([]);
+  });
+
+  it("refuses a kind of job the model's live workers do not run with a 400 naming the model, before any Redis work", async () => {
+    const { admission, calls } = setup({ kinds: [] });
+    await expect(admission.admit(job, 'key')).rejects.toMatchObject({ status: 400, param: 'model', code: 'model_not_supported' });
     expect(calls).toEqual([]);
   });
 

@@ -76,6 +76,14 @@ export class CompletionAdmission implements BeforeApplicationShutdown {
   private checkCapabilities(job: CompletionJobInput): void {
     const workers = this.models.liveWorkers(job.model);
     if (workers.length === 0) return; // none live yet (scaling from zero): the worker refuses it if it must
+    const notRunning = workers.find((worker) => !worker.capabilities.kinds.includes(job.kind));
+    if (notRunning) {
+      throw OpenAiError.invalidRequest(
+        `The model '${job.model}' is served by an engine (${notRunning.engine}) that does not run ${job.kind} requests.`,
+        'model',
+        'model_not_supported',
+      );
+    }
     for (const need of requiredCapabilities(job.options)) {
       const lacking = workers.find((worker) => !worker.capabilities[need.capability]);
       if (lacking) throw unsupportedBy(lacking.engine, need);

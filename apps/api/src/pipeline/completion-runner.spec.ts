@@ -85,7 +85,7 @@ describe('CompletionRunner', () => {
       7,
     ]);
     // Stamped with the payload's version, which workers check before running it.
-    expect(data.v).toBe(2);
+    expect(data.v).toBe(3);
     expect(admission.abandon).not.toHaveBeenCalled();
     expect(queue.remove).not.toHaveBeenCalled();
     expect(commands.spublish).not.toHaveBeenCalled();

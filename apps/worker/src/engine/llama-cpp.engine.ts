@@ -58,6 +58,7 @@ export class LlamaCppEngine implements InferenceEngine {
     this.slots = chats.length;
     this.grammars = new LlamaGrammars(llama);
     this.capabilities = {
+      kinds: ['generate'],
       tools: true,
       grammar: true,
       // The answer is scored again without the thoughts (or comments) before it, as LlamaChat

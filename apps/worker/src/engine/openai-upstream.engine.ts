@@ -51,6 +51,7 @@ export class OpenAiUpstreamEngine implements InferenceEngine {
    * `n` of them).
    */
   readonly capabilities: EngineCapabilities = {
+    kinds: ['generate'],
     tools: true,
     grammar: true,
     logprobs: true,

@@ -38,6 +38,7 @@ export class SyntheticEngine implements InferenceEngine {
   readonly name = 'synthetic';
   /** It samples nothing, so it can honour no option beyond max_tokens and stop. */
   readonly capabilities: EngineCapabilities = {
+    kinds: ['generate'],
     tools: false,
     grammar: false,
     logprobs: false,

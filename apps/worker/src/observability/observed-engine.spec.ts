@@ -4,13 +4,22 @@ jest.mock('@nestjs/common', () => ({ Injectable: () => () => undefined }));
 import { GenerationAbortedError } from '../engine/inference-engine';
 import type { GenerationOutcome, GenerationRequest, InferenceEngine } from '../engine/inference-engine';
 import type { WorkerEnv } from '@app/config';
+import type { EngineCapabilities } from '@app/contracts';
 import { ObservedEngine } from './observed-engine';
 import { WorkerMetrics } from './worker-metrics';
 
 /** An engine whose generations end when the test says so. */
 class ManualEngine implements InferenceEngine {
   readonly name = 'manual';
-  readonly capabilities = { tools: false, grammar: false, logprobs: false, maxChoices: 1, logitBiasTokens: 0, unbiasableTokens: [] };
+  readonly capabilities: EngineCapabilities = {
+    kinds: ['generate'],
+    tools: false,
+    grammar: false,
+    logprobs: false,
+    maxChoices: 1,
+    logitBiasTokens: 0,
+    unbiasableTokens: [],
+  };
   readonly slots = 2;
   readonly contextSize = 256;
   readonly pending: Array<{ request: GenerationRequest; finish: (outcome: GenerationOutcome) => void; fail: (error: Error) => void }> = [];

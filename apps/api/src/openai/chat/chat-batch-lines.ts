@@ -1,6 +1,6 @@
 import { OpenAiError } from '../../errors/openai-error';
 import { validateBody } from '../../request-pipes';
-import type { BatchLineDoor } from '../shared/batch-line-door';
+import type { BatchLineDoor } from '../common/batch-line-door';
 import { ChatCompletionFormatter } from './chat-formatter';
 import { PROMPT_PARAM } from './chat-replies';
 import { toChatJob } from './chat-job.mapper';

@@ -14,9 +14,9 @@ import { OpenAiError } from '../../errors/openai-error';
 import type { ChatCompletionRequestDto, ChatMessageDto } from './chat-request.dto';
 import { breakpointOffsets, contentText } from './message-content.validator';
 import { stopList } from './stop-sequences.validator';
-import { generationJob } from '../shared/generation-job';
-import { MAX_MESSAGE_CHARS } from '../shared/request-limits';
-import { checkedSchema } from '../shared/schema-checks';
+import { generationJob } from '../common/generation-job';
+import { MAX_MESSAGE_CHARS } from '../common/request-limits';
+import { checkedSchema } from '../common/schema-checks';
 
 const invalid = (message: string, param: string): OpenAiError => OpenAiError.invalidRequest(message, param, 'invalid_value');
 

@@ -4,9 +4,9 @@ import type { CompletionEnding } from '../../pipeline/completion-runner';
 import type { CompletionSink } from '../../pipeline/completion-sink';
 import { toOpenAiError } from '../../errors/http-error-mapping';
 import type { ChatCompletionFormatter } from './chat-formatter';
-import { BufferedReply } from '../shared/buffered-reply';
-import { SseResponse } from '../shared/sse-response';
-import type { FrameIds } from '../shared/sse-response';
+import { BufferedReply } from '../common/buffered-reply';
+import { SseResponse } from '../common/sse-response';
+import type { FrameIds } from '../common/sse-response';
 
 /** This door's prompt, which a failure about the prompt names. */
 export const PROMPT_PARAM = 'messages';

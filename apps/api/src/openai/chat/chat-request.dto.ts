@@ -19,8 +19,8 @@ import {
 import { IsMessageContent } from './message-content.validator';
 import type { MessageContent } from './message-content.validator';
 import { IsStopSequences } from './stop-sequences.validator';
-import { GenerationRequestDto } from '../shared/generation-request.dto';
-import { MAX_MESSAGES } from '../shared/request-limits';
+import { GenerationRequestDto } from '../common/generation-request.dto';
+import { MAX_MESSAGES } from '../common/request-limits';
 import { IsLogitBias, IsResponseFormat, IsToolChoice, ToolCallDto, ToolDto } from './tool-and-format.dto';
 import type { ResponseFormatValue, ToolChoiceValue } from './tool-and-format.dto';
 

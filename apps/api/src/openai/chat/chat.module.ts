@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { CompletionQueuesModule } from '../../pipeline/completion-queues.module';
 import { PipelineModule } from '../../pipeline/pipeline.module';
-import { OpenAiSharedModule } from '../shared/openai-shared.module';
+import { OpenAiCommonModule } from '../common/openai-common.module';
 import { ChatCompletionStore } from './chat-completion-store';
 import { ChatCompletionsController } from './chat.controller';
 import { ChatCompletionService } from './chat.service';
@@ -11,7 +11,7 @@ import { StoredCompletionsController } from './stored-completions.controller';
 
 /** The Chat Completions door: `POST /v1/chat/completions` and its stored completions (`store: true`). */
 @Module({
-  imports: [PipelineModule, OpenAiSharedModule, CompletionQueuesModule],
+  imports: [PipelineModule, OpenAiCommonModule, CompletionQueuesModule],
   controllers: [ChatCompletionsController, StoredCompletionsController],
   providers: [
     ChatCompletionService,

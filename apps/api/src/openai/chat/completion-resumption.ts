@@ -3,7 +3,7 @@ import { storedCompletionKeys } from '@app/contracts';
 import type { StoredCompletionRecord } from '@app/contracts';
 import type { FastifyReply } from 'fastify';
 import { OpenAiError } from '../../errors/openai-error';
-import { EventLogReplay } from '../shared/event-log-replay';
+import { EventLogReplay } from '../common/event-log-replay';
 import { StreamedChatCompletion } from './chat-replies';
 import { formatterOf } from './stored-completion-objects';
 

@@ -3,7 +3,7 @@ import { ValidateIf } from 'class-validator';
 import type { StoredAnswer, StoredCompletionRecord } from '@app/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiKeyGuard, callerOf } from '../../auth/api-key.guard';
-import { IsMetadata } from '../shared/field-validators';
+import { IsMetadata } from '../common/field-validators';
 import { clientGoneSignal } from '../../http/client-gone-signal';
 import { CompletionQueues, isInProgress } from '../../pipeline/completion-queues';
 import { OpenAiError } from '../../errors/openai-error';
@@ -13,7 +13,7 @@ import type { CursorPage } from '../../http/cursor-query';
 import { storedCompletionObject, storedMessageObject } from './stored-completion-objects';
 import type { ChatCompletionBody } from './chat-formatter';
 import { StoredCompletions } from './stored-completions';
-import { resumeCursor } from '../shared/resume-cursor';
+import { resumeCursor } from '../common/resume-cursor';
 
 export class UpdateStoredCompletionDto {
   /** Replaces the metadata; null clears it. */

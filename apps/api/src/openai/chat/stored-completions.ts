@@ -23,8 +23,8 @@ import type { ChatCompletionStore, EndStoredRequest, StoredRequest } from './cha
 import { completionIdTime } from './completion-ids';
 import { COMMANDS_REDIS } from '../../redis/api-redis.module';
 import type { ListOrder } from '../../http/cursor-query';
-import { holdLease } from '../shared/completion-lease';
-import { OwnedRecords } from '../shared/owned-records';
+import { holdLease } from '../common/completion-lease';
+import { OwnedRecords } from '../common/owned-records';
 
 /** The record as written by `begin`; its messages were validated then and are kept as sent. */
 const storedCompletionRecord = fields<StoredCompletionRecord>({

@@ -1,8 +1,8 @@
 import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
 import { isJsonObject } from '@app/contracts';
-import { shapeValidator } from '../shared/field-validators';
-import { FUNCTION_NAME } from '../shared/request-limits';
+import { shapeValidator } from '../common/field-validators';
+import { FUNCTION_NAME } from '../common/request-limits';
 
 export class FunctionDefinitionDto {
   @Matches(FUNCTION_NAME, { message: 'name must be 1-64 characters of a-z, A-Z, 0-9, underscores and dashes' })

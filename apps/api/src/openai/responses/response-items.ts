@@ -1,5 +1,5 @@
 import { isJsonObject, jsonKindOf } from '@app/contracts';
-import { MAX_MESSAGES } from '../shared/request-limits';
+import { MAX_MESSAGES } from '../common/request-limits';
 import { OpenAiError } from '../../errors/openai-error';
 import { newItemId } from './response-ids';
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { OpenAiError } from '../../errors/openai-error';
-import { EventLogReplay } from '../shared/event-log-replay';
+import { EventLogReplay } from '../common/event-log-replay';
 import { PROMPT_PARAM, StreamedResponse } from './responses-replies';
 import { StoredResponses, storedResponseKeys } from './stored-responses';
 import type { StoredResponseRecord } from './stored-responses';

@@ -11,10 +11,10 @@ import type {
   ToolOptions,
 } from '@app/contracts';
 import { randomInt } from 'node:crypto';
-import { FUNCTION_NAME } from '../shared/request-limits';
-import { generationJob } from '../shared/generation-job';
-import { MAX_MESSAGE_CHARS } from '../shared/request-limits';
-import { checkedSchema } from '../shared/schema-checks';
+import { FUNCTION_NAME } from '../common/request-limits';
+import { generationJob } from '../common/generation-job';
+import { MAX_MESSAGE_CHARS } from '../common/request-limits';
+import { checkedSchema } from '../common/schema-checks';
 import { OpenAiError } from '../../errors/openai-error';
 import type { CreateResponseDto } from './responses-request.dto';
 import { itemText } from './response-items';

@@ -1,8 +1,8 @@
 import { isJsonObject } from '@app/contracts';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, MaxLength, Min, ValidateNested } from 'class-validator';
-import { shapeValidator } from '../shared/field-validators';
-import { GenerationRequestDto } from '../shared/generation-request.dto';
+import { shapeValidator } from '../common/field-validators';
+import { GenerationRequestDto } from '../common/generation-request.dto';
 
 /** At most this many tools (function and hosted together); Codex with MCP servers sends dozens. */
 export const MAX_RESPONSE_TOOLS = 512;

@@ -5,7 +5,7 @@ import { OpenAiError } from '../../errors/openai-error';
 import { clientGoneSignal } from '../../http/client-gone-signal';
 import { cursorPage, parseCursorQuery } from '../../http/cursor-query';
 import type { CursorPage } from '../../http/cursor-query';
-import { resumeCursor } from '../shared/resume-cursor';
+import { resumeCursor } from '../common/resume-cursor';
 import { CreateResponseDto } from './responses-request.dto';
 import type { ConversationItem } from './response-items';
 import { responseObject } from './response-object';

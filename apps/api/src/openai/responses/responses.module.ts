@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { CompletionQueuesModule } from '../../pipeline/completion-queues.module';
 import { PipelineModule } from '../../pipeline/pipeline.module';
-import { OpenAiSharedModule } from '../shared/openai-shared.module';
+import { OpenAiCommonModule } from '../common/openai-common.module';
 import { BackgroundResponses } from './background-responses';
 import { CancelMessages } from './cancel-messages';
 import { ResponseCancellation } from './response-cancellation';
@@ -13,7 +13,7 @@ import { StoredResponses } from './stored-responses';
 
 /** The Responses door: `POST /v1/responses`, its stored and background responses, their items. */
 @Module({
-  imports: [PipelineModule, OpenAiSharedModule, CompletionQueuesModule],
+  imports: [PipelineModule, OpenAiCommonModule, CompletionQueuesModule],
   controllers: [ResponsesController],
   providers: [ResponsesService, StoredResponses, ResponseSettlement, BackgroundResponses, CancelMessages, ResponseReplay, ResponseCancellation],
 })

@@ -4,7 +4,7 @@ import type { FastifyReply } from 'fastify';
 import { CompletionUseCase } from '../../pipeline/completion-use-case';
 import type { FrontDoor, KeptRequest } from '../../pipeline/completion-use-case';
 import { OpenAiError } from '../../errors/openai-error';
-import type { ReleaseLease } from '../shared/completion-lease';
+import type { ReleaseLease } from '../common/completion-lease';
 import type { CreateResponseDto } from './responses-request.dto';
 import { BackgroundResponses } from './background-responses';
 import { newResponseId } from './response-ids';

@@ -3,9 +3,9 @@ import { ApiEnv } from '@app/config';
 import { aCount, anObject, arrayOf, aString, fields, optional, parseChecked } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import { COMMANDS_REDIS } from '../../redis/api-redis.module';
-import { holdLease } from '../shared/completion-lease';
-import type { ReleaseLease } from '../shared/completion-lease';
-import { OwnedRecords } from '../shared/owned-records';
+import { holdLease } from '../common/completion-lease';
+import type { ReleaseLease } from '../common/completion-lease';
+import { OwnedRecords } from '../common/owned-records';
 import type { ConversationItem } from './response-items';
 import type { ResponseIdentity, ResponseState } from './response-object';
 

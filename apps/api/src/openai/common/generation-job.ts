@@ -54,6 +54,7 @@ export function generationJob(parts: GenerationParts): CompletionJobInput {
   const affinityKey = clientAffinityKey(request.prompt_cache_key) ?? parts.fallbackAffinityKey;
   const effort = parts.reasoningEffort;
   return {
+    kind: 'generate',
     id: parts.id,
     model: request.model,
     options: {

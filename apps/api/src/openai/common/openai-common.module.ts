@@ -2,10 +2,10 @@ import { Module } from '@nestjs/common';
 import { CompletionQueuesModule } from '../../pipeline/completion-queues.module';
 import { EventLogReplay } from './event-log-replay';
 
-/** What the front doors share as services (the rest of openai/shared/ is plain functions and DTOs). */
+/** What the front doors share as services (the rest of openai/common/ is plain functions and DTOs). */
 @Module({
   imports: [CompletionQueuesModule],
   providers: [EventLogReplay],
   exports: [EventLogReplay],
 })
-export class OpenAiSharedModule {}
+export class OpenAiCommonModule {}
