@@ -37,10 +37,6 @@ export class BufferedChatCompletion extends BufferedReply implements ChatComplet
   async finish(ending: CompletionEnding): Promise<void> {
     await this.reply.send(this.formatter.completion(this.parts, ending, this.choiceCount));
   }
-
-  fail(error: unknown): void {
-    throw error;
-  }
 }
 
 /** `stream: true`: server-sent events as the output arrives; headers go out with the first of it. */

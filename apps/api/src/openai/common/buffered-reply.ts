@@ -19,4 +19,9 @@ export abstract class BufferedReply implements CompletionSink {
   restart(): void {
     this.parts = [];
   }
+
+  /** Nothing is on the wire yet: the failure is rethrown, and the exception filter answers it as an HTTP error. */
+  fail(error: unknown): never {
+    throw error;
+  }
 }

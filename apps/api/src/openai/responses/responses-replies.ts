@@ -66,10 +66,6 @@ export class BufferedResponse extends BufferedReply implements ResponseReply {
     await beforeLast({ state, output: items });
     await this.reply.send(responseObject(this.identity, state));
   }
-
-  fail(error: unknown): ResponseOutcome {
-    throw error;
-  }
 }
 
 /**
