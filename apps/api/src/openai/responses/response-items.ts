@@ -1,4 +1,7 @@
 import { isJsonObject, jsonKindOf } from '@app/contracts';
+import { hostedToolItem, HOSTED_TOOL_ITEM_TYPES } from './hosted-tool-items';
+import type { HostedToolItem } from './hosted-tool-items';
+import { invalid, missing, optionalId, requiredString } from './item-fields';
 import { MAX_MESSAGES } from '../common/request-limits';
 import { OpenAiError } from '../../errors/openai-error';
 import { newItemId } from './response-ids';
@@ -40,7 +43,8 @@ export type ConversationItem =
       content?: Array<{ type: 'reasoning_text'; text: string }>;
       encrypted_content?: string | null;
       status?: 'completed' | 'incomplete' | 'in_progress';
-    };
+    }
+  | HostedToolItem;
 
 const MESSAGE_PHASES = ['commentary', 'final_answer'] as const;
 export type MessagePhase = (typeof MESSAGE_PHASES)[number];
@@ -63,28 +67,6 @@ function namespaceOf(raw: Record<string, unknown>, at: string): { namespace?: st
 
 /** What an `item_reference` resolves to: an item stored earlier for the same API key, or nothing. */
 export type ItemLookup = (id: string) => Promise<ConversationItem | undefined>;
-
-const invalid = (message: string, param: string): OpenAiError => OpenAiError.invalidRequest(message, param, 'invalid_value');
-const missing = (param: string): OpenAiError => OpenAiError.invalidRequest(`Missing required parameter: '${param}'.`, param, 'missing_required_parameter');
-
-function requiredString(item: Record<string, unknown>, field: string, at: string): string {
-  const value = item[field];
-  if (value === undefined || value === null) throw missing(`${at}.${field}`);
-  if (typeof value !== 'string')
-    throw OpenAiError.invalidRequest(
-      `Invalid type for '${at}.${field}': expected a string, but got ${jsonKindOf(value)} instead.`,
-      `${at}.${field}`,
-      'invalid_type',
-    );
-  return value;
-}
-
-function optionalId(item: Record<string, unknown>, at: string): string | undefined {
-  const id = item.id;
-  if (id === undefined || id === null) return undefined;
-  if (typeof id !== 'string' || id === '' || id.length > 256) throw invalid(`'${at}.id' must be a non-empty string of at most 256 characters.`, `${at}.id`);
-  return id;
-}
 
 /** A message's content: a string, or text parts; images, files and audio cannot be read by the models served here. */
 function contentParts(content: unknown, role: string, at: string): ItemContentPart[] {
@@ -189,8 +171,9 @@ async function normaliseItem(raw: Record<string, unknown>, at: string, lookup: I
       return item;
     }
     default:
+      if (HOSTED_TOOL_ITEM_TYPES.includes(type as HostedToolItem['type'])) return hostedToolItem(raw, type as HostedToolItem['type'], at);
       throw invalid(
-        `Input items of type ${JSON.stringify(type)} are not supported here; use message, function_call, function_call_output, reasoning or item_reference.`,
+        `Input items of type ${JSON.stringify(type)} are not supported here; use message, function_call, function_call_output, reasoning, item_reference or a replayed ${HOSTED_TOOL_ITEM_TYPES.join(', ')}.`,
         `${at}.type`,
       );
   }

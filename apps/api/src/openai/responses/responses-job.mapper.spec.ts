@@ -134,3 +134,31 @@ describe('toResponseJob: namespace tools (Codex sends each MCP server as one)', 
     expect(replayed.role === 'assistant' ? replayed.toolCalls?.[0].name : undefined).toBe(offered);
   });
 });
+
+describe('toChatMessages with replayed hosted-tool items', () => {
+  const shellCall: ConversationItem = {
+    type: 'local_shell_call',
+    id: 'lsh_1',
+    call_id: 'call_sh',
+    action: { type: 'exec', command: ['ls'], env: {} },
+    status: 'completed',
+  };
+  const shellOutput: ConversationItem = { type: 'local_shell_call_output', id: 'lsho_1', call_id: 'call_sh', output: 'README.md', status: 'completed' };
+  const search: ConversationItem = { type: 'tool_search_call', id: 'tsc_1', call_id: 'tsc_1', arguments: { query: 'weather' }, status: 'completed' };
+  const found: ConversationItem = { type: 'tool_search_output', id: 'tso_1', call_id: 'tsc_1', tools: [{ type: 'function', name: 'f' }], status: 'completed' };
+
+  it('shows a shell call and a tool search as the calls and outputs they were', () => {
+    expect(toChatMessages(null, [user('q'), shellCall, shellOutput, search, found, answer('a')], 0)).toEqual([
+      { role: 'user', content: 'q' },
+      { role: 'assistant', content: '', toolCalls: [{ id: 'call_sh', name: 'local_shell', arguments: '{"type":"exec","command":["ls"],"env":{}}' }] },
+      { role: 'tool', content: 'README.md', toolCallId: 'call_sh' },
+      { role: 'assistant', content: '', toolCalls: [{ id: 'tsc_1', name: 'tool_search', arguments: '{"query":"weather"}' }] },
+      { role: 'tool', content: '[{"type":"function","name":"f"}]', toolCallId: 'tsc_1' },
+      { role: 'assistant', content: 'a' },
+    ]);
+  });
+
+  it('refuses an output that answers no earlier call, naming its call_id', () => {
+    expect(() => toChatMessages(null, [user('q'), shellOutput], 0)).toThrow(expect.objectContaining({ status: 400, param: 'input[1].call_id' }) as Error);
+  });
+});

@@ -18,6 +18,7 @@ import { checkedSchema } from '../common/schema-checks';
 import { OpenAiError } from '../../errors/openai-error';
 import type { CreateResponseDto } from './responses-request.dto';
 import { itemText } from './response-items';
+import { hostedToolTurn } from './hosted-tool-items';
 import type { ConversationItem } from './response-items';
 import { NamespacedToolNames } from './namespace-tools';
 import type { CalledAs } from './namespace-tools';
@@ -235,9 +236,19 @@ export function toChatMessages(
     thought = undefined;
     return reasoning ? { reasoning } : {};
   };
+  const addCall = (call: ToolCall): void => {
+    const last = messages.at(-1);
+    calledIds.add(call.id);
+    if (last?.role === 'assistant' && thought === undefined) last.toolCalls = [...(last.toolCalls ?? []), call];
+    else messages.push({ role: 'assistant', content: '', toolCalls: [call], ...takeThought() });
+  };
+  const addOutput = (callId: string, text: string, at: string): void => {
+    if (!calledIds.has(callId)) throw invalid(`No tool call found for function call output with call_id ${callId}.`, `${at}.call_id`);
+    thought = undefined;
+    messages.push({ role: 'tool', content: checkedText(text, `${at}.output`), toolCallId: callId });
+  };
   items.forEach((item, position) => {
     const at = `input[${Math.max(position - firstInputIndex, 0)}]`;
-    const last = messages.at(-1);
     switch (item.type) {
       case 'message': {
         const content = checkedText(itemText(item.content), `${at}.content`);
@@ -249,23 +260,22 @@ export function toChatMessages(
         }
         break;
       }
-      case 'function_call': {
-        const call: ToolCall = { id: item.call_id, name: modelName(item), arguments: item.arguments };
-        calledIds.add(item.call_id);
-        if (last?.role === 'assistant' && thought === undefined) last.toolCalls = [...(last.toolCalls ?? []), call];
-        else messages.push({ role: 'assistant', content: '', toolCalls: [call], ...takeThought() });
+      case 'function_call':
+        addCall({ id: item.call_id, name: modelName(item), arguments: item.arguments });
         break;
-      }
       case 'function_call_output':
-        if (!calledIds.has(item.call_id)) throw invalid(`No tool call found for function call output with call_id ${item.call_id}.`, `${at}.call_id`);
-        thought = undefined;
-        messages.push({ role: 'tool', content: checkedText(item.output, `${at}.output`), toolCallId: item.call_id });
+        addOutput(item.call_id, item.output, at);
         break;
       case 'reasoning': {
         const parts = item.content?.length ? item.content : item.summary;
         const text = checkedText(parts.map((part) => part.text).join(''), `${at}.content`);
         thought = text === '' ? thought : `${thought ?? ''}${text}`;
         break;
+      }
+      default: {
+        const turn = hostedToolTurn(item);
+        if ('call' in turn) addCall({ ...turn.call, arguments: checkedText(turn.call.arguments, at) });
+        else addOutput(turn.output.callId, turn.output.text, at);
       }
     }
   });
