@@ -214,8 +214,8 @@ function checkedText(text: string, param: string): string {
 
 /**
  * The conversation as the engine sees it: instructions first, then the items in order. Function
- * calls join the assistant message before them (or start one); each output must answer a call
- * made earlier. A reasoning item's text (its `content`, else its summary) becomes the thought of
+ * calls (and replayed calls of tools never run here, hosted-tool-items.ts) join the assistant
+ * message before them (or start one); each output must answer a call made earlier. A reasoning item's text (its `content`, else its summary) becomes the thought of
  * the assistant turn that follows it, which a reasoning model's template renders where it does
  * (Qwen3's: only in the turns after the last user message); one that no assistant output follows
  * is dropped. `encrypted_content` is not read: nothing here encrypts, and another provider's
