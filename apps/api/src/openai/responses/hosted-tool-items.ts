@@ -33,8 +33,11 @@ function statusOf(raw: Record<string, unknown>, at: string): ItemStatus {
   return status as ItemStatus;
 }
 
-/** A tool search's own `call_id` may be null: its item's id then answers for it. */
-function searchCallId(raw: Record<string, unknown>, id: string, at: string): string {
+/**
+ * The call an item belongs to. A tool search's own `call_id` may be null, and OpenAI's schema
+ * describes a shell output's `id` as the call's id too: the item's id then answers for it.
+ */
+function callIdOr(raw: Record<string, unknown>, id: string, at: string): string {
   return raw.call_id === undefined || raw.call_id === null ? id : requiredString(raw, 'call_id', at);
 }
 
@@ -52,18 +55,16 @@ export function hostedToolItem(raw: Record<string, unknown>, type: HostedToolIte
     }
     case 'local_shell_call_output': {
       const id = optionalId(raw, at) ?? newItemId('lsho');
-      // OpenAI's schema names the call by `call_id`, and describes `id` as the call's id too.
-      const callId = raw.call_id === undefined || raw.call_id === null ? id : requiredString(raw, 'call_id', at);
-      return { type, id, call_id: callId, output: requiredString(raw, 'output', at), status };
+      return { type, id, call_id: callIdOr(raw, id, at), output: requiredString(raw, 'output', at), status };
     }
     case 'tool_search_call': {
       const id = optionalId(raw, at) ?? newItemId('tsc');
-      return { type, id, call_id: searchCallId(raw, id, at), arguments: raw.arguments ?? {}, ...execution(raw), status };
+      return { type, id, call_id: callIdOr(raw, id, at), arguments: raw.arguments ?? {}, ...execution(raw), status };
     }
     case 'tool_search_output': {
       const id = optionalId(raw, at) ?? newItemId('tso');
       if (raw.tools !== undefined && !Array.isArray(raw.tools)) throw invalid(`'${at}.tools' must be an array of tools.`, `${at}.tools`);
-      return { type, id, call_id: searchCallId(raw, id, at), tools: (raw.tools as unknown[] | undefined) ?? [], ...execution(raw), status };
+      return { type, id, call_id: callIdOr(raw, id, at), tools: (raw.tools as unknown[] | undefined) ?? [], ...execution(raw), status };
     }
   }
 }
