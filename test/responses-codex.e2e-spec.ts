@@ -1,4 +1,5 @@
-import type { RetainedJobData } from '@app/worker';
+import type { JobOf } from '@app/contracts';
+import type { GenerationContentRemoved } from '@app/worker';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -86,7 +87,7 @@ describe('Codex CLI (codex exec) on /v1/responses', () => {
     const jobs = (await stack.queue().getJobs(['completed'])).sort((a, b) => a.timestamp - b.timestamp);
     expect(jobs.length).toBeGreaterThanOrEqual(1);
     // The worker keeps no contents (RETAIN_CONTENT=false): each message's role and length remain.
-    const data = jobs[0].data as RetainedJobData;
+    const data = jobs[0].data as JobOf<'generate'> & { contentRemoved?: GenerationContentRemoved };
     const messages = data.contentRemoved?.messages ?? [];
     expect(messages[0].role).toBe('system');
     expect(messages[0].characters).toBeGreaterThan(10_000);

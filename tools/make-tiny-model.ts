@@ -9,7 +9,7 @@
  * The same arguments always give the same bytes; an existing identical file is
  * left untouched so its mtime (and anything keyed on it) does not change.
  *
- * `--shape llama-50m|qwen-0.5b|qwen-1.5b [--type f16|q8_0] [--seed N] [--out …]` makes instead a
+ * `--shape llama-50m|qwen-0.5b|qwen-1.5b [--type f16|q8_0] [--seed N] [--pooling mean|cls|last] [--out …]` makes instead a
  * model of a real shape with seeded random weights, for benchmarks (tiny-model/model-shapes.ts).
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';

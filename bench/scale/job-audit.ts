@@ -1,8 +1,8 @@
-import type { CompletionJobData, CompletionResult, CompletionUsage } from '@app/contracts';
+import type { CompletionResult, CompletionUsage, JobOf } from '@app/contracts';
 import type { Job, Queue } from 'bullmq';
 import type { RequestRecord } from './load-with-kills';
 
-type CompletionJob = Job<CompletionJobData, CompletionResult>;
+type CompletionJob = Job<JobOf<'generate'>, CompletionResult>;
 
 const sameUsage = (a: CompletionUsage, b: CompletionUsage): boolean =>
   a.prompt_tokens === b.prompt_tokens && a.completion_tokens === b.completion_tokens && a.total_tokens === b.total_tokens;

@@ -1,4 +1,4 @@
-import type { CompletionJobData } from '@app/contracts';
+import type { JobOf } from '@app/contracts';
 import type { Job, Queue } from 'bullmq';
 import { STACK_API_KEY, STACK_MODEL, ServiceStack, waitFor } from '../../test/support/service-stack';
 import type { ManagedProcess } from '../../tools/local-stack/managed-process';
@@ -41,13 +41,13 @@ const KILL_MOMENT_WAIT_MS = 5000;
  * frozen worker is one that the kill will catch mid-answer.
  */
 async function freezeMidAnswer(queue: Queue, worker: { id: string; process: ManagedProcess }, wanted: (seed: number) => boolean): Promise<boolean> {
-  const heldByWorker = (job: Job<CompletionJobData> | undefined): boolean => job?.processedBy === worker.id && wanted(job.data.options.sampling.seed);
+  const heldByWorker = (job: Job<JobOf<'generate'>> | undefined): boolean => job?.processedBy === worker.id && wanted(job.data.options.sampling.seed);
   const caught = async (): Promise<boolean> => {
-    const active = (await queue.getJobs(['active'])) as Array<Job<CompletionJobData>>;
+    const active = (await queue.getJobs(['active'])) as Array<Job<JobOf<'generate'>>>;
     const candidate = active.find(heldByWorker);
     if (!candidate?.id) return false;
     worker.process.child.kill('SIGSTOP');
-    const [state, again] = await Promise.all([queue.getJobState(candidate.id), queue.getJob(candidate.id) as Promise<Job<CompletionJobData> | undefined>]);
+    const [state, again] = await Promise.all([queue.getJobState(candidate.id), queue.getJob(candidate.id) as Promise<Job<JobOf<'generate'>> | undefined>]);
     if (state === 'active' && heldByWorker(again)) return true;
     worker.process.child.kill('SIGCONT');
     return false;

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { completionQueueName } from '@app/contracts';
+import type { GenerationOptions } from '@app/contracts';
 import OpenAI from 'openai';
 import { LocalService, describeLocalService } from '../../tools/local-stack/local-service';
 import { REPO_ROOT } from '../../tools/local-stack/services';
@@ -74,7 +75,7 @@ describe('npm start: the first run', () => {
     const shown = await waitFor('the job to be finished in Bull Board', async () => {
       return endedAs(await boardJob(read('Bull Board'), basicAuth(user, password), completionQueueName(MODEL), completion.id), 'completed');
     });
-    expect(shown.job.data.options.messages).toEqual([{ role: 'user', content: prompt }]);
+    expect((shown.job.data.options as GenerationOptions).messages).toEqual([{ role: 'user', content: prompt }]);
     expect(shown.job.data.contentRemoved).toBeUndefined();
     expect(shown.job.returnValue?.text).toBe(completion.choices[0].message.content);
   });

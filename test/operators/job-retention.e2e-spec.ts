@@ -1,5 +1,5 @@
 import { completionEventsChannel, CompletionJobName, completionQueueName, completionQueuePrefix } from '@app/contracts';
-import type { ChatMessage, CompletionJobData, CompletionResult } from '@app/contracts';
+import type { ChatMessage, CompletionJobData, CompletionResult, GenerationOptions } from '@app/contracts';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import OpenAI from 'openai';
@@ -115,9 +115,10 @@ describe('finished jobs without contents (RETAIN_CONTENT=false)', () => {
       return endedAs(await boardJob(board, admin, queueName, completion.id), 'completed');
     });
     const { data } = shown.job;
-    expect(data.options.tools).toEqual({ definitions: [{ name: 'follow_rabbit', parameters: {} }], choice: { type: 'none' }, parallel: true });
-    expect(data.options.responseFormat).toEqual({ type: 'json_schema', name: 'mock_turtle_song', schema: {} });
-    expect(data.options.sampling.stop).toEqual([]);
+    const options = data.options as GenerationOptions;
+    expect(options.tools).toEqual({ definitions: [{ name: 'follow_rabbit', parameters: {} }], choice: { type: 'none' }, parallel: true });
+    expect(options.responseFormat).toEqual({ type: 'json_schema', name: 'mock_turtle_song', schema: {} });
+    expect(options.sampling.stop).toEqual([]);
     expect(data.contentRemoved).toMatchObject({
       tools: [
         { name: 'follow_rabbit', descriptionCharacters: 'Follows the waistcoat-pocket watch'.length, parametersCharacters: expect.any(Number) as number },
@@ -143,13 +144,14 @@ describe('finished jobs without contents (RETAIN_CONTENT=false)', () => {
 
     const job = await ended(completionId);
     expect(job.failedReason).toMatch(/waited too long/);
-    expect(job.data.options.messages).toEqual([]);
+    const options = job.data.options as GenerationOptions;
+    expect(options.messages).toEqual([]);
     expect(job.data.contentRemoved).toEqual({
       messages: messages.map(({ role, content }) => ({ role, characters: content.length })),
       characters: messages[0].content.length + messages[1].content.length,
       stop: [],
     });
-    expect(job.data.options.sampling).toEqual(sampling);
+    expect(options.sampling).toEqual(sampling);
     expect(job.returnvalue).toBeFalsy();
     const shown = await boardJob(board, admin, queueName, completionId);
     expect(shown?.status).toBe('failed');

@@ -93,12 +93,22 @@ export function isShapeName(name: string): name is ShapeName {
   return Object.hasOwn(MODEL_SHAPES, name);
 }
 
+/** How an embedding model pools its tokens' states into one vector (GGUF's `pooling_type`). */
+export const POOLING_TYPES = { mean: 1, cls: 2, last: 3 } as const;
+export type PoolingName = keyof typeof POOLING_TYPES;
+
+export function isPoolingName(name: string): name is PoolingName {
+  return Object.hasOwn(POOLING_TYPES, name);
+}
+
 export interface ShapeModelOptions {
   readonly shape: ShapeName;
   readonly type: ShapeWeightType;
   readonly seed: number;
   readonly out: string;
   readonly contextLength?: number;
+  /** Makes it an embedding model (as Qwen3-Embedding is a decoder with last-token pooling): llama.cpp then only embeds with it. */
+  readonly pooling?: PoolingName;
 }
 
 export interface ShapeModelResult {
@@ -172,9 +182,17 @@ function planTensors(shape: ModelShape, weightType: GgmlType, silentRows: readon
   return tensors;
 }
 
-function shapeMetadata(name: string, shape: ModelShape, weightType: GgmlType, vocabulary: ShapeVocabulary, contextLength: number): GgufMetadata {
+function shapeMetadata(
+  name: string,
+  shape: ModelShape,
+  weightType: GgmlType,
+  vocabulary: ShapeVocabulary,
+  contextLength: number,
+  pooling?: PoolingName,
+): GgufMetadata {
   const arch = shape.architecture;
   return [
+    ...(pooling ? ([[`${arch}.pooling_type`, { type: 'uint32', value: POOLING_TYPES[pooling] }]] as GgufMetadata) : []),
     ['general.architecture', { type: 'string', value: arch }],
     ['general.name', { type: 'string', value: name }],
     ['general.description', { type: 'string', value: `${shape.description}: real shape, seeded random weights (benchmarks only)` }],
@@ -226,8 +244,8 @@ export function makeShapeModel(options: ShapeModelOptions): ShapeModelResult {
   const weightType = options.type === 'f16' ? GgmlType.F16 : GgmlType.Q8_0;
   const vocabulary = shapeVocabulary(shape.vocabulary);
   const tensors = planTensors(shape, weightType, vocabulary.silentTokens);
-  const name = `${options.shape}-${options.type}`;
-  const header = writeGgufHeader(shapeMetadata(name, shape, weightType, vocabulary, options.contextLength ?? 32_768), tensors);
+  const name = `${options.shape}-${options.type}${options.pooling ? `-${options.pooling}-pooled` : ''}`;
+  const header = writeGgufHeader(shapeMetadata(name, shape, weightType, vocabulary, options.contextLength ?? 32_768, options.pooling), tensors);
   const random = new RandomTensors(
     options.seed,
     tensors.reduce((sum, tensor) => sum + (tensor.fill === 'random' ? tensor.byteSize : 0), 0),

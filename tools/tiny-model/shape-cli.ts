@@ -1,11 +1,12 @@
 import { parseArgs } from 'node:util';
-import { isShapeName, makeShapeModel, MODEL_SHAPES } from './model-shapes';
+import { isPoolingName, isShapeName, makeShapeModel, MODEL_SHAPES, POOLING_TYPES } from './model-shapes';
 
 /** make-tiny-model.ts's options for a model of a real shape (see model-shapes.ts). */
 export const SHAPE_CLI_OPTIONS = {
   shape: { type: 'string' },
   type: { type: 'string' },
   seed: { type: 'string' },
+  pooling: { type: 'string' },
 } as const;
 
 /** Makes the model `--shape` names and returns true; false (nothing done) without `--shape`. */
@@ -23,7 +24,7 @@ export function runShapeCli(argv: string[]): boolean {
     strict: true,
   });
   if (values.shape === undefined) {
-    if (values.type !== undefined || values.seed !== undefined) throw new Error('--type and --seed go with --shape');
+    if (values.type !== undefined || values.seed !== undefined || values.pooling !== undefined) throw new Error('--type, --seed and --pooling go with --shape');
     return false;
   }
   const shape = values.shape;
@@ -34,11 +35,13 @@ export function runShapeCli(argv: string[]): boolean {
   if (!Number.isInteger(seed) || seed < 0) throw new Error(`--seed ${values.seed}: a whole number is needed`);
   if (values.name !== undefined || values.corpus !== undefined || values.thinking !== undefined || values['parallel-calls'] !== undefined)
     throw new Error('--name, --corpus, --thinking and --parallel-calls are for the tiny models, not --shape');
+  const pooling = values.pooling;
+  if (pooling !== undefined && !isPoolingName(pooling)) throw new Error(`unknown --pooling "${pooling}" (expected ${Object.keys(POOLING_TYPES).join(', ')})`);
   const started = performance.now();
-  const result = makeShapeModel({ shape, type, seed, out: values.out ?? `models/${shape}-${type}.gguf` });
+  const result = makeShapeModel({ shape, type, seed, pooling, out: values.out ?? `models/${shape}-${type}${pooling ? `-${pooling}` : ''}.gguf` });
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   console.log(
-    `wrote ${result.path}: ${MODEL_SHAPES[shape].description}, ${type}, ${(result.parameters / 1e6).toFixed(1)}M parameters, ${(result.bytes / 2 ** 20).toFixed(1)} MiB, seed ${seed}, ${seconds} s`,
+    `wrote ${result.path}: ${MODEL_SHAPES[shape].description}${pooling ? ` embedding model (${pooling} pooling)` : ''}, ${type}, ${(result.parameters / 1e6).toFixed(1)}M parameters, ${(result.bytes / 2 ** 20).toFixed(1)} MiB, seed ${seed}, ${seconds} s`,
   );
   return true;
 }

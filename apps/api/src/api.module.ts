@@ -8,6 +8,7 @@ import { ModelsModule } from './models/models.module';
 import { ObservabilityModule } from './observability/observability.module';
 import { BATCH_LINE_DOORS } from './openai/batch-line-doors';
 import { ChatModule } from './openai/chat/chat.module';
+import { EmbeddingsModule } from './openai/embeddings/embeddings.module';
 import { ResponsesModule } from './openai/responses/responses.module';
 import { CompletionQueuesModule } from './pipeline/completion-queues.module';
 import { ApiRedisModule } from './redis/api-redis.module';
@@ -26,6 +27,7 @@ export class ApiModule {
         ApiRedisModule.register(env),
         ChatModule,
         ResponsesModule,
+        EmbeddingsModule,
         FilesModule,
         BatchesModule.register({ doors: BATCH_LINE_DOORS, coordinates: (apiEnv) => apiEnv.BATCH_COORDINATOR }),
         ModelsModule,

@@ -7,9 +7,10 @@ import {
   decodeCompletionJob,
   toReplyAddress,
   UnreadableJobError,
+  UnservedKindError,
   workerQueueName,
 } from '@app/contracts';
-import type { CompletionJobData, CompletionResult } from '@app/contracts';
+import type { CompletionFailure, CompletionJobData, CompletionResult } from '@app/contracts';
 import { WorkerEnv } from '@app/config';
 import { UnrecoverableError, WaitingError, Worker } from 'bullmq';
 import type { Job } from 'bullmq';
@@ -169,10 +170,18 @@ export class CompletionProcessor implements OnApplicationBootstrap, OnModuleDest
     if (address) {
       const events = new TokenEventPublisher(this.publisher, this.replies, address, job.attemptsStarted);
       events.started(this.env.WORKER_ID);
-      const message = `This worker cannot read the completion's job (${error.reason}); it was not run.`;
-      await events.finish({ type: 'error', code: 'engine_error', message }).catch(() => undefined);
+      await events.finish({ type: 'error', ...this.unreadableFailure(error) }).catch(() => undefined);
     }
     return new UnrecoverableError(`unreadable job: ${error.reason}`);
+  }
+
+  /** A kind the model does not run is the client's mistake (queued while no worker was live to say so); the rest is the service's. */
+  private unreadableFailure(error: UnreadableJobError): CompletionFailure {
+    if (error instanceof UnservedKindError) {
+      const message = `The model '${this.env.MODEL_NAME}' is served by an engine (${this.engine.name}) that does not run ${error.kind} requests.`;
+      return { code: 'unsupported_option', param: 'model', message };
+    }
+    return { code: 'engine_error', message: `This worker cannot read the completion's job (${error.reason}); it was not run.` };
   }
 
   /**

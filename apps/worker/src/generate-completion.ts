@@ -1,5 +1,5 @@
 import { describeLogitBiasRefusal, logitBiasRefusal, requiredCapabilities } from '@app/contracts';
-import type { CompletionErrorCode, CompletionJobData, CompletionResult, GenerationOptions } from '@app/contracts';
+import type { CompletionErrorCode, CompletionJobData, CompletionResult, EmbeddingOptions, GenerationOptions } from '@app/contracts';
 import { CompletionExpiredError, describeFailure } from './completion-errors';
 import { EngineUnavailableError, UnsupportedOptionError } from './engine/inference-engine';
 import type { GenerationOutcome, InferenceEngine } from './engine/inference-engine';
@@ -74,9 +74,50 @@ function combineChoices(outcomes: GenerationOutcome[]): CompletionResult {
   };
 }
 
+/** How far a job's run got: a job none of whose answers (choices) is complete yet may go back to the queue. */
+interface RunProgress {
+  answers: number;
+}
+
 /**
- * The use case a job runs: generate with the engine and stream what it produces as events.
  * `n` choices are generated one after the other by any engine, each tagged with its index.
+ */
+async function generateChoices(
+  options: GenerationOptions,
+  engine: InferenceEngine,
+  events: TokenEventPublisher,
+  signal: AbortSignal,
+  progress: RunProgress,
+): Promise<CompletionResult> {
+  refuseWhatEngineCannotHonour(options, engine);
+  const outcomes: GenerationOutcome[] = [];
+  const choices = options.choices ?? 1;
+  for (let choice = 0; choice < choices; choice++) {
+    outcomes.push(
+      await engine.generate({
+        ...options,
+        // Each choice samples with its own seed, so they differ, and a retry repeats them all.
+        sampling: { ...options.sampling, seed: (options.sampling.seed + choice) >>> 0 },
+        signal,
+        output: choice === 0 ? events : { write: (part) => events.write(part.type === 'embedding' ? part : { ...part, choice }) },
+        anotherChoiceFollows: choice < choices - 1,
+      }),
+    );
+    progress.answers++;
+    if (choices > 1) events.write({ type: 'choice_end', choice, finishReason: outcomes[choice].finishReason });
+  }
+  return combineChoices(outcomes);
+}
+
+/** One vector per input, as `embedding` parts; the inputs' tokens are the usage. */
+async function embedInputs(options: EmbeddingOptions, engine: InferenceEngine, events: TokenEventPublisher, signal: AbortSignal): Promise<CompletionResult> {
+  const { promptTokens } = await engine.embed({ ...options, signal, output: events });
+  return { text: '', finishReason: 'stop', usage: { prompt_tokens: promptTokens, completion_tokens: 0, total_tokens: promptTokens } };
+}
+
+/**
+ * The use case a job runs: run it with the engine, as its kind says, and stream what it
+ * produces as events.
  */
 export async function generateCompletion(
   job: CompletionJobData,
@@ -85,32 +126,17 @@ export async function generateCompletion(
   { workerId, attempt, signal, requeue }: CompletionRun,
 ): Promise<CompletionResult> {
   events.started(workerId);
-  const outcomes: GenerationOutcome[] = [];
+  const progress: RunProgress = { answers: 0 };
   try {
     // A retry is awaited past the first deadline: the API restarts its wait when a worker dies.
     if (attempt === 1 && Date.now() > job.schedule.startDeadline) throw new CompletionExpiredError();
-    const { options } = job;
-    refuseWhatEngineCannotHonour(options, engine);
-    const choices = options.choices ?? 1;
-    for (let choice = 0; choice < choices; choice++) {
-      outcomes.push(
-        await engine.generate({
-          ...options,
-          // Each choice samples with its own seed, so they differ, and a retry repeats them all.
-          sampling: { ...options.sampling, seed: (options.sampling.seed + choice) >>> 0 },
-          signal,
-          output: choice === 0 ? events : { write: (part) => events.write({ ...part, choice }) },
-          anotherChoiceFollows: choice < choices - 1,
-        }),
-      );
-      if (choices > 1) events.write({ type: 'choice_end', choice, finishReason: outcomes[choice].finishReason });
-    }
-    const result = combineChoices(outcomes);
+    const result =
+      job.kind === 'embed' ? await embedInputs(job.options, engine, events, signal) : await generateChoices(job.options, engine, events, signal, progress);
     await events.finish({ type: 'end', finishReason: result.finishReason, usage: result.usage });
     return result;
   } catch (error) {
     // The client has seen nothing of this attempt: the next one is welcome at the API.
-    if (error instanceof EngineUnavailableError && outcomes.length === 0 && attempt < UNAVAILABLE_ENGINE_ATTEMPTS) {
+    if (error instanceof EngineUnavailableError && progress.answers === 0 && attempt < UNAVAILABLE_ENGINE_ATTEMPTS) {
       events.stopHeartbeats();
       if (await requeue()) throw new CompletionRequeuedError({ cause: error });
     }

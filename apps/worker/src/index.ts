@@ -3,4 +3,4 @@
  * besides its engine (`@app/worker/engine`). Everything else is the worker's own.
  */
 export { ENDED_BEFORE, withoutContent } from './job-retention';
-export type { RetainedJobData } from './job-retention';
+export type { GenerationContentRemoved, RetainedJobData } from './job-retention';

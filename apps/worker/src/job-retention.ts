@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { decodeCompletionJob } from '@app/contracts';
-import type { ChatRole, CompletionJobData, CompletionResult, GenerationOptions, ResponseFormat, ToolDefinition } from '@app/contracts';
+import type { ChatRole, CompletionJobData, CompletionResult, EmbeddingOptions, GenerationOptions, JobOf, ResponseFormat, ToolDefinition } from '@app/contracts';
 import { UnrecoverableError } from 'bullmq';
 import type { Worker } from 'bullmq';
 
@@ -10,7 +10,10 @@ import type { Worker } from 'bullmq';
  * operators see it in Bull Board) but no part of the command: no API writes it and only the
  * retention reads it, to know that a job which comes back with it has ended already.
  */
-export interface ContentRemoved {
+export type ContentRemoved = GenerationContentRemoved | EmbeddingContentRemoved;
+
+/** Of a `generate` job. */
+export interface GenerationContentRemoved {
   /** Each message's role and length in characters, in order. */
   messages: Array<{ role: ChatRole; characters: number }>;
   characters: number;
@@ -23,6 +26,12 @@ export interface ContentRemoved {
   responseFormat?: { schemaCharacters: number };
   /** Each stop string's length, in order (`options.sampling.stop` is then empty). */
   stop?: number[];
+}
+
+/** Of an `embed` job: each input's length, in characters (text) or tokens (token ids), in order. */
+export interface EmbeddingContentRemoved {
+  inputs: Array<{ characters: number } | { tokens: number }>;
+  characters: number;
 }
 
 /** A job's data as the retention leaves it: the command without its words, and the record of what went. */
@@ -47,7 +56,7 @@ function formatWithoutContent(format: ResponseFormat): ResponseFormat {
 }
 
 /** What the options held, in sizes: the retention's record of the contents it removes. */
-function contentRemovedFrom({ messages: held, tools, responseFormat, sampling }: GenerationOptions): ContentRemoved {
+function contentRemovedFrom({ messages: held, tools, responseFormat, sampling }: GenerationOptions): GenerationContentRemoved {
   const messages = held.map(({ role, content }) => ({ role, characters: content.length }));
   return {
     messages,
@@ -73,6 +82,7 @@ function contentRemovedFrom({ messages: held, tools, responseFormat, sampling }:
  */
 export function withoutContent(data: RetainedJobData): RetainedJobData {
   if (data.contentRemoved) return data;
+  if (data.kind === 'embed') return embeddingWithoutContent(data);
   const { options } = data;
   const { tools, responseFormat, sampling } = options;
   return {
@@ -86,6 +96,14 @@ export function withoutContent(data: RetainedJobData): RetainedJobData {
     },
     contentRemoved: contentRemovedFrom(options),
   };
+}
+
+/** An `embed` job without its inputs: their count and sizes stay. */
+function embeddingWithoutContent(data: JobOf<'embed'>): RetainedJobData {
+  const inputs = data.options.inputs.map((input) => (typeof input === 'string' ? { characters: input.length } : { tokens: input.length }));
+  const characters = inputs.reduce((sum, input) => sum + (input.characters ?? 0), 0);
+  const options: EmbeddingOptions = { inputs: [] };
+  return { ...data, options, contentRemoved: { inputs, characters } };
 }
 
 /** The job's return value without the answer's text or call arguments; names, finish reason and usage stay. */

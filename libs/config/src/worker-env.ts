@@ -110,6 +110,26 @@ export class WorkerEnv extends RedisEnv {
   PROMPT_CACHE = true;
 
   /**
+   * Whether a generative model also serves `POST /v1/embeddings` (its pooled, or last token's,
+   * vectors), and an upstream server (`ENGINE=openai`) its embeddings route. An embedding model
+   * (a GGUF with a pooling type) serves embeddings and nothing else, whatever this says.
+   */
+  @EnvBoolean()
+  @IsBoolean({ message: 'must be true or false' })
+  EMBEDDINGS = false;
+
+  /**
+   * llama.cpp contexts that embed at once, each one input at a time: the inputs of one request,
+   * and of every request on the worker, are shared out among them (node-llama-cpp's embedding
+   * context evaluates one sequence).
+   */
+  @EnvInteger()
+  @IsInt()
+  @Min(1)
+  @Max(64)
+  EMBEDDING_CONTEXTS = 2;
+
+  /**
    * llama.cpp's backend: `auto` uses CUDA or Vulkan when present and the CPU otherwise; `cuda`,
    * `vulkan`, `metal`, or `false` for CPU only (docs/gpu.md).
    */

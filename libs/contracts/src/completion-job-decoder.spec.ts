@@ -37,6 +37,16 @@ const job: CompletionJobData = {
   store: { key: 'answer', ttlMs: 1000 },
 };
 
+const embedJob: CompletionJobData = {
+  v: 3,
+  kind: 'embed',
+  id: 'embd-1',
+  model: 'tiny-embed',
+  options: { inputs: ['the dormouse', [5, 6, 7]] },
+  replyTo,
+  schedule: { acceptedAt: 1_700_000_000_000, startDeadline: 1_700_000_030_000 },
+};
+
 /** The same job as an API of version 1 wrote it: one flat object. */
 const { options, schedule } = job;
 const version1 = {
@@ -88,9 +98,17 @@ describe('decodeCompletionJob', () => {
   });
 
   it('refuses a job of a kind this version does not know, and one its engine does not run, naming the kind', () => {
-    expect(reasonFor({ ...job, kind: 'transcribe' })).toBe("the job is of kind 'transcribe'; this worker runs generate jobs");
-    expect(reasonFor(without(job, 'kind'))).toBe('the job is of kind null; this worker runs generate jobs');
+    expect(reasonFor({ ...job, kind: 'transcribe' })).toBe("the job is of kind 'transcribe'; this worker runs generate, embed jobs");
+    expect(reasonFor(without(job, 'kind'))).toBe('the job is of kind null; this worker runs generate, embed jobs');
     expect(() => decodeCompletionJob(job, [])).toThrow("the job is of kind 'generate'; this worker runs no kind of job");
+    expect(() => decodeCompletionJob(embedJob, ['generate'])).toThrow("the job is of kind 'embed'; this worker runs generate jobs");
+  });
+
+  it('reads an embed job, its inputs texts or token ids, and checks its options as that kind has them', () => {
+    expect(decodeCompletionJob(embedJob)).toEqual(embedJob);
+    expect(reasonFor({ ...embedJob, options: { inputs: [3, 4] } })).toMatch(/job\.options\.inputs\[0\].*a string or token ids/);
+    // A generate job's options are not an embed job's.
+    expect(reasonFor({ ...embedJob, options: job.options })).toMatch(/job\.options\.inputs/);
   });
 
   it('reads a job written before versions (no v) as version 1', () => {

@@ -1,9 +1,11 @@
 import type { ChatMessage, ToolCall } from './chat-message';
 import { COMPLETION_JOB_VERSION, isFinishReason, JOB_KINDS } from './completion-job';
-import type { CompletionJobData, JobKind, JobSchedule, ReplyLog, ReplyTo, StoreAnswer, StoredAnswer } from './completion-job';
+import type { CompletionJobData, JobKind, JobOf, JobSchedule, ReplyLog, ReplyTo, StoreAnswer, StoredAnswer } from './completion-job';
+import type { EmbeddingOptions } from './embedding-options';
 import type { GenerationOptions, LogprobsOptions, PromptCachePolicy, SamplingParams, ToolDefinition, ToolOptions } from './generation-options';
 import type { ServiceTier } from './service-tiers';
 import {
+  anyOf,
   aBoolean,
   aCount,
   aNumber,
@@ -94,8 +96,13 @@ const schedule = fields<JobSchedule>({
   attemptsBefore: optional(aCount),
 });
 
-/** Every field of the job, checked; `v` and `kind` are read before (they decide how the rest reads). */
-const completionJob = fields<CompletionJobData>({ v: tagged, kind: tagged, id: aString, model: aString, options, replyTo, schedule, store: optional(store) });
+const embeddingOptions = fields<EmbeddingOptions>({ inputs: arrayOf(anyOf('a string or token ids', aString, arrayOf(aCount))) });
+
+/** A job of one kind, every field checked; `v` and `kind` are read before (they decide how the rest reads). */
+const jobOf = <K extends JobKind>(kindOptions: Check) =>
+  fields<JobOf<K>>({ v: tagged, kind: tagged, id: aString, model: aString, options: kindOptions, replyTo, schedule, store: optional(store) });
+
+const completionJob = byTag('kind', { generate: jobOf<'generate'>(options), embed: jobOf<'embed'>(embeddingOptions) } satisfies Record<JobKind, Check>);
 
 /** A job as version 1 wrote it: one flat object, the completion's id in `completionId`. */
 interface CompletionJobV1 extends GenerationOptions, Omit<JobSchedule, 'tier' | 'attemptsBefore'> {
@@ -175,6 +182,17 @@ export class UnreadableJobError extends UnreadableRecordError {
   }
 }
 
+/** A job of a kind this version knows but the worker's engine does not run (its model embeds only, say). */
+export class UnservedKindError extends UnreadableJobError {
+  constructor(
+    reason: string,
+    readonly kind: JobKind,
+  ) {
+    super(reason);
+    this.name = 'UnservedKindError';
+  }
+}
+
 /**
  * Checks a job's payload as a worker takes it, before anything runs it: the typed job, or an
  * UnreadableJobError that says why not (malformed, a field missing, a version this worker does
@@ -192,7 +210,8 @@ export function decodeCompletionJob(data: unknown, runs: readonly JobKind[] = JO
   }
   if (!runs.includes(job.kind as JobKind)) {
     const kind = typeof job.kind === 'string' ? `'${job.kind}'` : JSON.stringify(job.kind ?? null);
-    throw new UnreadableJobError(`the job is of kind ${kind}; this worker runs ${runs.length > 0 ? `${runs.join(', ')} jobs` : 'no kind of job'}`);
+    const reason = `the job is of kind ${kind}; this worker runs ${runs.length > 0 ? `${runs.join(', ')} jobs` : 'no kind of job'}`;
+    throw JOB_KINDS.includes(job.kind as JobKind) ? new UnservedKindError(reason, job.kind as JobKind) : new UnreadableJobError(reason);
   }
   const problem = completionJob(job, 'job');
   if (problem !== undefined) throw new UnreadableJobError(problem);

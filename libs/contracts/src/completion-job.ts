@@ -1,4 +1,5 @@
 import type { ToolCall } from './chat-message';
+import type { EmbeddingOptions } from './embedding-options';
 import type { GenerationOptions } from './generation-options';
 import type { OutputPart } from './output-parts';
 import type { ServiceTier } from './service-tiers';
@@ -69,14 +70,21 @@ export interface StoredAnswer {
 export const COMPLETION_JOB_VERSION = 3;
 
 /**
- * What a job asks of its engine; each kind has its own options and result. Today one kind:
- * `generate`, a conversation answered. A worker runs the kinds its engine announces
+ * What a job asks of its engine; each kind has its own options (JobOptions) and output parts:
+ * `generate`, a conversation answered (text, calls, log probabilities); `embed`, one vector per
+ * input (`embedding` parts). A worker runs the kinds its engine announces
  * (EngineCapabilities.kinds) and fails any other unrun; the API refuses, before it queues
- * anything, a kind that a live worker of the model does not run. A new kind (an embedding, a
- * rank, a token count) joins this list with its options and its result and event types.
+ * anything, a kind that a live worker of the model does not run. A new kind (a rank, a token
+ * count) joins this list and JobOptions with its options and its output parts.
  */
-export const JOB_KINDS = ['generate'] as const;
+export const JOB_KINDS = ['generate', 'embed'] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
+
+/** The options of each kind of job. */
+export interface JobOptions {
+  generate: GenerationOptions;
+  embed: EmbeddingOptions;
+}
 
 /** When and where a job runs: what admission and placement decided, read by the queue's side only. */
 export interface JobSchedule {
@@ -105,16 +113,19 @@ export interface JobSchedule {
 }
 
 /**
- * One completion to run, as a front door hands it to the queue: what to generate (`options`,
- * taken by every engine as it is), where the events go, when and where it runs, and where its
- * answer is kept. The job id is `id`, the completion's id.
+ * One completion to run, as a front door hands it to the queue: what to do (its `kind`, and
+ * `options`, taken by every engine as they are), where the events go, when and where it runs,
+ * and where its answer is kept. The job id is `id`, the completion's id.
  */
-export interface CompletionJobData {
+export type CompletionJobData = { [K in JobKind]: JobOf<K> }[JobKind];
+
+/** A job of one kind. */
+export interface JobOf<K extends JobKind> {
   v: typeof COMPLETION_JOB_VERSION;
-  kind: JobKind;
+  kind: K;
   id: string;
   model: string;
-  options: GenerationOptions;
+  options: JobOptions[K];
   replyTo: ReplyTo;
   schedule: JobSchedule;
   /** Set when the client asked to store the answer (`store: true`), and on a batch line. */
@@ -122,7 +133,13 @@ export interface CompletionJobData {
 }
 
 /** A job as the API builds it from a request, before the reply path is chosen and its version stamped. */
-export type CompletionJobInput = Omit<CompletionJobData, 'replyTo' | 'v'>;
+export type JobInputOf<K extends JobKind> = Omit<JobOf<K>, 'replyTo' | 'v'>;
+export type CompletionJobInput = { [K in JobKind]: JobInputOf<K> }[JobKind];
+/** A `generate` job as a chat or Responses door builds it. */
+export type GenerateJobInput = JobInputOf<'generate'>;
+
+/** Whether a job generates (the kind whose options carry messages, sampling and tools). */
+export const isGenerateJob = <J extends { kind: JobKind }>(job: J): job is Extract<J, { kind: 'generate' }> => job.kind === 'generate';
 
 /** OpenAI's finish reasons that this service produces. */
 const FINISH_REASON_LIST = ['stop', 'length', 'tool_calls'] as const;

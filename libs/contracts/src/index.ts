@@ -1,6 +1,7 @@
 export * from './chat-message';
 export * from './completion-job';
 export * from './completion-job-decoder';
+export * from './embedding-options';
 export * from './engine-capabilities';
 export * from './generation-options';
 export * from './output-parts';

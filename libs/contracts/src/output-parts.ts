@@ -68,7 +68,22 @@ export interface ChoiceEndPart {
   finishReason: FinishReason;
 }
 
-export type OutputPart = TextPart | ReasoningPart | ToolCallPart | LogprobsPart | ChoiceEndPart;
+/** An `embed` job's vector for one of its inputs (they come in any order; `index` says which). */
+export interface EmbeddingPart {
+  type: 'embedding';
+  /** Which input it belongs to. */
+  index: number;
+  /** The engine's vector as it made it (not normalised), encodeVector's base64 of float32. */
+  vector: string;
+}
+
+/** What a `generate` job writes: text, thoughts, calls and log probabilities of its choices. */
+export type GenerationPart = TextPart | ReasoningPart | ToolCallPart | LogprobsPart | ChoiceEndPart;
+
+export type OutputPart = GenerationPart | EmbeddingPart;
+
+/** Whether a part is of a generated answer (the chat and Responses doors' parts), not of an embedding. */
+export const isGenerationPart = (part: OutputPart): part is GenerationPart => part.type !== 'embedding';
 
 /** Where an engine writes its output; the worker's publisher batches what it receives. */
 export interface OutputSink {
@@ -114,7 +129,9 @@ function isTokenLogprob(value: unknown): value is TokenLogprob {
 
 /** Checks one part's fields by kind; anything else is rejected rather than guessed at. */
 export function isOutputPart(value: unknown): value is OutputPart {
-  if (!isRecord(value) || !isCount(value.choice)) return false;
+  if (!isRecord(value)) return false;
+  if (value.type === 'embedding') return isCount(value.index) && typeof value.vector === 'string';
+  if (!isCount(value.choice)) return false;
   switch (value.type) {
     case 'text':
     case 'reasoning':

@@ -1,5 +1,5 @@
 import type { ApiEnv } from '@app/config';
-import type { CompletionJobInput } from '@app/contracts';
+import type { GenerateJobInput } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import type { ModelRegistry } from '../models/model-registry';
 import type { ApiMetrics } from '../observability/api-metrics';
@@ -44,7 +44,7 @@ const conversation = {
     ],
   },
   schedule: { acceptedAt: 0, startDeadline: 30_000 },
-} as unknown as CompletionJobInput;
+} as unknown as GenerateJobInput;
 
 describe('AffinityPlacement', () => {
   it('hashes the conversation start only with affinity on, and looks the worker up by it', async () => {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { BeforeApplicationShutdown } from '@nestjs/common';
 import { describeLogitBiasRefusal, logitBiasRefusal, requiredCapabilities } from '@app/contracts';
-import type { CompletionJobInput, RequiredCapability, WorkerAnnouncement } from '@app/contracts';
+import type { CompletionJobInput, EmbeddingInput, GenerateJobInput, RequiredCapability, WorkerAnnouncement } from '@app/contracts';
 import { OpenAiError } from '../errors/openai-error';
 import { ModelRegistry } from '../models/model-registry';
 import { ApiKeyRateLimits } from '../rate-limits/api-key-rate-limits';
@@ -84,6 +84,7 @@ export class CompletionAdmission implements BeforeApplicationShutdown {
         'model_not_supported',
       );
     }
+    if (job.kind === 'embed') return checkTokenIds(job.options.inputs, workers);
     for (const need of requiredCapabilities(job.options)) {
       const lacking = workers.find((worker) => !worker.capabilities[need.capability]);
       if (lacking) throw unsupportedBy(lacking.engine, need);
@@ -100,7 +101,7 @@ export class CompletionAdmission implements BeforeApplicationShutdown {
   }
 
   /** Every token id must exist in the vocabulary of every engine that may take the job, and be one it can bias. */
-  private checkLogitBias(job: CompletionJobInput, workers: WorkerAnnouncement[]): void {
+  private checkLogitBias(job: GenerateJobInput, workers: WorkerAnnouncement[]): void {
     for (const worker of workers) {
       const refusal = logitBiasRefusal(job.options.sampling.logitBias, worker.capabilities);
       if (!refusal) continue;
@@ -118,6 +119,20 @@ export class CompletionAdmission implements BeforeApplicationShutdown {
         'unsupported_parameter',
       );
     }
+  }
+}
+
+/** Inputs sent as token ids name only tokens of the model's vocabulary (as every live engine that knows its size reports it). */
+function checkTokenIds(inputs: EmbeddingInput[], workers: WorkerAnnouncement[]): void {
+  const vocabulary = Math.min(...workers.map((worker) => worker.capabilities.logitBiasTokens || Infinity));
+  if (!Number.isFinite(vocabulary)) return;
+  const index = inputs.findIndex((input) => typeof input !== 'string' && input.some((token) => token >= vocabulary));
+  if (index >= 0) {
+    throw OpenAiError.invalidRequest(
+      `'input[${index}]' holds a token id that is not in this model's vocabulary (${vocabulary} tokens).`,
+      `input[${index}]`,
+      'invalid_value',
+    );
   }
 }
 

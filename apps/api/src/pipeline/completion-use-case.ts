@@ -62,7 +62,7 @@ export class CompletionUseCase {
   ) {}
 
   /** A door's job with the service tier this caller is granted of the one it asked for. */
-  withGrantedTier(job: CompletionJobInput, requested: string | undefined, owner: string): CompletionJobInput {
+  withGrantedTier<J extends CompletionJobInput>(job: J, requested: string | undefined, owner: string): J {
     return withTier(job, this.tiers.granted(requested, owner));
   }
 

@@ -3,13 +3,19 @@ import type { CompletionJobInput } from '@app/contracts';
 /** Tokens assumed for an answer whose request sets no max_tokens, until its real usage is known. */
 const ASSUMED_ANSWER_TOKENS = 512;
 
-/** A rough count before the worker's tokenizer has seen the prompt: about four characters a token. */
-export function estimatePromptTokens({ options }: CompletionJobInput): number {
-  const promptChars = options.messages.reduce((sum, message) => sum + message.content.length, 0);
-  return Math.ceil(promptChars / 4);
+/** About four characters a token. */
+const tokensOfText = (characters: number): number => Math.ceil(characters / 4);
+
+/** A rough count before the worker's tokenizer has seen the prompt (or the inputs to embed; token ids count as they are). */
+export function estimatePromptTokens(job: CompletionJobInput): number {
+  if (job.kind === 'embed') {
+    return job.options.inputs.reduce((sum, input) => sum + (typeof input === 'string' ? tokensOfText(input.length) : input.length), 0);
+  }
+  return tokensOfText(job.options.messages.reduce((sum, message) => sum + message.content.length, 0));
 }
 
-/** The most the answer may take (max_tokens, or an assumed length), over all its choices. */
-export function estimateAnswerTokens({ options }: CompletionJobInput): number {
-  return (options.sampling.maxTokens ?? ASSUMED_ANSWER_TOKENS) * (options.choices ?? 1);
+/** The most the answer may take (max_tokens, or an assumed length), over all its choices; an embedding writes none. */
+export function estimateAnswerTokens(job: CompletionJobInput): number {
+  if (job.kind === 'embed') return 0;
+  return (job.options.sampling.maxTokens ?? ASSUMED_ANSWER_TOKENS) * (job.options.choices ?? 1);
 }

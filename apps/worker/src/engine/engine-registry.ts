@@ -31,6 +31,8 @@ const ENGINES: Record<WorkerEnv['ENGINE'], (env: WorkerEnv, log: EngineLog) => P
         contextSize: env.CONTEXT_SIZE,
         gpu: env.GPU,
         promptCache: env.PROMPT_CACHE,
+        embeddings: env.EMBEDDINGS,
+        embeddingContexts: env.EMBEDDING_CONTEXTS,
       },
       { log, onThreadLost: stopWithoutEngine, cpus: env.ENGINE_CPUS || undefined },
     ),
@@ -43,6 +45,7 @@ const ENGINES: Record<WorkerEnv['ENGINE'], (env: WorkerEnv, log: EngineLog) => P
         maxConcurrency: env.UPSTREAM_MAX_CONCURRENCY + env.EXPRESS_SEQUENCES,
         timeoutMs: env.UPSTREAM_TIMEOUT_MS,
         contextSize: env.CONTEXT_SIZE,
+        embeddings: env.EMBEDDINGS,
       }),
     ),
   // Benchmarks only: measures the service around an engine of known speed.

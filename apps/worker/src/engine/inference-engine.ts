@@ -1,4 +1,13 @@
-import type { CompletionUsage, EngineCapabilities, FinishReason, GenerationOptions, OutputSink, ToolCall, UpstreamRejection } from '@app/contracts';
+import type {
+  CompletionUsage,
+  EmbeddingOptions,
+  EngineCapabilities,
+  FinishReason,
+  GenerationOptions,
+  OutputSink,
+  ToolCall,
+  UpstreamRejection,
+} from '@app/contracts';
 
 /**
  * One answer to generate: the job's options as they are (one choice of its `choices`, whose count
@@ -21,7 +30,23 @@ export interface GenerationOutcome {
   usage: CompletionUsage;
 }
 
-/** One loaded model that generates chat completions; the worker holds exactly one. */
+/** One `embed` job's inputs, to be turned into one vector each. */
+export interface EmbeddingRequest extends EmbeddingOptions {
+  signal: AbortSignal;
+  /** Receives one `embedding` part per input (the engine's vector, not normalised), in any order. */
+  output: OutputSink;
+}
+
+export interface EmbeddingOutcome {
+  /** Tokens of all the inputs together, as the model's tokenizer counted them. */
+  promptTokens: number;
+}
+
+/**
+ * One loaded model that runs jobs: generates chat completions, embeds inputs, or both, as its
+ * `capabilities.kinds` say; a method of a kind it does not announce is never called. The worker
+ * holds exactly one.
+ */
 export interface InferenceEngine {
   /** What the worker announces it runs, e.g. `llama.cpp`. */
   readonly name: string;
@@ -37,6 +62,7 @@ export interface InferenceEngine {
    */
   readonly mayBeUnavailable?: boolean;
   generate(request: GenerationRequest): Promise<GenerationOutcome>;
+  embed(request: EmbeddingRequest): Promise<EmbeddingOutcome>;
   close(): Promise<void>;
 }
 
@@ -48,6 +74,13 @@ export class ContextLengthExceededError extends Error {
     super(message);
     this.name = 'ContextLengthExceededError';
   }
+}
+
+/** An input to embed that does not fit the context, in OpenAI's words for it. */
+export function inputTooLong(contextSize: number, inputTokens: number): ContextLengthExceededError {
+  return new ContextLengthExceededError(
+    `This model's maximum context length is ${contextSize} tokens, however you requested ${inputTokens} tokens (${inputTokens} in your prompt; 0 for the completion). Please reduce your prompt; or completion length.`,
+  );
 }
 
 /** OpenAI's words for a request that does not fit: `however` says what did not. */

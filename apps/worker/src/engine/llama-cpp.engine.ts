@@ -4,8 +4,9 @@ import type { ChatModelFunctions, ChatWrapper, LLamaChatGenerateResponseOptions,
   'resolution-mode': 'import',
 };
 import { answerBudget, GenerationAbortedError } from './inference-engine';
-import type { GenerationOutcome, GenerationRequest, InferenceEngine } from './inference-engine';
+import type { EmbeddingOutcome, EmbeddingRequest, GenerationOutcome, GenerationRequest, InferenceEngine } from './inference-engine';
 import { answerOutgrewContext, isContextOverflow, LLAMA_CHAT_MINIMUM_ROOM } from './llama-context-overflow';
+import type { LlamaEmbedder } from './llama-embeddings';
 import { loadLlama } from './llama-loading';
 import type { LlamaCppEngineOptions, LoadedLlama } from './llama-loading';
 import { AnswerTokens, scoreAnswer } from './llama-logprobs';
@@ -45,8 +46,9 @@ export class LlamaCppEngine implements InferenceEngine {
   private readonly grammars: LlamaGrammars;
   private readonly prompts: LlamaPromptRenderer;
   private readonly sequences: LlamaSequences;
+  private readonly embedder: LlamaEmbedder | undefined;
 
-  private constructor({ llama, model, context, chatWrapper, chats, tokenBias, toolGrammars }: LoadedLlama, promptCache: boolean) {
+  private constructor({ llama, model, context, chatWrapper, chats, tokenBias, toolGrammars, kinds, embedder }: LoadedLlama, promptCache: boolean) {
     this.llama = llama;
     this.model = model;
     this.context = context;
@@ -57,8 +59,9 @@ export class LlamaCppEngine implements InferenceEngine {
     this.sequences = new LlamaSequences(chats, promptCache, this.prompts);
     this.slots = chats.length;
     this.grammars = new LlamaGrammars(llama);
+    this.embedder = embedder;
     this.capabilities = {
-      kinds: ['generate'],
+      kinds,
       tools: true,
       grammar: true,
       // The answer is scored again without the thoughts (or comments) before it, as LlamaChat
@@ -207,7 +210,14 @@ export class LlamaCppEngine implements InferenceEngine {
     }
   }
 
+  /** Announced (`kinds`) only where the model loaded with embedding contexts. */
+  embed(request: EmbeddingRequest): Promise<EmbeddingOutcome> {
+    if (!this.embedder) throw new Error('this model was loaded without embeddings');
+    return this.embedder.embed(request);
+  }
+
   async close(): Promise<void> {
+    await this.embedder?.close();
     await this.context.dispose();
     await this.model.dispose();
     await this.llama.dispose();

@@ -1,5 +1,7 @@
+import type { JobKind } from '@app/contracts';
 import type { ChatWrapper, Llama, LlamaContext, LlamaModel } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
 import { shareDecodeSteps } from './llama-batching';
+import { isEmbeddingModel, LlamaEmbedder } from './llama-embeddings';
 import { logitBias } from './llama-sampling';
 import type { LogitBias } from './llama-sampling';
 import type { SequenceChats } from './llama-sequences';
@@ -15,6 +17,10 @@ export interface LlamaCppEngineOptions {
   gpu: 'auto' | 'cuda' | 'vulkan' | 'metal' | 'false';
   /** Keep the shared start of prompts in the sequences (PROMPT_CACHE; on when absent). */
   promptCache?: boolean;
+  /** A generative model serves embeddings too (EMBEDDINGS); an embedding model serves only them. */
+  embeddings?: boolean;
+  /** Embedding contexts (EMBEDDING_CONTEXTS; 2 when absent). */
+  embeddingContexts?: number;
   /** Where the engine says which backend and device it got. */
   log?: (message: string) => void;
 }
@@ -28,6 +34,10 @@ export interface LoadedLlama {
   chats: SequenceChats[];
   tokenBias: LogitBias;
   toolGrammars: LlamaToolGrammars;
+  /** What the model serves: an embedding model (a pooling type in its file) only `embed`. */
+  kinds: JobKind[];
+  /** Present when it serves `embed`. */
+  embedder?: LlamaEmbedder;
 }
 
 /**
@@ -90,5 +100,11 @@ async function loadOnto(llama: Llama, options: LlamaCppEngineOptions): Promise<L
   if (!shareDecodeSteps(context, sequences)) {
     options.log?.('node-llama-cpp changed inside: answers generating at once may take more passes, or wait to start, than they need');
   }
-  return { llama, model, context, chatWrapper, chats, tokenBias: logitBias(TokenBiasClass, model), toolGrammars };
+  const kinds: JobKind[] = isEmbeddingModel(model) ? ['embed'] : options.embeddings ? ['generate', 'embed'] : ['generate'];
+  const embedder = kinds.includes('embed')
+    ? await LlamaEmbedder.create(model, { contexts: options.embeddingContexts ?? 2, threads: options.threads, contextSize: options.contextSize })
+    : undefined;
+  if (embedder)
+    options.log?.(`embeddings: ${options.embeddingContexts ?? 2} contexts of ${embedder.contextSize} tokens, vectors of ${model.embeddingVectorSize}`);
+  return { llama, model, context, chatWrapper, chats, tokenBias: logitBias(TokenBiasClass, model), toolGrammars, kinds, embedder };
 }

@@ -1,10 +1,10 @@
 import { Logger } from '@nestjs/common';
 import { maskUrlCredentials } from '@app/config';
-import { MAX_CHOICES } from '@app/contracts';
-import type { EngineCapabilities } from '@app/contracts';
+import { encodeVector, MAX_CHOICES } from '@app/contracts';
+import type { EngineCapabilities, JobKind } from '@app/contracts';
 import OpenAI, { APIConnectionTimeoutError, APIError } from 'openai';
 import { ContextLengthExceededError, EngineUnavailableError, GenerationAbortedError, UpstreamRejectedError } from './inference-engine';
-import type { GenerationOutcome, GenerationRequest, InferenceEngine } from './inference-engine';
+import type { EmbeddingOutcome, EmbeddingRequest, GenerationOutcome, GenerationRequest, InferenceEngine } from './inference-engine';
 import { UpstreamAnswer, UpstreamProtocolError, UpstreamStreamError, upstreamErrorDetail } from './upstream/upstream-answer';
 import type { UpstreamErrorDetail } from './upstream/upstream-answer';
 import { readServerSentEvents } from './upstream/server-sent-events';
@@ -23,6 +23,8 @@ export interface OpenAiUpstreamEngineOptions {
   timeoutMs: number;
   /** What the API bounds max_tokens by; the upstream still enforces its own. */
   contextSize: number;
+  /** The upstream serves `/v1/embeddings` too (EMBEDDINGS). */
+  embeddings?: boolean;
 }
 
 /** Statuses that say the worker is misconfigured (key, permissions, model name), not that the request is wrong. */
@@ -50,15 +52,7 @@ export class OpenAiUpstreamEngine implements InferenceEngine {
    * any logit_bias id is passed on). Choices are asked for one at a time (the use case generates
    * `n` of them).
    */
-  readonly capabilities: EngineCapabilities = {
-    kinds: ['generate'],
-    tools: true,
-    grammar: true,
-    logprobs: true,
-    maxChoices: MAX_CHOICES,
-    logitBiasTokens: Number.MAX_SAFE_INTEGER,
-    unbiasableTokens: [],
-  };
+  readonly capabilities: EngineCapabilities;
   readonly slots: number;
   readonly contextSize: number;
   readonly mayBeUnavailable = true;
@@ -68,6 +62,16 @@ export class OpenAiUpstreamEngine implements InferenceEngine {
   constructor(private readonly options: OpenAiUpstreamEngineOptions) {
     this.slots = options.maxConcurrency;
     this.contextSize = options.contextSize;
+    const kinds: JobKind[] = options.embeddings ? ['generate', 'embed'] : ['generate'];
+    this.capabilities = {
+      kinds,
+      tools: true,
+      grammar: true,
+      logprobs: true,
+      maxChoices: MAX_CHOICES,
+      logitBiasTokens: Number.MAX_SAFE_INTEGER,
+      unbiasableTokens: [],
+    };
     this.client = new OpenAI({
       baseURL: options.baseUrl,
       // The client insists on a key; with none configured, no Authorization header is sent.
@@ -99,6 +103,22 @@ export class OpenAiUpstreamEngine implements InferenceEngine {
       throw this.classify(error, answer.wroteOutput, silence.signal.aborted);
     } finally {
       silence.stop();
+    }
+  }
+
+  /**
+   * All the inputs in one upstream request (the door lets only texts or only token ids through,
+   * as OpenAI does); the client's `timeout` bounds the wait for its whole answer.
+   */
+  async embed({ inputs, signal, output }: EmbeddingRequest): Promise<EmbeddingOutcome> {
+    try {
+      const input = inputs as string[] | number[][];
+      const response = await this.client.embeddings.create({ model: this.options.model, input, encoding_format: 'float' }, { signal });
+      for (const { index, embedding } of response.data) output.write({ type: 'embedding', index, vector: encodeVector(embedding) });
+      return { promptTokens: response.usage.prompt_tokens };
+    } catch (error) {
+      if (signal.aborted) throw new GenerationAbortedError();
+      throw this.classify(error, false, false);
     }
   }
 

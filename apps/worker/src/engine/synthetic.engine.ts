@@ -1,7 +1,7 @@
-import { MAX_CHOICES } from '@app/contracts';
-import type { ChatMessage, EngineCapabilities, FinishReason } from '@app/contracts';
+import { encodeVector, MAX_CHOICES } from '@app/contracts';
+import type { ChatMessage, EmbeddingInput, EngineCapabilities, FinishReason } from '@app/contracts';
 import { answerBudget, GenerationAbortedError } from './inference-engine';
-import type { GenerationOutcome, GenerationRequest, InferenceEngine } from './inference-engine';
+import type { EmbeddingOutcome, EmbeddingRequest, GenerationOutcome, GenerationRequest, InferenceEngine } from './inference-engine';
 import { StopSequences } from './stop-sequences';
 
 /**
@@ -30,15 +30,30 @@ export function syntheticToken(index: number): string {
 }
 
 /** Words and punctuation marks, roughly what a tokenizer would count; there is no real tokenizer here. */
+const countTextTokens = (text: string): number => text.match(/\w+|[^\w\s]/g)?.length ?? 0;
+
 function countPromptTokens(messages: ChatMessage[]): number {
-  return messages.reduce((sum, message) => sum + 4 + (message.content.match(/\w+|[^\w\s]/g)?.length ?? 0), 2);
+  return messages.reduce((sum, message) => sum + 4 + countTextTokens(message.content), 2);
+}
+
+/** Dimensions of a synthetic vector (a MiniLM-sized embedding). */
+export const SYNTHETIC_DIMENSIONS = 384;
+
+/** The same vector for the same input every time: a seeded sequence from the input's FNV-1a hash. */
+function syntheticVector(input: EmbeddingInput): Float32Array {
+  let state = 0x811c9dc5;
+  for (const unit of typeof input === 'string' ? Array.from(input, (char) => char.codePointAt(0)!) : input) state = Math.imul(state ^ unit, 0x01000193);
+  return Float32Array.from({ length: SYNTHETIC_DIMENSIONS }, () => {
+    state = Math.imul(state ^ (state >>> 15), 0x2c1b3c6d) >>> 0;
+    return state / 2 ** 31 - 1;
+  });
 }
 
 export class SyntheticEngine implements InferenceEngine {
   readonly name = 'synthetic';
   /** It samples nothing, so it can honour no option beyond max_tokens and stop. */
   readonly capabilities: EngineCapabilities = {
-    kinds: ['generate'],
+    kinds: ['generate', 'embed'],
     tools: false,
     grammar: false,
     logprobs: false,
@@ -79,6 +94,21 @@ export class SyntheticEngine implements InferenceEngine {
       finishReason,
       usage: { prompt_tokens: promptTokens, completion_tokens: generated, total_tokens: promptTokens + generated },
     };
+  }
+
+  /** One vector per input, each a token interval after the one before. */
+  async embed({ inputs, signal, output }: EmbeddingRequest): Promise<EmbeddingOutcome> {
+    const clock = new TokenClock(signal);
+    const startedAt = performance.now();
+    try {
+      for (const [index, input] of inputs.entries()) {
+        await clock.until(startedAt + index * this.options.tokenIntervalMs);
+        output.write({ type: 'embedding', index, vector: encodeVector(syntheticVector(input)) });
+      }
+    } finally {
+      clock.stop();
+    }
+    return { promptTokens: inputs.reduce((sum, input) => sum + (typeof input === 'string' ? countTextTokens(input) : input.length), 0) };
   }
 
   close(): Promise<void> {

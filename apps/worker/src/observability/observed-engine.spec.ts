@@ -28,6 +28,10 @@ class ManualEngine implements InferenceEngine {
     return new Promise((finish, fail) => this.pending.push({ request, finish, fail }));
   }
 
+  embed(): Promise<never> {
+    return Promise.reject(new Error('this engine only generates'));
+  }
+
   close(): Promise<void> {
     return Promise.resolve();
   }

@@ -1,6 +1,6 @@
 import type { EngineCapabilities, OutputSink } from '@app/contracts';
 import { GenerationAbortedError } from '../engine/inference-engine';
-import type { GenerationOutcome, GenerationRequest, InferenceEngine } from '../engine/inference-engine';
+import type { EmbeddingOutcome, EmbeddingRequest, GenerationOutcome, GenerationRequest, InferenceEngine } from '../engine/inference-engine';
 import type { WorkerMetrics } from './worker-metrics';
 
 /**
@@ -60,15 +60,31 @@ export class ObservedEngine implements InferenceEngine {
         request.output.write(part);
       },
     };
-    this.setBusy(this.busy + 1);
-    let outcome = 'error';
-    try {
+    return this.observe(startedAt, async () => {
       const result = await this.engine.generate({ ...request, output });
-      outcome = result.finishReason;
       this.metrics.generatedTokens.inc(this.labels, result.usage.completion_tokens);
       this.metrics.promptTokens.inc(this.labels, result.usage.prompt_tokens);
       this.metrics.cachedPromptTokens.inc(this.labels, result.usage.prompt_tokens_details?.cached_tokens ?? 0);
-      return result;
+      return { result, outcome: result.finishReason };
+    });
+  }
+
+  embed(request: EmbeddingRequest): Promise<EmbeddingOutcome> {
+    return this.observe(performance.now(), async () => {
+      const result = await this.engine.embed(request);
+      this.metrics.promptTokens.inc(this.labels, result.promptTokens);
+      return { result, outcome: 'embedded' };
+    });
+  }
+
+  /** A job's run counted busy while it lasts, then by outcome and duration. */
+  private async observe<T>(startedAt: number, run: () => Promise<{ result: T; outcome: string }>): Promise<T> {
+    this.setBusy(this.busy + 1);
+    let outcome = 'error';
+    try {
+      const ran = await run();
+      outcome = ran.outcome;
+      return ran.result;
     } catch (error) {
       if (error instanceof GenerationAbortedError) outcome = 'aborted';
       throw error;

@@ -45,7 +45,7 @@ export class WorkerMetrics {
 
   readonly generationDuration = new Histogram({
     name: 'llm_worker_generation_duration_seconds',
-    help: 'Time the engine spent on one completion, by outcome (stop, length, aborted, error).',
+    help: 'Time the engine spent on one completion, by outcome (stop, length, embedded, aborted, error).',
     labelNames: ['model', 'outcome'] as const,
     buckets: GENERATION_SECONDS,
     registers: [this.registry],
@@ -53,7 +53,7 @@ export class WorkerMetrics {
 
   readonly generations = new Counter({
     name: 'llm_worker_generations_total',
-    help: 'Completions the engine finished, by outcome: stop, length (max_tokens or context), aborted (cancelled or timed out), error.',
+    help: 'Completions the engine finished, by outcome: stop, length (max_tokens or context), embedded (an embeddings job), aborted (cancelled or timed out), error.',
     labelNames: ['model', 'outcome'] as const,
     registers: [this.registry],
   });

@@ -1,4 +1,5 @@
-import type { CompletionUsage, FinishReason, OutputPart, ServiceTier, TokenLogprob } from '@app/contracts';
+import { isGenerationPart } from '@app/contracts';
+import type { CompletionUsage, FinishReason, GenerationPart, OutputPart, ServiceTier, TokenLogprob } from '@app/contracts';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionMessage, ChatCompletionMessageFunctionToolCall } from 'openai/resources/chat/completions';
 import type { CompletionEnding } from '../../pipeline/completion-runner';
 
@@ -56,7 +57,7 @@ export class ChatCompletionFormatter {
       logprobs: [] as TokenLogprob[],
       finishReason: ending.finishReason,
     }));
-    for (const part of parts) {
+    for (const part of parts.filter(isGenerationPart)) {
       const choice = choices[part.choice];
       switch (part.type) {
         case 'text':
@@ -108,7 +109,7 @@ export class ChatCompletionFormatter {
   }
 
   /** The chunk that carries one output part of a stream. */
-  partChunk(part: OutputPart): string {
+  partChunk(part: GenerationPart): string {
     switch (part.type) {
       case 'text':
         return part.choice === 0 ? this.contentChunk(part.text) : this.chunk({ content: part.text }, null, part.choice);

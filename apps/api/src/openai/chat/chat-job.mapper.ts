@@ -1,6 +1,6 @@
 import type {
   ChatMessage,
-  CompletionJobInput,
+  GenerateJobInput,
   JsonValue,
   LogprobsOptions,
   PromptCachePolicy,
@@ -138,7 +138,7 @@ function promptCachePolicy(request: ChatCompletionRequestDto): PromptCachePolicy
 }
 
 /** A validated request becomes the job a worker runs, with OpenAI's defaults filled in. */
-export function toChatJob(request: ChatCompletionRequestDto, completionId: string, acceptedAt: number, maxQueueWaitMs: number): CompletionJobInput {
+export function toChatJob(request: ChatCompletionRequestDto, completionId: string, acceptedAt: number, maxQueueWaitMs: number): GenerateJobInput {
   return generationJob({
     id: completionId,
     request,

@@ -1,3 +1,4 @@
+import { isGenerationPart } from '@app/contracts';
 import type { OutputPart } from '@app/contracts';
 import type { FastifyReply } from 'fastify';
 import type { CompletionEnding } from '../../pipeline/completion-runner';
@@ -69,7 +70,7 @@ export class StreamedChatCompletion implements ChatCompletionResponse {
   }
 
   write(parts: OutputPart[]): void {
-    for (const part of parts) {
+    for (const part of parts.filter(isGenerationPart)) {
       if (!this.opened.has(part.choice)) {
         this.opened.add(part.choice);
         this.sse.send(this.formatter.roleChunk(part.choice));

@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, Post, Req, Res, UseGuards } from '@nestjs/common';
-import type { CompletionJobInput } from '@app/contracts';
+import type { GenerateJobInput } from '@app/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiKeyGuard, callerOf } from '../../auth/api-key.guard';
 import { clientGoneSignal } from '../../http/client-gone-signal';
@@ -29,7 +29,7 @@ export class ChatCompletionsController {
 }
 
 /** The client's side: one JSON body, or an SSE stream (numbered for Last-Event-ID when stored, so it can be resumed). */
-function responseFor(request: ChatCompletionRequestDto, job: CompletionJobInput, acceptedAt: number, reply: FastifyReply): ChatCompletionResponse {
+function responseFor(request: ChatCompletionRequestDto, job: GenerateJobInput, acceptedAt: number, reply: FastifyReply): ChatCompletionResponse {
   const formatter = new ChatCompletionFormatter(
     job.id,
     job.model,

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
-import type { CompletionJobInput } from '@app/contracts';
+import type { GenerateJobInput } from '@app/contracts';
 import type { FastifyReply } from 'fastify';
 import { isQueueFull } from '../../pipeline/completion-runner';
 import { CompletionUseCase } from '../../pipeline/completion-use-case';
@@ -35,12 +35,12 @@ export class ChatCompletionService {
   ) {}
 
   /** The job a request becomes: the door's mapping, with the service tier this caller is granted. */
-  jobFor(request: ChatCompletionRequestDto, owner: string, id: string, acceptedAt: number): CompletionJobInput {
+  jobFor(request: ChatCompletionRequestDto, owner: string, id: string, acceptedAt: number): GenerateJobInput {
     return this.completions.withGrantedTier(toChatJob(request, id, acceptedAt, this.env.MAX_QUEUE_WAIT_MS), request.service_tier, owner);
   }
 
   /** request → admission → (store) → queue → output parts into `response`, then its end. */
-  async complete(call: ChatCompletionCall, job: CompletionJobInput, response: ChatCompletionResponse): Promise<void> {
+  async complete(call: ChatCompletionCall, job: GenerateJobInput, response: ChatCompletionResponse): Promise<void> {
     const { request, owner, clientGone, exchange } = call;
     const streamed = request.stream === true;
     await this.completions.complete(

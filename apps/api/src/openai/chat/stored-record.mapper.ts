@@ -1,8 +1,8 @@
-import type { CompletionJobInput, StoredCompletionRecord } from '@app/contracts';
+import type { GenerateJobInput, StoredCompletionRecord } from '@app/contracts';
 import type { ChatCompletionRequestDto } from './chat-request.dto';
 
 /** What a `store: true` request leaves for later: who asked, and what they asked. */
-export function storedRecordOf(request: ChatCompletionRequestDto, job: CompletionJobInput, owner: string): StoredCompletionRecord {
+export function storedRecordOf(request: ChatCompletionRequestDto, job: GenerateJobInput, owner: string): StoredCompletionRecord {
   return {
     id: job.id,
     owner,

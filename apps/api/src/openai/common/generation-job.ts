@@ -1,5 +1,5 @@
 import { callsAllowed } from '@app/contracts';
-import type { ChatMessage, CompletionJobInput, LogprobsOptions, PromptCachePolicy, ResponseFormat, SamplingParams, ToolOptions } from '@app/contracts';
+import type { ChatMessage, GenerateJobInput, LogprobsOptions, PromptCachePolicy, ResponseFormat, SamplingParams, ToolOptions } from '@app/contracts';
 import { OpenAiError } from '../../errors/openai-error';
 import { clientAffinityKey } from '../../pipeline/affinity-key';
 import type { GenerationRequestDto } from './generation-request.dto';
@@ -48,7 +48,7 @@ function refuseConflicts(tools: ToolOptions | undefined, format: ResponseFormat,
 }
 
 /** The job a worker runs for a door's request, with OpenAI's defaults filled in. */
-export function generationJob(parts: GenerationParts): CompletionJobInput {
+export function generationJob(parts: GenerationParts): GenerateJobInput {
   const { request, tools, responseFormat, logprobs, promptCache } = parts;
   refuseConflicts(tools, responseFormat, logprobs, parts.conflictParams);
   const affinityKey = clientAffinityKey(request.prompt_cache_key) ?? parts.fallbackAffinityKey;

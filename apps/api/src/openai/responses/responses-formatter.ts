@@ -1,4 +1,4 @@
-import { newToolCallId } from '@app/contracts';
+import { isGenerationPart, newToolCallId } from '@app/contracts';
 import type { OutputPart, TokenLogprob } from '@app/contracts';
 import { outputItemId } from './response-ids';
 import type { ConversationItem } from './response-items';
@@ -127,7 +127,7 @@ export class ResponseOutput {
   }
 
   add(parts: OutputPart[]): void {
-    for (const part of parts) {
+    for (const part of parts.filter(isGenerationPart)) {
       // The Responses API has no `n`: every part is of choice 0; its end comes with the completion's.
       if (part.choice !== 0 || part.type === 'choice_end') continue;
       switch (part.type) {

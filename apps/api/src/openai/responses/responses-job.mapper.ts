@@ -1,7 +1,7 @@
 import { isRecord } from '@app/contracts';
 import type {
   ChatMessage,
-  CompletionJobInput,
+  GenerateJobInput,
   JsonValue,
   LogprobsOptions,
   ResponseFormat,
@@ -290,7 +290,7 @@ function logprobsOptions(request: CreateResponseDto): LogprobsOptions | undefine
 }
 
 export interface ResponseJob {
-  job: CompletionJobInput;
+  job: GenerateJobInput;
   settings: ResponseSettings;
 }
 

@@ -1,6 +1,6 @@
 import type { EngineCapabilities, OutputPart } from '@app/contracts';
 import type { ThreadError } from '../../completion-errors';
-import type { GenerationOutcome, GenerationRequest } from '../inference-engine';
+import type { EmbeddingOutcome, EmbeddingRequest, GenerationOutcome, GenerationRequest } from '../inference-engine';
 
 // Errors cross the thread boundary as the worker's one table of errors says.
 export { describeError, reviveError } from '../../completion-errors';
@@ -9,8 +9,15 @@ export type { ThreadError } from '../../completion-errors';
 /** A generation request as it crosses to the engine thread: plain data, without its signal and sink. */
 export type ThreadGenerationRequest = Omit<GenerationRequest, 'signal' | 'output'>;
 
+/** An embedding request as it crosses to the engine thread. */
+export type ThreadEmbeddingRequest = Omit<EmbeddingRequest, 'signal' | 'output'>;
+
 /** What the worker's main thread tells the engine thread. */
-export type EngineThreadCommand = { type: 'generate'; id: number; request: ThreadGenerationRequest } | { type: 'abort'; id: number } | { type: 'close' };
+export type EngineThreadCommand =
+  | { type: 'generate'; id: number; request: ThreadGenerationRequest }
+  | { type: 'embed'; id: number; request: ThreadEmbeddingRequest }
+  | { type: 'abort'; id: number }
+  | { type: 'close' };
 
 /** What the engine reports about itself once loaded. */
 export interface EngineDescription {
@@ -20,8 +27,9 @@ export interface EngineDescription {
   contextSize: number;
 }
 
-/** One generation's output part, outcome or failure, in the order they happened. */
-export type GenerationEvent = { id: number; part: OutputPart } | { id: number; outcome: GenerationOutcome } | { id: number; error: ThreadError };
+/** One job's output part, outcome (of its kind) or failure, in the order they happened. */
+export type GenerationEvent =
+  { id: number; part: OutputPart } | { id: number; outcome: GenerationOutcome | EmbeddingOutcome } | { id: number; error: ThreadError };
 
 /** What the engine thread tells the main thread. */
 export type EngineThreadReport =

@@ -3,6 +3,7 @@
  * each generation it is sent, reporting output parts and outcomes back in batches, one message
  * per turn of this thread's event loop.
  */
+import type { OutputPart } from '@app/contracts';
 import { parentPort, workerData } from 'node:worker_threads';
 import { LlamaCppEngine } from '../llama-cpp.engine';
 import type { LlamaCppEngineOptions } from '../llama-cpp.engine';
@@ -34,12 +35,12 @@ function serve(engine: LlamaCppEngine): void {
   port.on('message', (command: EngineThreadCommand) => {
     if (command.type === 'abort') {
       running.get(command.id)?.abort();
-    } else if (command.type === 'generate') {
-      const { id, request } = command;
+    } else if (command.type === 'generate' || command.type === 'embed') {
+      const { id } = command;
       const aborted = new AbortController();
       running.set(id, aborted);
-      engine
-        .generate({ ...request, signal: aborted.signal, output: { write: (part) => queue({ id, part }) } })
+      const run = { signal: aborted.signal, output: { write: (part: OutputPart) => queue({ id, part }) } };
+      (command.type === 'generate' ? engine.generate({ ...command.request, ...run }) : engine.embed({ ...command.request, ...run }))
         .then(
           (outcome) => queue({ id, outcome }, true),
           (error: unknown) => queue({ id, error: describeError(error) }, true),

@@ -3,7 +3,7 @@ import { extname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { engineCpuList, keepEngineOnCpus } from '../engine-cpus';
 import type { LlamaCppEngineOptions } from '../llama-cpp.engine';
-import type { GenerationOutcome, GenerationRequest, InferenceEngine } from '../inference-engine';
+import type { EmbeddingOutcome, EmbeddingRequest, GenerationOutcome, GenerationRequest, InferenceEngine } from '../inference-engine';
 import { reviveError } from './engine-thread-protocol';
 import type { EngineDescription, EngineThreadCommand, EngineThreadReport, GenerationEvent } from './engine-thread-protocol';
 
@@ -14,7 +14,8 @@ const ENGINE_THREAD = 'llama-engine';
 
 interface Running {
   output: OutputSink;
-  resolve: (outcome: GenerationOutcome) => void;
+  /** With the outcome of the job's kind, as the thread reported it. */
+  resolve: (outcome: GenerationOutcome | EmbeddingOutcome) => void;
   reject: (error: Error) => void;
 }
 
@@ -102,10 +103,19 @@ export class ThreadedEngine implements InferenceEngine {
   }
 
   generate({ signal, output, ...request }: GenerationRequest): Promise<GenerationOutcome> {
+    return this.run((id) => ({ type: 'generate', id, request }), signal, output) as Promise<GenerationOutcome>;
+  }
+
+  embed({ signal, output, ...request }: EmbeddingRequest): Promise<EmbeddingOutcome> {
+    return this.run((id) => ({ type: 'embed', id, request }), signal, output) as Promise<EmbeddingOutcome>;
+  }
+
+  /** Sends a job's command to the thread and relays its output until its outcome comes back. */
+  private run(command: (id: number) => EngineThreadCommand, signal: AbortSignal, output: OutputSink): Promise<GenerationOutcome | EmbeddingOutcome> {
     if (this.lost) return Promise.reject(this.lost);
     const id = this.nextId++;
-    const outcome = new Promise<GenerationOutcome>((resolve, reject) => this.running.set(id, { output, resolve, reject }));
-    this.send({ type: 'generate', id, request });
+    const outcome = new Promise<GenerationOutcome | EmbeddingOutcome>((resolve, reject) => this.running.set(id, { output, resolve, reject }));
+    this.send(command(id));
     const abort = (): void => this.send({ type: 'abort', id });
     if (signal.aborted) abort();
     else signal.addEventListener('abort', abort, { once: true });
