@@ -1,7 +1,11 @@
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { OpenAIEmbeddings } from '@langchain/openai';
 import { embed, embedMany } from 'ai';
-import OpenAI from 'openai';
+import { isFinished } from '@app/api';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI, { toFile } from 'openai';
 import { assertMatchesEmbeddingsSchema } from './support/openai-embeddings-schema';
 import { ServiceStack, STACK_API_KEY, waitFor } from './support/service-stack';
 
@@ -29,9 +33,11 @@ const SENTENCES = Array.from(
 describe('Embeddings', () => {
   let stack: ServiceStack;
   let client: OpenAI;
+  const filesDir = mkdtempSync(join(tmpdir(), 'embedding-batches-'));
 
   beforeAll(async () => {
-    stack = await ServiceStack.start({ name: 'embeddings', workers: 0, models: [EMBED_MODEL, CHAT_MODEL], parallelSequences: 4 });
+    const apiEnv = { FILES_DIR: filesDir };
+    stack = await ServiceStack.start({ name: 'embeddings', workers: 0, models: [EMBED_MODEL, CHAT_MODEL], parallelSequences: 4, apiEnv });
     await stack.addWorker({ CONTEXT_SIZE: String(CONTEXT_SIZE), EMBEDDING_CONTEXTS: '2' }, EMBED_MODEL);
     await stack.addWorker({}, CHAT_MODEL);
     client = new OpenAI({ baseURL: stack.baseUrl, apiKey: STACK_API_KEY, maxRetries: 0 });
@@ -39,6 +45,7 @@ describe('Embeddings', () => {
 
   afterAll(async () => {
     await stack?.stop();
+    rmSync(filesDir, { recursive: true, force: true });
   });
 
   const post = async (body: unknown): Promise<{ status: number; body: Record<string, unknown> }> => {
@@ -188,6 +195,37 @@ describe('Embeddings', () => {
       param: 'model',
       code: 'model_not_supported',
     });
+  });
+
+  it('runs /v1/embeddings lines in a batch: each answered with the list the request would get, a bad one in the error file', async () => {
+    const bodies = [
+      { model: EMBED_MODEL, input: SENTENCES.slice(0, 3), encoding_format: 'float' },
+      { model: EMBED_MODEL, input: SENTENCES[3], encoding_format: 'base64' },
+      { model: EMBED_MODEL, input: ['fine', ''] },
+    ];
+    const text = bodies.map((body, index) => JSON.stringify({ custom_id: `line-${index}`, method: 'POST', url: '/v1/embeddings', body })).join('\n');
+    const file = await client.files.create({ file: await toFile(Buffer.from(text), 'embeddings.jsonl'), purpose: 'batch' });
+    const created = await client.batches.create({ input_file_id: file.id, endpoint: '/v1/embeddings', completion_window: '24h' });
+    const batch = await waitFor('the batch to end', async () => {
+      const current = await client.batches.retrieve(created.id);
+      return isFinished(current.status) ? current : undefined;
+    });
+    expect(batch.status).toBe('completed');
+    expect(batch.request_counts).toEqual({ total: 3, completed: 2, failed: 1 });
+    const lines = async (id: string | null | undefined) =>
+      (await (await client.files.content(id!)).text())
+        .trimEnd()
+        .split('\n')
+        .map((json) => JSON.parse(json) as { custom_id: string; response: { status_code: number; body: Record<string, unknown> } | null; error: unknown });
+    const [first, second] = await lines(batch.output_file_id);
+    expect(first.custom_id).toBe('line-0');
+    assertMatchesEmbeddingsSchema('CreateEmbeddingResponse', first.response?.body);
+    const direct = await client.embeddings.create({ model: EMBED_MODEL, input: SENTENCES.slice(0, 3), encoding_format: 'float' });
+    const answered = first.response?.body.data as Array<{ embedding: number[] }>;
+    answered.forEach(({ embedding }, index) => expect(maxDifference(embedding, direct.data[index].embedding)).toBeLessThan(1e-5));
+    expect(typeof (second.response?.body.data as Array<{ embedding: unknown }>)[0].embedding).toBe('string');
+    const [failed] = await lines(batch.error_file_id);
+    expect(failed).toMatchObject({ custom_id: 'line-2', response: { status_code: 400, body: { error: { param: 'input[1]' } } } });
   });
 
   it('refuses an input longer than the context with the context error, naming input', async () => {

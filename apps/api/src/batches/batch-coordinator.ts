@@ -52,7 +52,7 @@ const seconds = (ms: number): number => Math.floor(ms / 1000);
  * the batch's state from Redis, does what is due and comes back TICK_MS later (a delayed job):
  * - validating: every line's envelope (a bad one, a repeated custom_id or a second model fails
  *   the batch);
- * - in_progress, until queued: every body as `POST /v1/chat/completions` checks it; valid lines
+ * - in_progress, until queued: every body as its endpoint's door checks it; valid lines
  *   become jobs on the model's queue below every interactive request, refused ones failures;
  * - in_progress: counts the outcomes that workers write; on cancel or past the window, takes the
  *   waiting lines off the queue and stops the running ones;

@@ -7,7 +7,7 @@ import type { EmbeddingsRequestDto } from './embeddings-request.dto';
 export const MAX_EMBEDDING_REQUEST_TOKENS = 300_000;
 
 /** The request's inputs as a list: one string, or one array of token ids, is one input. */
-function inputsOf(input: EmbeddingsRequestDto['input']): EmbeddingInput[] {
+export function inputsOf(input: EmbeddingsRequestDto['input']): EmbeddingInput[] {
   if (typeof input === 'string') return [input];
   if (input.length > 0 && input.every((item) => typeof item === 'number')) return [input];
   return input as EmbeddingInput[];
