@@ -2,7 +2,7 @@
 #
 # Three images from one build, chosen with --target:
 #   api          the stateless API (no inference engine in it at all)
-#   worker       a CPU worker; the project's tiny model is baked in (models/tiny-chat.gguf)
+#   worker       a CPU worker; the project's tiny models are baked in (models/tiny-chat.gguf, tiny-embed.gguf)
 #   worker-cuda  a CUDA worker for NVIDIA GPUs: mount your GGUF models and run it with a GPU
 #
 #   docker build --target api -t chat-api .

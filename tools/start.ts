@@ -1,6 +1,6 @@
 /**
  * `npm start`: everything a newcomer needs on one machine. Redis (REDIS_URL, or a redis-server
- * started here), the tiny model, one worker and one API instance with Bull Board on; then it
+ * started here), the tiny chat and embedding models, a worker for each and one API instance with Bull Board on; then it
  * prints how to call it and how to watch it. Ctrl-C stops it all. Operators run the pieces
  * separately: `npm run start:api`, `npm run start:worker`.
  */
@@ -13,6 +13,9 @@ import { REPO_ROOT } from './local-stack/services';
 
 const MODEL = process.env.MODEL_NAME ?? 'tiny-chat';
 const MODEL_PATH = resolve(REPO_ROOT, process.env.MODEL_PATH ?? 'models/tiny-chat.gguf');
+/** The embedding model beside it: the generated one unless EMBEDDING_MODEL_PATH names another; EMBEDDING_MODEL_NAME=none serves none. */
+const EMBEDDING_MODEL = process.env.EMBEDDING_MODEL_NAME ?? 'tiny-embed';
+const EMBEDDING_MODEL_PATH = resolve(REPO_ROOT, process.env.EMBEDDING_MODEL_PATH ?? 'models/tiny-embed.gguf');
 
 function step(message: string): void {
   console.log(`\n» ${message}`);
@@ -22,6 +25,7 @@ async function main(): Promise<void> {
   const service = new LocalService({
     model: MODEL,
     modelPath: MODEL_PATH,
+    embeddingModel: EMBEDDING_MODEL === 'none' ? undefined : { name: EMBEDDING_MODEL, path: EMBEDDING_MODEL_PATH },
     port: Number(process.env.PORT ?? 8080),
     host: process.env.HOST ?? '0.0.0.0',
     redisUrl: process.env.REDIS_URL || undefined,
@@ -48,8 +52,8 @@ async function main(): Promise<void> {
 
   step('Building the API and the worker');
   execSync('npm run --silent build', { cwd: REPO_ROOT, stdio: 'inherit' });
-  if (!process.env.MODEL_PATH) {
-    step('Making the tiny model (cached after the first run)');
+  if (!process.env.MODEL_PATH || !process.env.EMBEDDING_MODEL_PATH) {
+    step('Making the tiny models (cached after the first run)');
     execSync('npm run --silent model', { cwd: REPO_ROOT, stdio: 'inherit' });
   }
   if (!process.env.REDIS_URL && !hasRedisServerBinary()) {

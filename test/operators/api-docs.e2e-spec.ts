@@ -24,8 +24,12 @@ describe('API docs', () => {
     const document = (await response.json()) as OpenApiDocument;
     expect(document.openapi).toMatch(/^3\./);
     expect(Object.keys(document.paths)).toEqual(
-      expect.arrayContaining(['/v1/chat/completions', '/v1/models', '/v1/models/{model}', '/health/live', '/health/ready', '/metrics']),
+      expect.arrayContaining(['/v1/chat/completions', '/v1/embeddings', '/v1/models', '/v1/models/{model}', '/health/live', '/health/ready', '/metrics']),
     );
+    expect(document.paths['/v1/embeddings'].post.requestBody).toEqual({
+      required: true,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/EmbeddingsRequest' } } },
+    });
     const create = document.paths['/v1/chat/completions'].post;
     expect(create.requestBody).toEqual({
       required: true,
@@ -35,7 +39,17 @@ describe('API docs', () => {
     expect(create.security).toEqual([{ apiKey: [] }]);
     expect(document.components.securitySchemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(Object.keys(document.components.schemas)).toEqual(
-      expect.arrayContaining(['ChatCompletionRequest', 'ChatMessage', 'ChatCompletion', 'ChatCompletionChunk', 'Model', 'ModelList', 'Error']),
+      expect.arrayContaining([
+        'ChatCompletionRequest',
+        'ChatMessage',
+        'ChatCompletion',
+        'ChatCompletionChunk',
+        'EmbeddingsRequest',
+        'EmbeddingList',
+        'Model',
+        'ModelList',
+        'Error',
+      ]),
     );
     // Every $ref points at a schema that exists.
     for (const [, name] of JSON.stringify(document).matchAll(/"#\/components\/schemas\/([^"]+)"/g)) {

@@ -8,6 +8,7 @@ import { basicAuth, boardJob, endedAs } from '../support/bull-board-api';
 import { waitFor } from '../support/service-stack';
 
 const MODEL = 'tiny-chat';
+const EMBEDDING_MODEL = 'tiny-embed';
 
 /**
  * What `npm start` starts and prints (tools/start.ts runs the same LocalService after building):
@@ -18,6 +19,7 @@ describe('npm start: the first run', () => {
   const service = new LocalService({
     model: MODEL,
     modelPath: resolve(REPO_ROOT, `models/${MODEL}.gguf`),
+    embeddingModel: { name: EMBEDDING_MODEL, path: resolve(REPO_ROOT, `models/${EMBEDDING_MODEL}.gguf`) },
     port: 0,
     host: '127.0.0.1',
     workerEnv: { GPU: 'false', PARALLEL_SEQUENCES: '1' },
@@ -78,5 +80,17 @@ describe('npm start: the first run', () => {
     expect((shown.job.data.options as GenerationOptions).messages).toEqual([{ role: 'user', content: prompt }]);
     expect(shown.job.data.contentRemoved).toBeUndefined();
     expect(shown.job.returnValue?.text).toBe(completion.choices[0].message.content);
+  });
+
+  it('serves the embedding model it prints, as the printed curl calls it', async () => {
+    expect(read('Embedding model')).toBe(EMBEDDING_MODEL);
+    const command = /curl (\S+\/embeddings)[\s\S]*?-d '([^']+)'/.exec(printed);
+    expect(command).not.toBeNull();
+    const [, url, body] = command!;
+    const response = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${read('API key')}`, 'content-type': 'application/json' }, body });
+    expect(response.status).toBe(200);
+    const answer = (await response.json()) as { data: Array<{ embedding: number[] }>; model: string };
+    expect(answer.model).toBe(EMBEDDING_MODEL);
+    expect(answer.data).toHaveLength(2);
   });
 });

@@ -5,10 +5,18 @@ import { startRedisServer, waitForRedis } from './redis-server';
 import type { LocalRedis } from './redis-server';
 import { startApi, startWorker } from './services';
 
-/** What `npm start` runs: one Redis, one worker, one API, with the operators' view on. */
+/** A model and its file. */
+export interface LocalModel {
+  name: string;
+  path: string;
+}
+
+/** What `npm start` runs: one Redis, a worker per model (a chat model, and an embedding model if given), one API, with the operators' view on. */
 export interface LocalServiceOptions {
   model: string;
   modelPath: string;
+  /** An embedding model served beside the chat model, by a worker of its own. */
+  embeddingModel?: LocalModel;
   port: number;
   host: string;
   /** A running Redis; without it a redis-server is started here. */
@@ -33,6 +41,8 @@ export interface StartedService {
   baseUrl: string;
   apiKey: string;
   model: string;
+  /** The embedding model's name, when one is served. */
+  embeddingModel?: string;
   redisUrl: string;
   board: { url: string; user: string; password: string };
   retainContent: boolean;
@@ -76,11 +86,23 @@ export class LocalService {
       ...this.output('worker'),
     });
     this.processes.push(worker);
+    const { embeddingModel } = options;
+    if (embeddingModel) {
+      step(`Starting a worker for ${embeddingModel.name} (${embeddingModel.path})`);
+      const embedder = await startWorker({
+        redisUrl,
+        modelName: embeddingModel.name,
+        modelPath: embeddingModel.path,
+        env: { ...options.workerEnv, RETAIN_CONTENT: String(retainContent) },
+        ...this.output('embedding-worker'),
+      });
+      this.processes.push(embedder);
+    }
     step('Starting the API');
     const api = await startApi({
       redisUrl,
       apiKeys,
-      models: [options.model],
+      models: embeddingModel ? [options.model, embeddingModel.name] : [options.model],
       port: options.port,
       host: options.host,
       // As deployed: one process per core (API_PROCESSES).
@@ -90,7 +112,7 @@ export class LocalService {
     });
     this.processes.push(api.process);
     const board = { url: `${api.baseUrl.replace(/\/v1$/, '')}/admin/queues`, ...admin };
-    return { baseUrl: api.baseUrl, apiKey: apiKeys[0], model: options.model, redisUrl, board, retainContent };
+    return { baseUrl: api.baseUrl, apiKey: apiKeys[0], model: options.model, embeddingModel: embeddingModel?.name, redisUrl, board, retainContent };
   }
 
   /** Stops the API and the worker (they drain), then the Redis started here. */
@@ -110,14 +132,23 @@ export function describeLocalService(service: StartedService): string {
 Ready.
   Base URL:   ${service.baseUrl}
   API key:    ${service.apiKey}
-  Model:      ${service.model}
+  Model:      ${service.model}${service.embeddingModel ? `\n  Embedding model: ${service.embeddingModel}` : ''}
   Bull Board: ${service.board.url}  (user ${service.board.user}, password ${service.board.password})
 
 Stream a completion:
   curl -N ${service.baseUrl}/chat/completions \\
     -H "Authorization: Bearer ${service.apiKey}" -H "Content-Type: application/json" \\
     -d '{"model": "${service.model}", "stream": true, "messages": [{"role": "user", "content": "Tell me a story."}]}'
-
+${
+  service.embeddingModel
+    ? `
+Embed two texts:
+  curl ${service.baseUrl}/embeddings \\
+    -H "Authorization: Bearer ${service.apiKey}" -H "Content-Type: application/json" \\
+    -d '{"model": "${service.embeddingModel}", "input": ["The rabbit ran.", "Alice followed."]}'
+`
+    : ''
+}
 ${
   service.retainContent
     ? 'Finished jobs keep their prompts and answers (RETAIN_CONTENT=true), so Bull Board shows them.'

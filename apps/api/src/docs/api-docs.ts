@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { OpenAPIObject, OperationObject, ResponseObject } from '@nestjs/swagger';
+import { EMBEDDINGS_OPERATION, EMBEDDINGS_SCHEMAS } from './openapi-embeddings';
 import { OPENAPI_SCHEMAS, ref } from './openapi-schemas';
 
 const SECURITY = 'apiKey';
@@ -67,13 +68,16 @@ export function describeOpenAiRoutes(document: OpenAPIObject): OpenAPIObject {
   );
   const chat = paths['/v1/chat/completions']?.post;
   if (chat) Object.assign(chat, CHAT_COMPLETIONS);
+  const embeddings = paths['/v1/embeddings']?.post;
+  if (embeddings) Object.assign(embeddings, EMBEDDINGS_OPERATION(COMMON_ERRORS));
   const list = paths['/v1/models']?.get;
   if (list) Object.assign(list, LIST_MODELS);
   const one = paths['/v1/models/{model}']?.get;
   if (one) Object.assign(one, GET_MODEL);
   const schemas = { ...document.components?.schemas };
   delete schemas.ChatCompletionRequestDto;
-  return { ...document, paths, components: { ...document.components, schemas: { ...schemas, ...OPENAPI_SCHEMAS } } };
+  delete schemas.EmbeddingsRequestDto;
+  return { ...document, paths, components: { ...document.components, schemas: { ...schemas, ...OPENAPI_SCHEMAS, ...EMBEDDINGS_SCHEMAS } } };
 }
 
 /** The service's OpenAPI document: UI at /docs, JSON at /docs-json; no API key needed to read them. */
