@@ -3,7 +3,7 @@
  * worker's own engine in-process, without the worker around it.
  */
 export { ContextLengthExceededError, GenerationAbortedError } from './inference-engine';
-export type { GenerationRequest, InferenceEngine } from './inference-engine';
+export type { EmbeddingRequest, GenerationRequest, InferenceEngine } from './inference-engine';
 export { LlamaCppEngine } from './llama-cpp.engine';
 export { plainDecodeSteps, shareDecodeSteps } from './llama-batching';
 export type { LlamaCppEngineOptions } from './llama-cpp.engine';

@@ -1,224 +1,70 @@
-import { MAX_CHOICES, parallelCallsAllowed } from '@app/contracts';
-import type { EngineCapabilities, FinishReason } from '@app/contracts';
-import type { ChatModelFunctions, ChatWrapper, LLamaChatGenerateResponseOptions, Llama, LlamaContext, LlamaModel, Token } from 'node-llama-cpp' with {
-  'resolution-mode': 'import',
-};
-import { answerBudget, GenerationAbortedError } from './inference-engine';
+import type { EngineCapabilities } from '@app/contracts';
+import type { Llama, LlamaModel } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
 import type { EmbeddingOutcome, EmbeddingRequest, GenerationOutcome, GenerationRequest, InferenceEngine } from './inference-engine';
-import { answerOutgrewContext, isContextOverflow, LLAMA_CHAT_MINIMUM_ROOM } from './llama-context-overflow';
+import { LlamaChatGenerator } from './llama-chat-generator';
 import type { LlamaEmbedder } from './llama-embeddings';
 import { loadLlama } from './llama-loading';
 import type { LlamaCppEngineOptions, LoadedLlama } from './llama-loading';
-import { AnswerTokens, scoreAnswer } from './llama-logprobs';
-import { LlamaGrammars } from './llama-grammars';
-import { LlamaPromptRenderer } from './llama-prompt-rendering';
-import { endOfGenerationTokens, repeatPenalty, vocabularySize } from './llama-sampling';
-import type { LogitBias } from './llama-sampling';
-import { LlamaSequences, WHOLE_CONVERSATION } from './llama-sequences';
-import type { KeptPart } from './llama-sequences';
-import { callableFunctions, MAX_PARALLEL_CALLS, ToolCallStream } from './llama-tool-calls';
-import type { LlamaToolGrammars } from './llama-tool-grammars';
-import { StopSequences } from './stop-sequences';
+import { endOfGenerationTokens, vocabularySize } from './llama-sampling';
 
 // Kept reachable from here: the engine's module is where callers and tests have always found them.
 export { isContextOverflow } from './llama-context-overflow';
 export type { LlamaCppEngineOptions } from './llama-loading';
 
-type GenerateOptions = LLamaChatGenerateResponseOptions;
-
 /**
- * llama.cpp through node-llama-cpp: one model, one context with N parallel sequences
- * (continuous batching), one LlamaChat per sequence. When a job ends its sequence keeps the
- * conversation and its answer (or, in explicit mode, the prompt up to its breakpoint), and the next
- * job goes to the sequence that holds the most of its prompt (see llama-prompt-cache.ts).
+ * llama.cpp through node-llama-cpp: one model, and what serves each kind of job it runs. A
+ * generative model answers chats (LlamaChatGenerator: N parallel sequences, continuous batching,
+ * a prompt cache) and, with EMBEDDINGS, embeds too; an embedding model (a pooling type in its
+ * GGUF) only embeds (LlamaEmbedder), and no chat context is made for it.
  */
 export class LlamaCppEngine implements InferenceEngine {
   readonly name = 'llama.cpp';
-  /** Calls and JSON are enforced by node-llama-cpp's grammars, whatever the model. */
   readonly capabilities: EngineCapabilities;
   readonly slots: number;
+  readonly contextSize: number;
   private readonly llama: Llama;
   private readonly model: LlamaModel;
-  private readonly context: LlamaContext;
-  private readonly chatWrapper: ChatWrapper;
-  private readonly tokenBias: LogitBias;
-  private readonly toolGrammars: LlamaToolGrammars;
-  private readonly grammars: LlamaGrammars;
-  private readonly prompts: LlamaPromptRenderer;
-  private readonly sequences: LlamaSequences;
+  private readonly generator: LlamaChatGenerator | undefined;
   private readonly embedder: LlamaEmbedder | undefined;
 
-  private constructor({ llama, model, context, chatWrapper, chats, tokenBias, toolGrammars, kinds, embedder }: LoadedLlama, promptCache: boolean) {
+  private constructor({ llama, model, kinds, chat, embedder }: LoadedLlama, options: LlamaCppEngineOptions) {
     this.llama = llama;
     this.model = model;
-    this.context = context;
-    this.chatWrapper = chatWrapper;
-    this.tokenBias = tokenBias;
-    this.toolGrammars = toolGrammars;
-    this.prompts = new LlamaPromptRenderer(chatWrapper, model, context.contextSize);
-    this.sequences = new LlamaSequences(chats, promptCache, this.prompts);
-    this.slots = chats.length;
-    this.grammars = new LlamaGrammars(llama);
+    this.generator = chat ? new LlamaChatGenerator(llama, model, chat, options.promptCache ?? true) : undefined;
     this.embedder = embedder;
-    this.capabilities = {
-      kinds,
-      tools: true,
-      grammar: true,
-      // The answer is scored again without the thoughts (or comments) before it, as LlamaChat
-      // passes only the answer's tokens on: other numbers than it was sampled with. Refused.
-      logprobs: chatWrapper.settings.segments?.thought === undefined && chatWrapper.settings.segments?.comment === undefined,
-      maxChoices: MAX_CHOICES,
+    // A model that only embeds honours no generation option; its vocabulary still bounds the token ids it embeds.
+    const generation = this.generator?.capabilities ?? {
+      tools: false,
+      grammar: false,
+      logprobs: false,
+      maxChoices: 1,
       logitBiasTokens: vocabularySize(model),
       unbiasableTokens: endOfGenerationTokens(model),
     };
-  }
-
-  /** Whether the chat template marks thinking (a thought segment): a reasoning model's. */
-  private get thinks(): boolean {
-    return this.chatWrapper.settings.segments?.thought !== undefined;
-  }
-
-  get contextSize(): number {
-    return this.context.contextSize;
+    this.capabilities = { kinds, ...generation };
+    this.slots = this.generator?.slots ?? options.parallelSequences;
+    this.contextSize = this.generator?.contextSize ?? embedder?.contextSize ?? options.contextSize;
   }
 
   static async load(options: LlamaCppEngineOptions): Promise<LlamaCppEngine> {
-    return loadLlama(options, (loaded) => new LlamaCppEngine(loaded, options.promptCache ?? true));
+    return loadLlama(options, (loaded) => new LlamaCppEngine(loaded, options));
   }
 
-  async generate(request: GenerationRequest): Promise<GenerationOutcome> {
-    const calls = callableFunctions(request.tools, this.toolGrammars);
-    try {
-      return await this.generateWith(request, calls?.functions);
-    } finally {
-      calls?.release();
-    }
+  /** Called only for the kinds announced: a generative model's. */
+  generate(request: GenerationRequest): Promise<GenerationOutcome> {
+    if (!this.generator) return Promise.reject(new Error('this model only embeds'));
+    return this.generator.generate(request);
   }
 
-  private async generateWith(request: GenerationRequest, functions: ChatModelFunctions | undefined): Promise<GenerationOutcome> {
-    const { sampling, tools, responseFormat, logprobs, thinking, signal, output, anotherChoiceFollows } = request;
-    const mustCall = functions !== undefined && tools?.choice.type !== 'auto';
-    const answerStart = this.prompts.answerStart(thinking, mustCall);
-    const { messages, promptCache, history, prompt } = this.prompts.fittedPrompt(request, answerStart, functions);
-    const promptTokens = prompt.length;
-    // LlamaChat keeps a token free after the prompt: with only one it would silently drop the
-    // start of the conversation to make room (its context shift), so that prompt is refused.
-    const maxTokens = answerBudget(this.contextSize, promptTokens, sampling.maxTokens, LLAMA_CHAT_MINIMUM_ROOM);
-
-    const grammar = await this.grammars.forFormat(responseFormat);
-    // Stop sequences are matched here, not by node-llama-cpp: it drops the text it holds back for
-    // a possible stop sequence when max_tokens ends the answer (as it still drops text it holds
-    // for its own reasons: part of a character, of a template's end marker). Matching one aborts
-    // generation.
-    const stopped = new AbortController();
-    // With logprobs the text waits for its scoring pass and goes out piece by piece with its tokens' numbers.
-    const stop = new StopSequences(sampling.stop, logprobs ? () => undefined : (text) => output.write({ type: 'text', choice: 0, text }));
-    const toolCalls = new ToolCallStream(output);
-    // No text follows a call: what was held back for a stop sequence goes out before the call's deltas.
-    const onCallChunk: GenerateOptions['onFunctionCallParamsChunk'] = (chunk) => {
-      if (signal.aborted) return; // as for text: a chunk after the abort is nobody's
-      stop.release();
-      toolCalls.onParamsChunk(chunk);
-    };
-    const constraint: Partial<GenerateOptions> = grammar
-      ? { grammar }
-      : functions && tools
-        ? { functions, maxParallelFunctionCalls: parallelCallsAllowed(tools) ? MAX_PARALLEL_CALLS : 1, onFunctionCallParamsChunk: onCallChunk }
-        : {};
-
-    const bias = sampling.logitBias?.length ? this.tokenBias(sampling.logitBias) : undefined;
-
-    const { chats, cachedTokens } = this.sequences.take(prompt);
-    const chat = mustCall ? chats.mustCall : chats.free;
-    const meterBefore = chat.sequence.tokenMeter.getState();
-    const answerTokens = logprobs ? new AnswerTokens() : undefined;
-    let reasoningTokens = 0;
-    // Thinking (a thought segment of the template) is passed on as reasoning; the answer's text comes through onTextChunk.
-    const onResponseChunk: GenerateOptions['onResponseChunk'] = (chunk) => {
-      if (chunk.type !== 'segment' || chunk.segmentType !== 'thought' || signal.aborted) return;
-      reasoningTokens += chunk.tokens.length;
-      output.write({ type: 'reasoning', choice: 0, text: chunk.text });
-    };
-    let failed = false;
-    try {
-      const response = await chat.generateResponse(history, {
-        ...(constraint as object),
-        signal: AbortSignal.any([signal, stopped.signal]),
-        stopOnAbortSignal: true,
-        maxTokens,
-        temperature: sampling.temperature,
-        topP: sampling.topP,
-        // OpenAI samples from the whole distribution; node-llama-cpp would otherwise keep the top 40.
-        topK: 0,
-        seed: sampling.seed,
-        repeatPenalty: repeatPenalty(sampling, maxTokens),
-        ...(bias ? { tokenBias: bias } : {}),
-        trimWhitespaceSuffix: false,
-        ...(this.thinks ? { onResponseChunk } : {}),
-        onTextChunk: (text) => {
-          answerTokens?.onText(text);
-          // After an abort node-llama-cpp may still hand on the token it was processing.
-          if (!signal.aborted && !stop.push(text)) stopped.abort();
-        },
-        ...(answerTokens ? { onToken: (tokens: Token[]) => answerTokens.onToken(tokens) } : {}),
-      });
-      if (signal.aborted) throw new GenerationAbortedError();
-      // LlamaChat dropped the start of the conversation to finish the answer: never answer from part of the prompt.
-      if (response.lastEvaluation.contextShiftMetadata != null) throw answerOutgrewContext(this.contextSize, promptTokens);
-      const text = stop.finish();
-      // Read before scoring: the scoring pass evaluates the answer again on the same sequence.
-      const completionTokens = chat.sequence.tokenMeter.diff(meterBefore).usedOutputTokens;
-      if (logprobs && answerTokens) {
-        const scored = await scoreAnswer(chat.sequence, this.model, prompt, answerTokens.tokens, logprobs.top);
-        // A cancel or timeout during the scoring pass ends the job as cancelled, not answered.
-        if (signal.aborted) throw new GenerationAbortedError();
-        const kept = stop.stopped ? answerTokens.within(text.length) : scored.length;
-        // Each piece of text followed by its tokens' log probabilities: a stream's chunk carries both.
-        for (const {
-          text: [from, to],
-          tokens: [first, last],
-        } of answerTokens.pieces(text.length, kept)) {
-          output.write({ type: 'text', choice: 0, text: text.slice(from, to) });
-          if (last > first) output.write({ type: 'logprobs', choice: 0, content: scored.slice(first, last) });
-        }
-      }
-      const called = toolCalls.calls.length > 0;
-      const finishReason: FinishReason = !stop.stopped && response.metadata.stopReason === 'maxTokens' ? 'length' : called ? 'tool_calls' : 'stop';
-      return {
-        text,
-        ...(called ? { toolCalls: toolCalls.calls } : {}),
-        finishReason,
-        usage: {
-          prompt_tokens: promptTokens,
-          completion_tokens: completionTokens,
-          total_tokens: promptTokens + completionTokens,
-          prompt_tokens_details: { cached_tokens: cachedTokens },
-          ...(this.thinks ? { completion_tokens_details: { reasoning_tokens: reasoningTokens } } : {}),
-        },
-      };
-    } catch (error) {
-      failed = true; // so the job ends here, and no other choice follows
-      if (signal.aborted) throw new GenerationAbortedError();
-      if (isContextOverflow(error)) throw answerOutgrewContext(this.contextSize, promptTokens);
-      throw error;
-    } finally {
-      // Erase what is not kept now (explicit mode), while the context's batch loop is ours for a
-      // moment: a job that arrives later (from the queue, not in this same turn of the event loop)
-      // would otherwise wait tens of milliseconds for node-llama-cpp to let it erase the old state itself.
-      const keep: KeptPart = anotherChoiceFollows === true && !failed ? 'whole prompt' : (promptCache ?? WHOLE_CONVERSATION);
-      await this.sequences.giveBack(chats, { messages, history, functions, prompt }, keep);
-    }
-  }
-
-  /** Announced (`kinds`) only where the model loaded with embedding contexts. */
+  /** Called only for the kinds announced: an embedding model's, or with EMBEDDINGS. */
   embed(request: EmbeddingRequest): Promise<EmbeddingOutcome> {
-    if (!this.embedder) throw new Error('this model was loaded without embeddings');
+    if (!this.embedder) return Promise.reject(new Error('this model was loaded without embeddings'));
     return this.embedder.embed(request);
   }
 
   async close(): Promise<void> {
     await this.embedder?.close();
-    await this.context.dispose();
+    await this.generator?.close();
     await this.model.dispose();
     await this.llama.dispose();
   }

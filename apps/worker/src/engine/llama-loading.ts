@@ -25,19 +25,25 @@ export interface LlamaCppEngineOptions {
   log?: (message: string) => void;
 }
 
-/** What the engine runs on: a llama.cpp backend, one model, one context with a pair of chats per sequence. */
+/** What the engine runs on: a llama.cpp backend, one model, and what serves each kind of job it runs. */
 export interface LoadedLlama {
   llama: Llama;
   model: LlamaModel;
+  /** What the model serves: an embedding model (a pooling type in its file) only `embed`. */
+  kinds: JobKind[];
+  /** Present when it serves `generate`. */
+  chat?: LoadedChat;
+  /** Present when it serves `embed`. */
+  embedder?: LlamaEmbedder;
+}
+
+/** What generating takes: one context with a pair of chats per sequence. */
+export interface LoadedChat {
   context: LlamaContext;
   chatWrapper: ChatWrapper;
   chats: SequenceChats[];
   tokenBias: LogitBias;
   toolGrammars: LlamaToolGrammars;
-  /** What the model serves: an embedding model (a pooling type in its file) only `embed`. */
-  kinds: JobKind[];
-  /** Present when it serves `embed`. */
-  embedder?: LlamaEmbedder;
 }
 
 /**
@@ -67,9 +73,8 @@ export async function loadLlama<Engine>(options: LlamaCppEngineOptions, start: (
     });
 }
 
-/** Loads the model, its context and its chats onto a llama.cpp backend. */
+/** Loads the model onto a llama.cpp backend, with chats (a generative model) and embedding contexts (an embedding model, or EMBEDDINGS). */
 async function loadOnto(llama: Llama, options: LlamaCppEngineOptions): Promise<LoadedLlama> {
-  const { LlamaChat: LlamaChatClass, LlamaText: toLlamaText, TokenBias: TokenBiasClass, resolveChatWrapper } = await import('node-llama-cpp');
   const model = await llama.loadModel({ modelPath: options.modelPath });
   const vram = await llama.getVramState();
   const devices = await llama.getGpuDeviceNames();
@@ -78,6 +83,26 @@ async function loadOnto(llama: Llama, options: LlamaCppEngineOptions): Promise<L
       (devices.length > 0 ? `, devices ${devices.join(', ')}, VRAM ${(vram.total / 2 ** 30).toFixed(1)} GiB (${(vram.free / 2 ** 30).toFixed(1)} free)` : '') +
       `, ${model.gpuLayers} layers offloaded, ${options.threads} CPU threads`,
   );
+  const kinds: JobKind[] = isEmbeddingModel(model) ? ['embed'] : options.embeddings ? ['generate', 'embed'] : ['generate'];
+  const loaded: LoadedLlama = { llama, model, kinds };
+  try {
+    if (kinds.includes('generate')) loaded.chat = await loadChat(model, llama, options);
+    if (kinds.includes('embed')) {
+      const contexts = options.embeddingContexts ?? 2;
+      loaded.embedder = await LlamaEmbedder.create(model, { contexts, threads: options.threads, contextSize: options.contextSize });
+      options.log?.(`embeddings: ${contexts} contexts of ${loaded.embedder.contextSize} tokens, vectors of ${model.embeddingVectorSize}`);
+    }
+  } catch (error) {
+    await loaded.chat?.context.dispose();
+    await model.dispose();
+    throw error;
+  }
+  return loaded;
+}
+
+/** The context of N sequences that generates, and its chats. */
+async function loadChat(model: LlamaModel, llama: Llama, options: LlamaCppEngineOptions): Promise<LoadedChat> {
+  const { LlamaChat: LlamaChatClass, LlamaText: toLlamaText, TokenBias: TokenBiasClass, resolveChatWrapper } = await import('node-llama-cpp');
   const context = await model.createContext({
     sequences: options.parallelSequences,
     contextSize: Math.min(options.contextSize, model.trainContextSize),
@@ -100,11 +125,5 @@ async function loadOnto(llama: Llama, options: LlamaCppEngineOptions): Promise<L
   if (!shareDecodeSteps(context, sequences)) {
     options.log?.('node-llama-cpp changed inside: answers generating at once may take more passes, or wait to start, than they need');
   }
-  const kinds: JobKind[] = isEmbeddingModel(model) ? ['embed'] : options.embeddings ? ['generate', 'embed'] : ['generate'];
-  const embedder = kinds.includes('embed')
-    ? await LlamaEmbedder.create(model, { contexts: options.embeddingContexts ?? 2, threads: options.threads, contextSize: options.contextSize })
-    : undefined;
-  if (embedder)
-    options.log?.(`embeddings: ${options.embeddingContexts ?? 2} contexts of ${embedder.contextSize} tokens, vectors of ${model.embeddingVectorSize}`);
-  return { llama, model, context, chatWrapper, chats, tokenBias: logitBias(TokenBiasClass, model), toolGrammars, kinds, embedder };
+  return { context, chatWrapper, chats, tokenBias: logitBias(TokenBiasClass, model), toolGrammars };
 }
