@@ -5,12 +5,12 @@ import type { EngineSpec, GpuSetting, LoadPlan } from '../common/driver-protocol
  * What `npm run bench` runs: the full plan (about 6-9 minutes on 2 cores) or `--quick` (about a
  * minute, fewer levels and shorter runs). `--profile` also CPU-profiles the API process during
  * the synthetic phases and reports its top self-time functions (with `--api-processes=1`).
- * `--only=llama,synthetic,relay,open-streams,non-stream` runs some phases only.
+ * `--only=llama,synthetic,relay,open-streams,non-stream,embeddings` runs some phases only.
  * `--api-processes=N` sets the API's API_PROCESSES for the throughput phases (default: as
  * deployed, one per core); the open-streams phase measures one process.
  */
-export type PhaseName = 'llama' | 'synthetic' | 'relay' | 'open-streams' | 'non-stream';
-export const PHASES: PhaseName[] = ['llama', 'synthetic', 'relay', 'open-streams', 'non-stream'];
+export type PhaseName = 'llama' | 'synthetic' | 'relay' | 'open-streams' | 'non-stream' | 'embeddings';
+export const PHASES: PhaseName[] = ['llama', 'synthetic', 'relay', 'open-streams', 'non-stream', 'embeddings'];
 
 export interface LlamaPlan {
   parallelSequences: number;
@@ -62,6 +62,21 @@ export interface NonStreamPlan {
   repeats: number;
 }
 
+/** Embeddings per second: node-llama-cpp alone against the service, requests of `inputsPerRequest` inputs at each level. */
+export interface EmbeddingsPlan {
+  /** `tiny-embed`, or a shape name (model-shapes.ts) made into a mean-pooled embedding model. */
+  models: Array<'tiny-embed' | 'llama-50m' | 'qwen-0.5b'>;
+  levels: number[];
+  inputsPerRequest: number;
+  wordsPerInput: number;
+  durationMs: number;
+  /** The worker configurations to measure: EMBEDDING_CONTEXTS and ENGINE_THREADS (each context's). */
+  configs: Array<{ contexts: number; threads: number }>;
+  contextSize: number;
+  /** The worker's PARALLEL_SEQUENCES: embed jobs it takes at once. */
+  jobSlots: number;
+}
+
 export interface BenchOptions {
   mode: 'full' | 'quick';
   profile: boolean;
@@ -74,6 +89,7 @@ export interface BenchOptions {
   relay: RelayPlan;
   openStreams: OpenStreamsPlan;
   nonStream: NonStreamPlan;
+  embeddings: EmbeddingsPlan;
 }
 
 /** The full run's plan (`npm run bench` without `--quick`). */
@@ -107,6 +123,20 @@ export const FULL_PLAN: Omit<BenchOptions, 'mode' | 'profile' | 'phases' | 'apiP
   },
   openStreams: { levels: [1, 1000, 5000, 10000], openBatch: 250 },
   nonStream: { levels: [1, 10, 100, 1000], durationMs: 5000, repeats: 2 },
+  embeddings: {
+    models: ['tiny-embed', 'llama-50m'],
+    levels: [1, 8, 64],
+    inputsPerRequest: 16,
+    wordsPerInput: 24,
+    durationMs: 8000,
+    configs: [
+      { contexts: 1, threads: 1 },
+      { contexts: 2, threads: 1 },
+      { contexts: 1, threads: 2 },
+    ],
+    contextSize: 512,
+    jobSlots: 8,
+  },
 };
 
 const QUICK: typeof FULL_PLAN = {
@@ -123,6 +153,7 @@ const QUICK: typeof FULL_PLAN = {
   relay: { ...FULL_PLAN.relay, levels: [{ streams: 1000, tokenIntervalMs: 10 }], roundsPerClient: 1, durationMs: 3000, repeats: 1 },
   openStreams: { levels: [1, 1000, 5000], openBatch: 250 },
   nonStream: { levels: [100], durationMs: 4000, repeats: 1 },
+  embeddings: { ...FULL_PLAN.embeddings, models: ['tiny-embed'], levels: [1, 8], durationMs: 3000, configs: [{ contexts: 2, threads: 1 }] },
 };
 
 export function parseOptions(argv: string[]): BenchOptions {

@@ -1,6 +1,6 @@
 import type { LoadResult } from '../common/driver-protocol';
 import { round, spreadOf, standardError } from '../common/stats';
-import type { Spread } from '../common/stats';
+import type { Spread, Summary } from '../common/stats';
 
 /** Latency percentiles as reported (milliseconds). */
 export interface Percentiles {
@@ -162,6 +162,30 @@ export interface NonStreamLevel {
   service: SideFigures;
 }
 
+export interface EmbeddingsThroughput {
+  embeddingsPerSecond: number;
+  inputTokensPerSecond: number;
+  errors: number;
+}
+
+/** One concurrency of the embeddings phase: the service against node-llama-cpp alone on the same model. */
+export interface EmbeddingsLevel {
+  model: string;
+  /** The worker's EMBEDDING_CONTEXTS and ENGINE_THREADS. */
+  contexts: number;
+  threadsPerContext: number;
+  concurrency: number;
+  inputsPerRequest: number;
+  /** Its two runs (before and after the service's levels), averaged. */
+  engine: EmbeddingsThroughput;
+  /** Each run's embeddings/s and the thread count it was best at. */
+  engineRuns: string[];
+  service: EmbeddingsThroughput;
+  requestLatencyMs: Summary;
+  /** The service's embeddings/s over the engine's. */
+  ratio: number;
+}
+
 export interface ProfileSummary {
   phase: string;
   totalMs: number;
@@ -189,6 +213,7 @@ export interface BenchResults {
   relay?: ComparisonLevel[];
   openStreams?: { redisApiConnectionsIdle: number; levels: OpenStreamsLevel[]; skipped: string[] };
   nonStream?: NonStreamLevel[];
+  embeddings?: EmbeddingsLevel[];
   profiles?: ProfileSummary[];
   bars: Bar[];
   durationSeconds: number;

@@ -5,6 +5,7 @@
  *   npm run bench -- --quick   # ~1 minute: fewer levels, shorter runs
  *   npm run bench -- --profile # also CPU-profile the API during the synthetic phases
  *   npm run bench -- --only=llama,open-streams
+ *   npm run bench -- --only=embeddings           # embeddings/s: node-llama-cpp alone vs the service
  *   npm run bench -- --only=llama --model-path /models/x.gguf --gpu cuda   # your model, your GPU
  *   npm run bench -- --only=llama --model-path models/llama-50m-f16.gguf --llama-levels=1,8 --max-tokens=64
  *
@@ -28,7 +29,7 @@ import { cpus, loadavg } from 'node:os';
 import { basename, extname, isAbsolute, join, relative, resolve } from 'node:path';
 import { API_ENTRY, REPO_ROOT, WORKER_ENTRY } from '../../tools/local-stack/services';
 import { hasRedisServerBinary, REDIS_INSTALL_HINT } from '../../tools/local-stack/redis-server';
-import { llamaEngine, llamaLevelPlan, parseOptions, streamPlan } from './bench-options';
+import { llamaEngine, llamaLevelPlan, parseOptions, PHASES, streamPlan } from './bench-options';
 import { takeLlamaOverrides } from './llama-overrides';
 import { offEngineCpus } from '../common/off-engine-cpus';
 import { GPU_SETTINGS } from '../common/service-stack';
@@ -36,6 +37,7 @@ import { stopEverythingOnSignals } from '../common/cleanup';
 import type { BenchOptions, PhaseName, RelayPlan, SyntheticPlan } from './bench-options';
 import type { EngineSpec, GpuSetting } from '../common/driver-protocol';
 import { runComparison } from './phases/comparison';
+import { runEmbeddings } from './phases/embeddings';
 import type { ComparisonLevelPlan } from './phases/comparison';
 import { runNonStream } from './phases/non-stream';
 import { runOpenStreams } from './phases/open-streams';
@@ -202,6 +204,7 @@ async function runPhases(options: BenchOptions, target: LlamaTarget, limit: numb
       relay: options.relay,
       openStreams: options.openStreams,
       nonStream: options.nonStream,
+      embeddings: options.embeddings,
       syntheticSlots: SYNTHETIC_SLOTS,
       apiProcesses: options.apiProcesses,
     },
@@ -248,6 +251,10 @@ async function runPhases(options: BenchOptions, target: LlamaTarget, limit: numb
     results.nonStream = outcome.levels;
     results.profiles?.push(...outcome.profiles);
   }
+  if (options.phases.has('embeddings')) {
+    console.log(`\n» embeddings: node-llama-cpp alone vs service, requests of ${options.embeddings.inputsPerRequest} inputs`);
+    results.embeddings = await runEmbeddings(options.embeddings);
+  }
   if (results.profiles?.length === 0) delete results.profiles;
   return results;
 }
@@ -269,7 +276,7 @@ async function main(): Promise<void> {
   const measured = await runPhases(options, target, limit);
   const results: BenchResults = { ...measured, bars: evaluateBars(measured), durationSeconds: Math.round((performance.now() - startedAt) / 1000) };
 
-  const partial = options.phases.size < 5;
+  const partial = options.phases.size < PHASES.length;
   const name = `service-benchmark${targetSuffix(target)}${options.mode === 'quick' ? '-quick' : ''}${partial ? '-partial' : ''}`;
   mkdirSync(RESULTS_DIR, { recursive: true });
   writeFileSync(resolve(RESULTS_DIR, `${name}.json`), `${JSON.stringify(results, null, 2)}\n`);

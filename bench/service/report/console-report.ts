@@ -90,6 +90,28 @@ export function consoleReport(results: BenchResults): string {
     }
     out.push('\nNon-stream requests (synthetic engine, zero delay)', table(rows));
   }
+  if (results.embeddings) {
+    const rows = [
+      ['model', 'contexts × threads', 'c', 'engine alone emb/s (runs)', 'service emb/s', 'service input tok/s', 'ratio', 'request p50/p99 ms', 'errors'],
+    ];
+    for (const level of results.embeddings) {
+      rows.push([
+        level.model,
+        `${level.contexts} × ${level.threadsPerContext}`,
+        String(level.concurrency),
+        `${level.engine.embeddingsPerSecond} (${level.engineRuns.join(', ')})`,
+        String(level.service.embeddingsPerSecond),
+        String(level.service.inputTokensPerSecond),
+        percent(level.ratio),
+        `${round(level.requestLatencyMs.p50, 1)} / ${round(level.requestLatencyMs.p99, 1)}`,
+        String(level.service.errors),
+      ]);
+    }
+    out.push(
+      `\nEmbeddings: node-llama-cpp alone (one context, one call at a time) vs service (requests of ${results.embeddings[0]?.inputsPerRequest ?? 0} inputs)`,
+      table(rows),
+    );
+  }
   for (const profile of results.profiles ?? []) {
     out.push(`\nAPI CPU profile, ${profile.phase}: ${profile.idlePercent}% idle; self time by package:`);
     out.push(`  ${profile.byPackage.map((entry) => `${entry.name} ${entry.selfPercent}%`).join(', ')}`);

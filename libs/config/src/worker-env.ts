@@ -119,15 +119,19 @@ export class WorkerEnv extends RedisEnv {
   EMBEDDINGS = false;
 
   /**
-   * llama.cpp contexts that embed at once, each one input at a time: the inputs of one request,
-   * and of every request on the worker, are shared out among them (node-llama-cpp's embedding
-   * context evaluates one sequence).
+   * llama.cpp contexts that embed at once, each one input at a time with ENGINE_THREADS threads:
+   * the inputs of one request, and of every request on the worker, wait in one line for them
+   * (node-llama-cpp's embedding context evaluates one sequence, so one context embeds one input
+   * at a time). More contexts help where the cost per input is mostly fixed (a small model: the
+   * tiny one embeds 678/s with 2 contexts against 452/s with 1) and cost as many threads again;
+   * a model of a real shape gains nothing from a second context on a 2-core machine (`npm run
+   * bench -- --only=embeddings`): give that one context more ENGINE_THREADS instead.
    */
   @EnvInteger()
   @IsInt()
   @Min(1)
   @Max(64)
-  EMBEDDING_CONTEXTS = 2;
+  EMBEDDING_CONTEXTS = 1;
 
   /**
    * llama.cpp's backend: `auto` uses CUDA or Vulkan when present and the CPU otherwise; `cuda`,

@@ -19,7 +19,7 @@ export interface LlamaCppEngineOptions {
   promptCache?: boolean;
   /** A generative model serves embeddings too (EMBEDDINGS); an embedding model serves only them. */
   embeddings?: boolean;
-  /** Embedding contexts (EMBEDDING_CONTEXTS; 2 when absent). */
+  /** Embedding contexts (EMBEDDING_CONTEXTS; 1 when absent). */
   embeddingContexts?: number;
   /** Where the engine says which backend and device it got. */
   log?: (message: string) => void;
@@ -47,6 +47,12 @@ export interface LoadedChat {
 }
 
 /**
+ * What llama.cpp warns at every input an embedding context evaluates (it computes the outputs
+ * pooling needs whatever node-llama-cpp marked): a line per input in the worker's log, saying nothing.
+ */
+const EMBEDDING_OUTPUTS_NOTE = 'embeddings required but some input tokens were not marked as outputs';
+
+/**
  * Gets the llama.cpp backend the options ask for and loads onto it, then hands what was loaded to
  * `start` (the engine's constructor): a failure anywhere after the backend came lets go of it.
  */
@@ -57,6 +63,10 @@ export async function loadLlama<Engine>(options: LlamaCppEngineOptions, start: (
     gpu: options.gpu === 'false' ? false : options.gpu,
     build: 'never',
     logLevel: LlamaLogLevel.warn,
+    logger: (level, message) => {
+      if (message.includes(EMBEDDING_OUTPUTS_NOTE)) return;
+      (level === LlamaLogLevel.warn ? console.warn : console.error)(message.trimEnd());
+    },
     maxThreads: options.threads,
   }).catch((error: unknown) => {
     // An explicit backend that cannot be had is an error at boot, never a silent CPU fallback.
@@ -88,7 +98,9 @@ async function loadOnto(llama: Llama, options: LlamaCppEngineOptions): Promise<L
   try {
     if (kinds.includes('generate')) loaded.chat = await loadChat(model, llama, options);
     if (kinds.includes('embed')) {
-      const contexts = options.embeddingContexts ?? 2;
+      const contexts = options.embeddingContexts ?? 1;
+      // Contexts evaluating at once share the instance's threads: each context gets its own, or they take turns.
+      llama.maxThreads = options.threads * (contexts + (loaded.chat ? 1 : 0));
       loaded.embedder = await LlamaEmbedder.create(model, { contexts, threads: options.threads, contextSize: options.contextSize });
       options.log?.(`embeddings: ${contexts} contexts of ${loaded.embedder.contextSize} tokens, vectors of ${model.embeddingVectorSize}`);
     }
