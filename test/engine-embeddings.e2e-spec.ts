@@ -46,7 +46,7 @@ describe('llama.cpp embeddings', () => {
   });
 
   it('announces an embedding model as one that embeds and does not generate', async () => {
-    expect(inProcess.capabilities).toMatchObject({ kinds: ['embed'], tools: false, grammar: false, logprobs: false });
+    expect(inProcess.capabilities).toMatchObject({ kinds: ['embed', 'tokenize'], tools: false, grammar: false, logprobs: false });
     expect(threaded.capabilities).toEqual(inProcess.capabilities);
     expect(inProcess.slots).toBe(2);
     expect(inProcess.contextSize).toBe(128);
@@ -85,7 +85,7 @@ describe('llama.cpp embeddings', () => {
   it('embeds with a generative model too when asked (EMBEDDINGS)', async () => {
     const chat = await LlamaCppEngine.load({ ...EMBEDDING_MODEL, modelPath: resolve(REPO_ROOT, 'models/tiny-chat.gguf'), embeddings: true });
     try {
-      expect(chat.capabilities).toMatchObject({ kinds: ['generate', 'embed'], tools: true });
+      expect(chat.capabilities).toMatchObject({ kinds: ['generate', 'embed', 'tokenize'], tools: true });
       const request = embedding(['Alice was beginning to get very tired']);
       await chat.embed(request);
       expect(request.vectors.get(0)?.length).toBeGreaterThan(0);

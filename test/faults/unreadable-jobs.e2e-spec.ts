@@ -101,7 +101,7 @@ describe('jobs a worker cannot read', () => {
   it('fails a job of a kind its engine does not run unrun, naming the kind, and tells its channel', async () => {
     const completionId = `chatcmpl-kind-${Date.now()}`;
     const { job, heard } = await run(completionId, { ...jobData(completionId), kind: 'transcribe' });
-    expect(job.failedReason).toBe("unreadable job: the job is of kind 'transcribe'; this worker runs generate jobs");
+    expect(job.failedReason).toBe("unreadable job: the job is of kind 'transcribe'; this worker runs generate, tokenize jobs");
     expect(job.attemptsMade).toBe(1);
     expect(heard.map((event) => event.type)).toEqual(['started', 'error']);
     expect(heard[1]).toMatchObject({ code: 'engine_error', message: expect.stringContaining("kind 'transcribe'") as unknown });

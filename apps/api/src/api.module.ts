@@ -10,6 +10,7 @@ import { BATCH_LINE_DOORS } from './openai/batch-line-doors';
 import { ChatModule } from './openai/chat/chat.module';
 import { EmbeddingsModule } from './openai/embeddings/embeddings.module';
 import { ResponsesModule } from './openai/responses/responses.module';
+import { TokenizeModule } from './openai/tokenize/tokenize.module';
 import { CompletionQueuesModule } from './pipeline/completion-queues.module';
 import { ApiRedisModule } from './redis/api-redis.module';
 
@@ -28,6 +29,7 @@ export class ApiModule {
         ChatModule,
         ResponsesModule,
         EmbeddingsModule,
+        TokenizeModule,
         FilesModule,
         BatchesModule.register({ doors: BATCH_LINE_DOORS, coordinates: (apiEnv) => apiEnv.BATCH_COORDINATOR }),
         ModelsModule,

@@ -1,5 +1,5 @@
-import { describeLogitBiasRefusal, logitBiasRefusal, requiredCapabilities } from '@app/contracts';
-import type { CompletionErrorCode, CompletionJobData, CompletionResult, EmbeddingOptions, GenerationOptions } from '@app/contracts';
+import { describeLogitBiasRefusal, isGenerationPart, logitBiasRefusal, requiredCapabilities } from '@app/contracts';
+import type { CompletionErrorCode, CompletionJobData, CompletionResult, EmbeddingOptions, GenerationOptions, TokenizeOptions } from '@app/contracts';
 import { CompletionExpiredError, describeFailure } from './completion-errors';
 import { EngineUnavailableError, UnsupportedOptionError } from './engine/inference-engine';
 import type { GenerationOutcome, InferenceEngine } from './engine/inference-engine';
@@ -99,7 +99,7 @@ async function generateChoices(
         // Each choice samples with its own seed, so they differ, and a retry repeats them all.
         sampling: { ...options.sampling, seed: (options.sampling.seed + choice) >>> 0 },
         signal,
-        output: choice === 0 ? events : { write: (part) => events.write(part.type === 'embedding' ? part : { ...part, choice }) },
+        output: choice === 0 ? events : { write: (part) => events.write(isGenerationPart(part) ? { ...part, choice } : part) },
         anotherChoiceFollows: choice < choices - 1,
       }),
     );
@@ -113,6 +113,27 @@ async function generateChoices(
 async function embedInputs(options: EmbeddingOptions, engine: InferenceEngine, events: TokenEventPublisher, signal: AbortSignal): Promise<CompletionResult> {
   const { promptTokens } = await engine.embed({ ...options, signal, output: events });
   return { text: '', finishReason: 'stop', usage: { prompt_tokens: promptTokens, completion_tokens: 0, total_tokens: promptTokens } };
+}
+
+/** Tokens of text or of a rendered conversation (a `tokens` part), or text of tokens (a `text` part); the tokens are the usage. */
+async function tokenizeInput(options: TokenizeOptions, engine: InferenceEngine, events: TokenEventPublisher, signal: AbortSignal): Promise<CompletionResult> {
+  const outcome = await engine.tokenize({ ...options, signal });
+  const tokens = 'tokens' in outcome ? outcome.tokens.length : options.of === 'tokens' ? options.tokens.length : 0;
+  events.write('tokens' in outcome ? { type: 'tokens', tokens: outcome.tokens } : { type: 'text', choice: 0, text: outcome.text });
+  return { text: '', finishReason: 'stop', usage: { prompt_tokens: tokens, completion_tokens: 0, total_tokens: tokens } };
+}
+
+/** Each kind's run. */
+function runKind(
+  job: CompletionJobData,
+  engine: InferenceEngine,
+  events: TokenEventPublisher,
+  signal: AbortSignal,
+  progress: RunProgress,
+): Promise<CompletionResult> {
+  if (job.kind === 'embed') return embedInputs(job.options, engine, events, signal);
+  if (job.kind === 'tokenize') return tokenizeInput(job.options, engine, events, signal);
+  return generateChoices(job.options, engine, events, signal, progress);
 }
 
 /**
@@ -130,8 +151,7 @@ export async function generateCompletion(
   try {
     // A retry is awaited past the first deadline: the API restarts its wait when a worker dies.
     if (attempt === 1 && Date.now() > job.schedule.startDeadline) throw new CompletionExpiredError();
-    const result =
-      job.kind === 'embed' ? await embedInputs(job.options, engine, events, signal) : await generateChoices(job.options, engine, events, signal, progress);
+    const result = await runKind(job, engine, events, signal, progress);
     await events.finish({ type: 'end', finishReason: result.finishReason, usage: result.usage });
     return result;
   } catch (error) {

@@ -1,6 +1,16 @@
 import { Logger } from '@nestjs/common';
 import { decodeCompletionJob } from '@app/contracts';
-import type { ChatRole, CompletionJobData, CompletionResult, EmbeddingOptions, GenerationOptions, JobOf, ResponseFormat, ToolDefinition } from '@app/contracts';
+import type {
+  ChatRole,
+  CompletionJobData,
+  CompletionResult,
+  EmbeddingOptions,
+  GenerationOptions,
+  JobOf,
+  ResponseFormat,
+  TokenizeOptions,
+  ToolDefinition,
+} from '@app/contracts';
 import { UnrecoverableError } from 'bullmq';
 import type { Worker } from 'bullmq';
 
@@ -28,7 +38,7 @@ export interface GenerationContentRemoved {
   stop?: number[];
 }
 
-/** Of an `embed` job: each input's length, in characters (text) or tokens (token ids), in order. */
+/** Of an `embed` job (and of a `tokenize` job, its one input): each input's length, in characters (text) or tokens (token ids), in order. */
 export interface EmbeddingContentRemoved {
   inputs: Array<{ characters: number } | { tokens: number }>;
   characters: number;
@@ -83,6 +93,7 @@ function contentRemovedFrom({ messages: held, tools, responseFormat, sampling }:
 export function withoutContent(data: RetainedJobData): RetainedJobData {
   if (data.contentRemoved) return data;
   if (data.kind === 'embed') return embeddingWithoutContent(data);
+  if (data.kind === 'tokenize') return tokenizingWithoutContent(data);
   const { options } = data;
   const { tools, responseFormat, sampling } = options;
   return {
@@ -104,6 +115,17 @@ function embeddingWithoutContent(data: JobOf<'embed'>): RetainedJobData {
   const characters = inputs.reduce((sum, input) => sum + (input.characters ?? 0), 0);
   const options: EmbeddingOptions = { inputs: [] };
   return { ...data, options, contentRemoved: { inputs, characters } };
+}
+
+/** A `tokenize` job without its text, conversation or tokens: their size stays. */
+function tokenizingWithoutContent(data: JobOf<'tokenize'>): RetainedJobData {
+  const { options } = data;
+  const input =
+    options.of === 'tokens'
+      ? { tokens: options.tokens.length }
+      : { characters: options.of === 'text' ? options.text.length : options.conversation.messages.reduce((sum, message) => sum + message.content.length, 0) };
+  const emptied: TokenizeOptions = { of: 'tokens', tokens: [] };
+  return { ...data, options: emptied, contentRemoved: { inputs: [input], characters: input.characters ?? 0 } };
 }
 
 /** The job's return value without the answer's text or call arguments; names, finish reason and usage stay. */

@@ -98,8 +98,8 @@ describe('decodeCompletionJob', () => {
   });
 
   it('refuses a job of a kind this version does not know, and one its engine does not run, naming the kind', () => {
-    expect(reasonFor({ ...job, kind: 'transcribe' })).toBe("the job is of kind 'transcribe'; this worker runs generate, embed jobs");
-    expect(reasonFor(without(job, 'kind'))).toBe('the job is of kind null; this worker runs generate, embed jobs');
+    expect(reasonFor({ ...job, kind: 'transcribe' })).toBe("the job is of kind 'transcribe'; this worker runs generate, embed, tokenize jobs");
+    expect(reasonFor(without(job, 'kind'))).toBe('the job is of kind null; this worker runs generate, embed, tokenize jobs');
     expect(() => decodeCompletionJob(job, [])).toThrow("the job is of kind 'generate'; this worker runs no kind of job");
     expect(() => decodeCompletionJob(embedJob, ['generate'])).toThrow("the job is of kind 'embed'; this worker runs generate jobs");
   });

@@ -2,6 +2,7 @@ import type { ChatMessage, ToolCall } from './chat-message';
 import { COMPLETION_JOB_VERSION, isFinishReason, JOB_KINDS } from './completion-job';
 import type { CompletionJobData, JobKind, JobOf, JobSchedule, ReplyLog, ReplyTo, StoreAnswer, StoredAnswer } from './completion-job';
 import type { EmbeddingOptions } from './embedding-options';
+import type { TokenizeOptions } from './tokenize-options';
 import type { GenerationOptions, LogprobsOptions, PromptCachePolicy, SamplingParams, ToolDefinition, ToolOptions } from './generation-options';
 import type { ServiceTier } from './service-tiers';
 import {
@@ -102,7 +103,21 @@ const embeddingOptions = fields<EmbeddingOptions>({ inputs: arrayOf(anyOf('a str
 const jobOf = <K extends JobKind>(kindOptions: Check) =>
   fields<JobOf<K>>({ v: tagged, kind: tagged, id: aString, model: aString, options: kindOptions, replyTo, schedule, store: optional(store) });
 
-const completionJob = byTag('kind', { generate: jobOf<'generate'>(options), embed: jobOf<'embed'>(embeddingOptions) } satisfies Record<JobKind, Check>);
+type Of<O extends TokenizeOptions['of']> = Extract<TokenizeOptions, { of: O }>;
+const tokenizeOptions = byTag('of', {
+  text: fields<Of<'text'>>({ of: tagged, text: aString, specialTokens: aBoolean }),
+  conversation: fields<Of<'conversation'>>({
+    of: tagged,
+    conversation: fields<Of<'conversation'>['conversation']>({ messages: arrayOf(chatMessage), tools: optional(tools), thinking: optional(aBoolean) }),
+  }),
+  tokens: fields<Of<'tokens'>>({ of: tagged, tokens: arrayOf(aCount) }),
+} satisfies Record<TokenizeOptions['of'], Check>);
+
+const completionJob = byTag('kind', {
+  generate: jobOf<'generate'>(options),
+  embed: jobOf<'embed'>(embeddingOptions),
+  tokenize: jobOf<'tokenize'>(tokenizeOptions),
+} satisfies Record<JobKind, Check>);
 
 /** A job as version 1 wrote it: one flat object, the completion's id in `completionId`. */
 interface CompletionJobV1 extends GenerationOptions, Omit<JobSchedule, 'tier' | 'attemptsBefore'> {

@@ -1,6 +1,7 @@
 import type { ToolCall } from './chat-message';
 import type { EmbeddingOptions } from './embedding-options';
 import type { GenerationOptions } from './generation-options';
+import type { TokenizeOptions } from './tokenize-options';
 import type { OutputPart } from './output-parts';
 import type { ServiceTier } from './service-tiers';
 
@@ -72,18 +73,20 @@ export const COMPLETION_JOB_VERSION = 3;
 /**
  * What a job asks of its engine; each kind has its own options (JobOptions) and output parts:
  * `generate`, a conversation answered (text, calls, log probabilities); `embed`, one vector per
- * input (`embedding` parts). A worker runs the kinds its engine announces
+ * input (`embedding` parts); `tokenize`, text or a conversation in tokens (a `tokens` part), or
+ * tokens in text (a `text` part). A worker runs the kinds its engine announces
  * (EngineCapabilities.kinds) and fails any other unrun; the API refuses, before it queues
- * anything, a kind that a live worker of the model does not run. A new kind (a rank, a token
- * count) joins this list and JobOptions with its options and its output parts.
+ * anything, a kind that a live worker of the model does not run. A new kind (a rank) joins this
+ * list and JobOptions with its options and its output parts.
  */
-export const JOB_KINDS = ['generate', 'embed'] as const;
+export const JOB_KINDS = ['generate', 'embed', 'tokenize'] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 
 /** The options of each kind of job. */
 export interface JobOptions {
   generate: GenerationOptions;
   embed: EmbeddingOptions;
+  tokenize: TokenizeOptions;
 }
 
 /** When and where a job runs: what admission and placement decided, read by the queue's side only. */

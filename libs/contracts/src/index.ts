@@ -8,6 +8,7 @@ export * from './output-parts';
 export * from './queue-names';
 export * from './record-checks';
 export * from './token-events';
+export * from './tokenize-options';
 export * from './worker-registry';
 export * from './service-tiers';
 export * from './value-guards';

@@ -77,13 +77,19 @@ export interface EmbeddingPart {
   vector: string;
 }
 
+/** A `tokenize` job's tokens (of text or of a rendered conversation), all in one part. */
+export interface TokensPart {
+  type: 'tokens';
+  tokens: number[];
+}
+
 /** What a `generate` job writes: text, thoughts, calls and log probabilities of its choices. */
 export type GenerationPart = TextPart | ReasoningPart | ToolCallPart | LogprobsPart | ChoiceEndPart;
 
-export type OutputPart = GenerationPart | EmbeddingPart;
+export type OutputPart = GenerationPart | EmbeddingPart | TokensPart;
 
-/** Whether a part is of a generated answer (the chat and Responses doors' parts), not of an embedding. */
-export const isGenerationPart = (part: OutputPart): part is GenerationPart => part.type !== 'embedding';
+/** Whether a part is of a generated answer (the chat and Responses doors' parts), not of an embedding or a token count. */
+export const isGenerationPart = (part: OutputPart): part is GenerationPart => part.type !== 'embedding' && part.type !== 'tokens';
 
 /** Where an engine writes its output; the worker's publisher batches what it receives. */
 export interface OutputSink {
@@ -131,6 +137,7 @@ function isTokenLogprob(value: unknown): value is TokenLogprob {
 export function isOutputPart(value: unknown): value is OutputPart {
   if (!isRecord(value)) return false;
   if (value.type === 'embedding') return isCount(value.index) && typeof value.vector === 'string';
+  if (value.type === 'tokens') return Array.isArray(value.tokens) && value.tokens.every(isCount);
   if (!isCount(value.choice)) return false;
   switch (value.type) {
     case 'text':

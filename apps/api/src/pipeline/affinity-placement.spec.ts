@@ -35,6 +35,7 @@ function setUp({ affinity = true, waitingOnShared = 0 } = {}) {
 }
 
 const conversation = {
+  kind: 'generate',
   id: 'chatcmpl-1',
   model: 'm',
   options: {

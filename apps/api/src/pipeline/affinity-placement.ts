@@ -56,8 +56,8 @@ export class AffinityPlacement {
       placed: new PlacedJob(this.waitingLimit, shared, undefined, this.env.AFFINITY_WAIT_MS, this.recorder(job.model, affinityKey)),
       outcome,
     });
-    // An embedding caches nothing a later request could reuse: any worker serves it as well.
-    if (!this.env.AFFINITY || job.kind === 'embed') return sharedOnly('off');
+    // An embedding or a token count caches nothing a later request could reuse: any worker serves it as well.
+    if (!this.env.AFFINITY || job.kind !== 'generate') return sharedOnly('off');
     // Hashed here, not at the door: with affinity off a request pays nothing for it.
     const affinityKey = job.schedule.affinityKey ?? prefixAffinityKey(job.options.messages, job.options.tools?.definitions);
     // A flex job waits below default ones on the shared queue: on a worker's queue it would pass

@@ -84,7 +84,8 @@ export class CompletionAdmission implements BeforeApplicationShutdown {
         'model_not_supported',
       );
     }
-    if (job.kind === 'embed') return checkTokenIds(job.options.inputs, workers);
+    if (job.kind === 'embed') return checkTokenIds(job.options.inputs, workers, (index) => `input[${index}]`);
+    if (job.kind === 'tokenize') return job.options.of === 'tokens' ? checkTokenIds([job.options.tokens], workers, () => 'tokens') : undefined;
     for (const need of requiredCapabilities(job.options)) {
       const lacking = workers.find((worker) => !worker.capabilities[need.capability]);
       if (lacking) throw unsupportedBy(lacking.engine, need);
@@ -122,15 +123,15 @@ export class CompletionAdmission implements BeforeApplicationShutdown {
   }
 }
 
-/** Inputs sent as token ids name only tokens of the model's vocabulary (as every live engine that knows its size reports it). */
-function checkTokenIds(inputs: EmbeddingInput[], workers: WorkerAnnouncement[]): void {
+/** Inputs sent as token ids name only tokens of the model's vocabulary (as every live engine that knows its size reports it); `param` names input `index`. */
+function checkTokenIds(inputs: EmbeddingInput[], workers: WorkerAnnouncement[], param: (index: number) => string): void {
   const vocabulary = Math.min(...workers.map((worker) => worker.capabilities.logitBiasTokens || Infinity));
   if (!Number.isFinite(vocabulary)) return;
   const index = inputs.findIndex((input) => typeof input !== 'string' && input.some((token) => token >= vocabulary));
   if (index >= 0) {
     throw OpenAiError.invalidRequest(
-      `'input[${index}]' holds a token id that is not in this model's vocabulary (${vocabulary} tokens).`,
-      `input[${index}]`,
+      `'${param(index)}' holds a token id that is not in this model's vocabulary (${vocabulary} tokens).`,
+      param(index),
       'invalid_value',
     );
   }

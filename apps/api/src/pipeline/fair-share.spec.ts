@@ -9,6 +9,7 @@ import type { FairShareCounters } from './fair-share-counters';
 
 const KEY = 'sk-weighted-key-0123';
 const job = {
+  kind: 'generate',
   id: 'chatcmpl-1',
   model: 'm',
   options: { messages: [{ role: 'user', content: 'x'.repeat(40) }], sampling: { maxTokens: 20 } },

@@ -11,11 +11,13 @@ export function estimatePromptTokens(job: CompletionJobInput): number {
   if (job.kind === 'embed') {
     return job.options.inputs.reduce((sum, input) => sum + (typeof input === 'string' ? tokensOfText(input.length) : input.length), 0);
   }
+  // Counting costs the worker no evaluation: it counts for little.
+  if (job.kind === 'tokenize') return 1;
   return tokensOfText(job.options.messages.reduce((sum, message) => sum + message.content.length, 0));
 }
 
 /** The most the answer may take (max_tokens, or an assumed length), over all its choices; an embedding writes none. */
 export function estimateAnswerTokens(job: CompletionJobInput): number {
-  if (job.kind === 'embed') return 0;
+  if (job.kind !== 'generate') return 0;
   return (job.options.sampling.maxTokens ?? ASSUMED_ANSWER_TOKENS) * (job.options.choices ?? 1);
 }

@@ -5,6 +5,7 @@ import type {
   FinishReason,
   GenerationOptions,
   OutputSink,
+  TokenizeOptions,
   ToolCall,
   UpstreamRejection,
 } from '@app/contracts';
@@ -42,6 +43,12 @@ export interface EmbeddingOutcome {
   promptTokens: number;
 }
 
+/** One `tokenize` job: what to tokenize (or detokenize), and when to stop. */
+export type TokenizeRequest = TokenizeOptions & { signal: AbortSignal };
+
+/** Text and conversations become tokens; tokens become text. */
+export type TokenizeOutcome = { tokens: number[] } | { text: string };
+
 /**
  * One loaded model that runs jobs: generates chat completions, embeds inputs, or both, as its
  * `capabilities.kinds` say; a method of a kind it does not announce is never called. The worker
@@ -63,6 +70,7 @@ export interface InferenceEngine {
   readonly mayBeUnavailable?: boolean;
   generate(request: GenerationRequest): Promise<GenerationOutcome>;
   embed(request: EmbeddingRequest): Promise<EmbeddingOutcome>;
+  tokenize(request: TokenizeRequest): Promise<TokenizeOutcome>;
   close(): Promise<void>;
 }
 

@@ -82,6 +82,23 @@ export class LlamaChatGenerator {
     }
   }
 
+  /**
+   * The tokens a generate job of this conversation would evaluate as its prompt: the chat
+   * template's rendering with its tools, up to where the answer starts.
+   */
+  promptTokens(conversation: Pick<GenerationRequest, 'messages' | 'tools' | 'thinking'>): Token[] {
+    const calls = callableFunctions(conversation.tools, this.toolGrammars);
+    try {
+      const mustCall = calls !== undefined && conversation.tools?.choice.type !== 'auto';
+      const answerStart = this.prompts.answerStart(conversation.thinking, mustCall);
+      const sampling = { temperature: 1, topP: 1, stop: [], frequencyPenalty: 0, presencePenalty: 0, seed: 0 };
+      const request = { ...conversation, sampling, signal: AbortSignal.abort(), output: { write: () => undefined } };
+      return this.prompts.fittedPrompt(request, answerStart, calls?.functions).prompt;
+    } finally {
+      calls?.release();
+    }
+  }
+
   private async generateWith(request: GenerationRequest, functions: ChatModelFunctions | undefined): Promise<GenerationOutcome> {
     const { sampling, tools, responseFormat, logprobs, thinking, signal, output, anotherChoiceFollows } = request;
     const mustCall = functions !== undefined && tools?.choice.type !== 'auto';

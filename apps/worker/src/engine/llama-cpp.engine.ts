@@ -1,6 +1,15 @@
 import type { EngineCapabilities } from '@app/contracts';
-import type { Llama, LlamaModel } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
-import type { EmbeddingOutcome, EmbeddingRequest, GenerationOutcome, GenerationRequest, InferenceEngine } from './inference-engine';
+import type { Llama, LlamaModel, Token } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
+import { UnsupportedOptionError } from './inference-engine';
+import type {
+  EmbeddingOutcome,
+  EmbeddingRequest,
+  GenerationOutcome,
+  GenerationRequest,
+  InferenceEngine,
+  TokenizeOutcome,
+  TokenizeRequest,
+} from './inference-engine';
 import { LlamaChatGenerator } from './llama-chat-generator';
 import type { LlamaEmbedder } from './llama-embeddings';
 import { loadLlama } from './llama-loading';
@@ -41,7 +50,8 @@ export class LlamaCppEngine implements InferenceEngine {
       logitBiasTokens: vocabularySize(model),
       unbiasableTokens: endOfGenerationTokens(model),
     };
-    this.capabilities = { kinds, ...generation };
+    // Every model has its tokenizer.
+    this.capabilities = { kinds: [...kinds, 'tokenize'], ...generation };
     this.slots = this.generator?.slots ?? options.parallelSequences;
     this.contextSize = this.generator?.contextSize ?? embedder?.contextSize ?? options.contextSize;
   }
@@ -60,6 +70,22 @@ export class LlamaCppEngine implements InferenceEngine {
   embed(request: EmbeddingRequest): Promise<EmbeddingOutcome> {
     if (!this.embedder) return Promise.reject(new Error('this model was loaded without embeddings'));
     return this.embedder.embed(request);
+  }
+
+  /** The model's tokenizer; a conversation as the chat generator renders it (a model that only embeds renders none). */
+  async tokenize(request: TokenizeRequest): Promise<TokenizeOutcome> {
+    await Promise.resolve(); // a job, like the others: it never runs inside its caller's turn
+    if (request.of === 'tokens') return { text: this.model.detokenize(request.tokens as Token[], true) };
+    if (request.of === 'conversation') {
+      if (!this.generator)
+        throw new UnsupportedOptionError(this.name, 'messages', 'a conversation: this model only embeds, and has no chat template to render it');
+      return { tokens: this.generator.promptTokens(request.conversation) };
+    }
+    const tokens = this.model.tokenize(request.text, request.specialTokens);
+    const { bos } = this.model.tokens;
+    // As the model's tokenizer adds it (vLLM's add_special_tokens): the start token.
+    const start = request.specialTokens && bos !== null && this.model.tokens.shouldPrependBosToken && tokens[0] !== bos ? [bos] : [];
+    return { tokens: [...start, ...tokens] };
   }
 
   async close(): Promise<void> {

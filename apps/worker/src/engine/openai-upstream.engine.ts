@@ -4,7 +4,7 @@ import { encodeVector, MAX_CHOICES } from '@app/contracts';
 import type { EngineCapabilities, JobKind } from '@app/contracts';
 import OpenAI, { APIConnectionTimeoutError, APIError } from 'openai';
 import { ContextLengthExceededError, EngineUnavailableError, GenerationAbortedError, UpstreamRejectedError } from './inference-engine';
-import type { EmbeddingOutcome, EmbeddingRequest, GenerationOutcome, GenerationRequest, InferenceEngine } from './inference-engine';
+import type { EmbeddingOutcome, EmbeddingRequest, GenerationOutcome, GenerationRequest, InferenceEngine, TokenizeOutcome } from './inference-engine';
 import { UpstreamAnswer, UpstreamProtocolError, UpstreamStreamError, upstreamErrorDetail } from './upstream/upstream-answer';
 import type { UpstreamErrorDetail } from './upstream/upstream-answer';
 import { readServerSentEvents } from './upstream/server-sent-events';
@@ -120,6 +120,11 @@ export class OpenAiUpstreamEngine implements InferenceEngine {
       if (signal.aborted) throw new GenerationAbortedError();
       throw this.classify(error, false, false);
     }
+  }
+
+  /** Not announced: OpenAI's API has no tokenizer route to pass it on to. */
+  tokenize(): Promise<TokenizeOutcome> {
+    return Promise.reject(new Error('the upstream engine does not tokenize'));
   }
 
   /** What a failure means for the job: the client's answer, a retry elsewhere, or a broken answer. */

@@ -1,7 +1,15 @@
 import { encodeVector, MAX_CHOICES } from '@app/contracts';
 import type { ChatMessage, EmbeddingInput, EngineCapabilities, FinishReason } from '@app/contracts';
 import { answerBudget, GenerationAbortedError } from './inference-engine';
-import type { EmbeddingOutcome, EmbeddingRequest, GenerationOutcome, GenerationRequest, InferenceEngine } from './inference-engine';
+import type {
+  EmbeddingOutcome,
+  EmbeddingRequest,
+  GenerationOutcome,
+  GenerationRequest,
+  InferenceEngine,
+  TokenizeOutcome,
+  TokenizeRequest,
+} from './inference-engine';
 import { StopSequences } from './stop-sequences';
 
 /**
@@ -53,7 +61,7 @@ export class SyntheticEngine implements InferenceEngine {
   readonly name = 'synthetic';
   /** It samples nothing, so it can honour no option beyond max_tokens and stop. */
   readonly capabilities: EngineCapabilities = {
-    kinds: ['generate', 'embed'],
+    kinds: ['generate', 'embed', 'tokenize'],
     tools: false,
     grammar: false,
     logprobs: false,
@@ -109,6 +117,14 @@ export class SyntheticEngine implements InferenceEngine {
       clock.stop();
     }
     return { promptTokens: inputs.reduce((sum, input) => sum + (typeof input === 'string' ? countTextTokens(input) : input.length), 0) };
+  }
+
+  /** A word (or punctuation mark) a token, numbered by its place in WORDS where it is one; there is no real vocabulary. */
+  tokenize(request: TokenizeRequest): Promise<TokenizeOutcome> {
+    if (request.of === 'tokens') return Promise.resolve({ text: request.tokens.map((token) => syntheticToken(token)).join('') });
+    if (request.of === 'conversation')
+      return Promise.resolve({ tokens: Array.from({ length: countPromptTokens(request.conversation.messages) }, (_, index) => index % WORDS.length) });
+    return Promise.resolve({ tokens: Array.from({ length: countTextTokens(request.text) }, (_, index) => index % WORDS.length) });
   }
 
   close(): Promise<void> {

@@ -1,6 +1,14 @@
 import type { EngineCapabilities, OutputSink } from '@app/contracts';
 import { GenerationAbortedError } from '../engine/inference-engine';
-import type { EmbeddingOutcome, EmbeddingRequest, GenerationOutcome, GenerationRequest, InferenceEngine } from '../engine/inference-engine';
+import type {
+  EmbeddingOutcome,
+  EmbeddingRequest,
+  GenerationOutcome,
+  GenerationRequest,
+  InferenceEngine,
+  TokenizeOutcome,
+  TokenizeRequest,
+} from '../engine/inference-engine';
 import type { WorkerMetrics } from './worker-metrics';
 
 /**
@@ -75,6 +83,11 @@ export class ObservedEngine implements InferenceEngine {
       this.metrics.promptTokens.inc(this.labels, result.promptTokens);
       return { result, outcome: 'embedded' };
     });
+  }
+
+  /** A token count takes no sequence: not counted as a generation. */
+  tokenize(request: TokenizeRequest): Promise<TokenizeOutcome> {
+    return this.engine.tokenize(request);
   }
 
   /** A job's run counted busy while it lasts, then by outcome and duration. */

@@ -47,6 +47,19 @@ export interface ResponseReply extends CompletionSink {
   fail(error: unknown): ResponseOutcome;
 }
 
+/** `POST /v1/responses/input_tokens`: OpenAI's count of a request's input, as the worker's template rendered it. */
+export class InputTokensReply extends BufferedReply {
+  readonly promptParam = PROMPT_PARAM;
+
+  constructor(private readonly reply: FastifyReply) {
+    super();
+  }
+
+  async finish(ending: CompletionEnding): Promise<void> {
+    await this.reply.send({ object: 'response.input_tokens', input_tokens: ending.usage.prompt_tokens });
+  }
+}
+
 /** `stream: false`: the Response object in one JSON body, so a lost worker can be retried unnoticed. */
 export class BufferedResponse extends BufferedReply implements ResponseReply {
   readonly promptParam = PROMPT_PARAM;

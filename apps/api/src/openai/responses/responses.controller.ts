@@ -49,6 +49,15 @@ export class ResponsesController {
     await this.responses.create({ request, owner: callerOf(http), acceptedAt, clientGone, reply });
   }
 
+  /** OpenAI's count of a request's input tokens: the body of `POST /v1/responses`, answered `{object: "response.input_tokens", input_tokens}`. */
+  @Post('input_tokens')
+  @HttpCode(200)
+  async inputTokens(@Body() request: CreateResponseDto, @Req() http: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    const acceptedAt = Date.now();
+    const clientGone = clientGoneSignal(reply);
+    await this.responses.countInputTokens({ request, owner: callerOf(http), acceptedAt, clientGone, reply });
+  }
+
   /** The response as it stands; with `?stream=true` (a background one), its events after `starting_after`, then live to its end. */
   @Get(':id')
   async retrieve(@Param('id') id: string, @Query() query: Record<string, unknown>, @Req() http: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {

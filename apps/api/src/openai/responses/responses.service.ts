@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
+import type { JobInputOf } from '@app/contracts';
 import type { FastifyReply } from 'fastify';
 import { CompletionUseCase } from '../../pipeline/completion-use-case';
 import type { FrontDoor, KeptRequest } from '../../pipeline/completion-use-case';
@@ -12,7 +13,7 @@ import { inputItems } from './response-items';
 import type { ConversationItem } from './response-items';
 import { toResponseJob } from './responses-job.mapper';
 import type { ResponseIdentity } from './response-object';
-import { BufferedResponse, StreamedResponse } from './responses-replies';
+import { BufferedResponse, InputTokensReply, StreamedResponse } from './responses-replies';
 import type { ResponseOutcome } from './responses-replies';
 import { ResponseSettlement } from './response-settlement';
 import { StoredResponses } from './stored-responses';
@@ -53,13 +54,45 @@ export class ResponsesService {
     private readonly background: BackgroundResponses,
   ) {}
 
-  async create({ request, owner, acceptedAt, clientGone, reply }: CreateResponseCall): Promise<void> {
-    const id = newResponseId(acceptedAt);
+  /**
+   * `POST /v1/responses/input_tokens`: the request mapped as creating it would be (the
+   * conversation it continues included), then counted by a worker of its model, where the chat
+   * template renders the messages and tools the answer would be given.
+   */
+  async countInputTokens({ request, owner, acceptedAt, clientGone, reply }: CreateResponseCall): Promise<void> {
+    const { job: mapped } = await this.mapped(request, owner, newResponseId(acceptedAt), acceptedAt);
+    const { messages, tools, thinking } = mapped.options;
+    const job: JobInputOf<'tokenize'> = {
+      kind: 'tokenize',
+      id: mapped.id,
+      model: mapped.model,
+      options: { of: 'conversation', conversation: { messages, ...(tools ? { tools } : {}), ...(thinking !== undefined ? { thinking } : {}) } },
+      schedule: { acceptedAt, startDeadline: mapped.schedule.startDeadline },
+    };
+    const response = new InputTokensReply(reply);
+    await this.completions.complete(
+      { job: this.completions.withGrantedTier(job, undefined, owner), owner, clientGone, exchange: reply, streamed: false },
+      { response, fail: (error) => response.fail(error), finish: (ending) => response.finish(ending) },
+    );
+  }
+
+  /** The request's job, after the conversation it continues, and the history it answers. */
+  private async mapped(request: CreateResponseDto, owner: string, id: string, acceptedAt: number) {
     const previous = await this.previous(owner, request.previous_response_id ?? undefined);
     const earlier = previous ? [...previous.history, ...(previous.state.output as ConversationItem[])] : [];
     const input = await inputItems(request.input ?? undefined, (itemId) => this.stored.findItem(owner, itemId));
     const history = [...earlier, ...input];
-    const { job: mapped, settings } = toResponseJob(request, history, earlier.length, id, acceptedAt, this.env.MAX_QUEUE_WAIT_MS, previous?.affinityKey);
+    return {
+      previous,
+      earlier,
+      history,
+      ...toResponseJob(request, history, earlier.length, id, acceptedAt, this.env.MAX_QUEUE_WAIT_MS, previous?.affinityKey),
+    };
+  }
+
+  async create({ request, owner, acceptedAt, clientGone, reply }: CreateResponseCall): Promise<void> {
+    const id = newResponseId(acceptedAt);
+    const { earlier, history, job: mapped, settings } = await this.mapped(request, owner, id, acceptedAt);
     const job = this.completions.withGrantedTier(mapped, requestedTier(request.service_tier ?? undefined), owner);
     const identity: ResponseIdentity = { id, model: job.model, createdAtMs: acceptedAt, serviceTier: job.schedule.tier ?? 'default', settings };
     const streamed = request.stream === true;

@@ -1,6 +1,6 @@
-import type { EngineCapabilities, OutputPart } from '@app/contracts';
+import type { EngineCapabilities, OutputPart, TokenizeOptions } from '@app/contracts';
 import type { ThreadError } from '../../completion-errors';
-import type { EmbeddingOutcome, EmbeddingRequest, GenerationOutcome, GenerationRequest } from '../inference-engine';
+import type { EmbeddingOutcome, EmbeddingRequest, GenerationOutcome, GenerationRequest, TokenizeOutcome } from '../inference-engine';
 
 // Errors cross the thread boundary as the worker's one table of errors says.
 export { describeError, reviveError } from '../../completion-errors';
@@ -12,10 +12,14 @@ export type ThreadGenerationRequest = Omit<GenerationRequest, 'signal' | 'output
 /** An embedding request as it crosses to the engine thread. */
 export type ThreadEmbeddingRequest = Omit<EmbeddingRequest, 'signal' | 'output'>;
 
+/** What a job of any kind ends with. */
+export type JobOutcome = GenerationOutcome | EmbeddingOutcome | TokenizeOutcome;
+
 /** What the worker's main thread tells the engine thread. */
 export type EngineThreadCommand =
   | { type: 'generate'; id: number; request: ThreadGenerationRequest }
   | { type: 'embed'; id: number; request: ThreadEmbeddingRequest }
+  | { type: 'tokenize'; id: number; request: TokenizeOptions }
   | { type: 'abort'; id: number }
   | { type: 'close' };
 
@@ -28,8 +32,7 @@ export interface EngineDescription {
 }
 
 /** One job's output part, outcome (of its kind) or failure, in the order they happened. */
-export type GenerationEvent =
-  { id: number; part: OutputPart } | { id: number; outcome: GenerationOutcome | EmbeddingOutcome } | { id: number; error: ThreadError };
+export type GenerationEvent = { id: number; part: OutputPart } | { id: number; outcome: JobOutcome } | { id: number; error: ThreadError };
 
 /** What the engine thread tells the main thread. */
 export type EngineThreadReport =

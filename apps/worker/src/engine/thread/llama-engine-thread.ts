@@ -8,7 +8,9 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { LlamaCppEngine } from '../llama-cpp.engine';
 import type { LlamaCppEngineOptions } from '../llama-cpp.engine';
 import { describeError } from './engine-thread-protocol';
-import type { EngineThreadCommand, EngineThreadReport, GenerationEvent } from './engine-thread-protocol';
+import type { EngineThreadCommand, EngineThreadReport, GenerationEvent, JobOutcome } from './engine-thread-protocol';
+
+type JobCommand = Exclude<EngineThreadCommand, { type: 'abort' | 'close' }>;
 
 if (!parentPort) throw new Error('llama-engine-thread runs only as a worker thread');
 const port = parentPort;
@@ -30,17 +32,24 @@ function queue(event: GenerationEvent, now = false): void {
   else if (outbox.length === 1) setImmediate(flush);
 }
 
+/** Runs a job's command on the engine, its kind's method, its output parts to `write`. */
+function run(engine: LlamaCppEngine, command: JobCommand, signal: AbortSignal, write: (part: OutputPart) => void): Promise<JobOutcome> {
+  const output = { write };
+  if (command.type === 'generate') return engine.generate({ ...command.request, signal, output });
+  if (command.type === 'embed') return engine.embed({ ...command.request, signal, output });
+  return engine.tokenize({ ...command.request, signal });
+}
+
 function serve(engine: LlamaCppEngine): void {
   const running = new Map<number, AbortController>();
   port.on('message', (command: EngineThreadCommand) => {
     if (command.type === 'abort') {
       running.get(command.id)?.abort();
-    } else if (command.type === 'generate' || command.type === 'embed') {
+    } else if (command.type !== 'close') {
       const { id } = command;
       const aborted = new AbortController();
       running.set(id, aborted);
-      const run = { signal: aborted.signal, output: { write: (part: OutputPart) => queue({ id, part }) } };
-      (command.type === 'generate' ? engine.generate({ ...command.request, ...run }) : engine.embed({ ...command.request, ...run }))
+      run(engine, command, aborted.signal, (part) => queue({ id, part }))
         .then(
           (outcome) => queue({ id, outcome }, true),
           (error: unknown) => queue({ id, error: describeError(error) }, true),

@@ -3,9 +3,17 @@ import { extname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { engineCpuList, keepEngineOnCpus } from '../engine-cpus';
 import type { LlamaCppEngineOptions } from '../llama-cpp.engine';
-import type { EmbeddingOutcome, EmbeddingRequest, GenerationOutcome, GenerationRequest, InferenceEngine } from '../inference-engine';
+import type {
+  EmbeddingOutcome,
+  EmbeddingRequest,
+  GenerationOutcome,
+  GenerationRequest,
+  InferenceEngine,
+  TokenizeOutcome,
+  TokenizeRequest,
+} from '../inference-engine';
 import { reviveError } from './engine-thread-protocol';
-import type { EngineDescription, EngineThreadCommand, EngineThreadReport, GenerationEvent } from './engine-thread-protocol';
+import type { EngineDescription, EngineThreadCommand, EngineThreadReport, GenerationEvent, JobOutcome } from './engine-thread-protocol';
 
 /** The thread's entry point, beside this file (`.js` in dist/, `.ts` when run through tsx). */
 const LLAMA_THREAD_ENTRY = join(__dirname, `llama-engine-thread${extname(__filename)}`);
@@ -15,7 +23,7 @@ const ENGINE_THREAD = 'llama-engine';
 interface Running {
   output: OutputSink;
   /** With the outcome of the job's kind, as the thread reported it. */
-  resolve: (outcome: GenerationOutcome | EmbeddingOutcome) => void;
+  resolve: (outcome: JobOutcome) => void;
   reject: (error: Error) => void;
 }
 
@@ -110,11 +118,16 @@ export class ThreadedEngine implements InferenceEngine {
     return this.run((id) => ({ type: 'embed', id, request }), signal, output) as Promise<EmbeddingOutcome>;
   }
 
+  tokenize({ signal, ...request }: TokenizeRequest): Promise<TokenizeOutcome> {
+    // A tokenize job writes no output parts: its outcome is its answer.
+    return this.run((id) => ({ type: 'tokenize', id, request }), signal, { write: () => undefined }) as Promise<TokenizeOutcome>;
+  }
+
   /** Sends a job's command to the thread and relays its output until its outcome comes back. */
-  private run(command: (id: number) => EngineThreadCommand, signal: AbortSignal, output: OutputSink): Promise<GenerationOutcome | EmbeddingOutcome> {
+  private run(command: (id: number) => EngineThreadCommand, signal: AbortSignal, output: OutputSink): Promise<JobOutcome> {
     if (this.lost) return Promise.reject(this.lost);
     const id = this.nextId++;
-    const outcome = new Promise<GenerationOutcome | EmbeddingOutcome>((resolve, reject) => this.running.set(id, { output, resolve, reject }));
+    const outcome = new Promise<JobOutcome>((resolve, reject) => this.running.set(id, { output, resolve, reject }));
     this.send(command(id));
     const abort = (): void => this.send({ type: 'abort', id });
     if (signal.aborted) abort();
