@@ -77,26 +77,13 @@ export class LocalService {
     const apiKeys = options.apiKeys?.length ? options.apiKeys : [secret('sk-local-')];
     const retainContent = options.retainContent ?? true;
     const admin = { user: options.adminUser ?? 'admin', password: options.adminPassword ?? secret('board-') };
-    step(`Starting a worker for ${options.model} (${options.modelPath})`);
-    const worker = await startWorker({
-      redisUrl,
-      modelName: options.model,
-      modelPath: options.modelPath,
-      env: { ...options.workerEnv, RETAIN_CONTENT: String(retainContent) },
-      ...this.output('worker'),
-    });
-    this.processes.push(worker);
     const { embeddingModel } = options;
-    if (embeddingModel) {
-      step(`Starting a worker for ${embeddingModel.name} (${embeddingModel.path})`);
-      const embedder = await startWorker({
-        redisUrl,
-        modelName: embeddingModel.name,
-        modelPath: embeddingModel.path,
-        env: { ...options.workerEnv, RETAIN_CONTENT: String(retainContent) },
-        ...this.output('embedding-worker'),
-      });
-      this.processes.push(embedder);
+    const models = [{ name: options.model, path: options.modelPath, log: 'worker' }];
+    if (embeddingModel) models.push({ ...embeddingModel, log: 'embedding-worker' });
+    for (const { name, path, log } of models) {
+      step(`Starting a worker for ${name} (${path})`);
+      const env = { ...options.workerEnv, RETAIN_CONTENT: String(retainContent) };
+      this.processes.push(await startWorker({ redisUrl, modelName: name, modelPath: path, env, ...this.output(log) }));
     }
     step('Starting the API');
     const api = await startApi({
