@@ -1,5 +1,5 @@
-import { IsBoolean, IsIn, IsInt, IsString, IsUrl, Matches, Max, Min, ValidateIf } from 'class-validator';
-import { EnvBoolean, EnvInteger } from './env-transforms';
+import { ArrayNotEmpty, IsBoolean, IsIn, IsInt, IsString, IsUrl, Matches, Max, Min, ValidateIf } from 'class-validator';
+import { CommaList, EnvBoolean, EnvInteger } from './env-transforms';
 import { MetricsTokenEnv } from './metrics-token';
 import { RedisEnv } from './redis-env';
 import { NoUrlCredentials, SecretEnv } from './secret-env';
@@ -111,8 +111,8 @@ export class WorkerEnv extends RedisEnv {
 
   /**
    * Whether a generative model also serves `POST /v1/embeddings` (its pooled, or last token's,
-   * vectors), and an upstream server (`ENGINE=openai`) its embeddings route. An embedding model
-   * (a GGUF with a pooling type) serves embeddings and nothing else, whatever this says.
+   * vectors). An embedding model (a GGUF with a pooling type) serves embeddings and nothing else,
+   * whatever this says. For `ENGINE=openai`, see UPSTREAM_KINDS.
    */
   @EnvBoolean()
   @IsBoolean({ message: 'must be true or false' })
@@ -228,6 +228,16 @@ export class WorkerEnv extends RedisEnv {
   @Min(1)
   @Max(4096)
   UPSTREAM_MAX_CONCURRENCY = 16;
+
+  /**
+   * `ENGINE=openai`: what the upstream model serves, comma-separated: `generate` (chat
+   * completions), `embed` (`/v1/embeddings`), or both. The worker announces these, the API refuses
+   * the others before queueing, and the boot self-test runs each once against the upstream.
+   */
+  @CommaList()
+  @ArrayNotEmpty({ message: 'must list at least one of generate, embed' })
+  @IsIn(['generate', 'embed'], { each: true, message: 'each must be generate or embed' })
+  UPSTREAM_KINDS: Array<'generate' | 'embed'> = ['generate'];
 
   /**
    * `ENGINE=openai`: longest silence allowed from the upstream, for its response headers, then

@@ -37,7 +37,7 @@ export async function selfTestInChildProcess(env: WorkerEnv): Promise<void> {
   const llama = env.ENGINE === 'llama';
   const subject = llama ? env.MODEL_PATH : env.MODEL_NAME;
   logger.log(
-    `self-test: in a child process, the ${env.ENGINE} engine ${llama ? `loads ${subject} and ` : ''}generates a few tokens before the worker takes jobs`,
+    `self-test: in a child process, the ${env.ENGINE} engine ${llama ? `loads ${subject} and ` : ''}runs each kind of job it serves once (a few tokens, a vector) before the worker takes jobs`,
   );
   const child = fork(CHILD_ENTRY, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' });
   // What the child has reported so far: how far it got, the backend it named, the error it caught.
@@ -57,7 +57,7 @@ export async function selfTestInChildProcess(env: WorkerEnv): Promise<void> {
     child.once('exit', (exitCode, exitSignal) => resolve([exitCode, exitSignal]));
   });
   if (code === 0 && heard.stage === 'passed') {
-    logger.log(`self-test passed: the ${env.ENGINE} engine generated with ${subject}`);
+    logger.log(`self-test passed: the ${env.ENGINE} engine ran with ${subject}`);
     return;
   }
   if (heard.failure !== undefined) throw new Error(`worker self-test failed: ${heard.failure}`);

@@ -45,7 +45,7 @@ const ENGINES: Record<WorkerEnv['ENGINE'], (env: WorkerEnv, log: EngineLog) => P
         maxConcurrency: env.UPSTREAM_MAX_CONCURRENCY + env.EXPRESS_SEQUENCES,
         timeoutMs: env.UPSTREAM_TIMEOUT_MS,
         contextSize: env.CONTEXT_SIZE,
-        embeddings: env.EMBEDDINGS,
+        kinds: env.UPSTREAM_KINDS,
       }),
     ),
   // Benchmarks only: measures the service around an engine of known speed.

@@ -23,8 +23,8 @@ export interface OpenAiUpstreamEngineOptions {
   timeoutMs: number;
   /** What the API bounds max_tokens by; the upstream still enforces its own. */
   contextSize: number;
-  /** The upstream serves `/v1/embeddings` too (EMBEDDINGS). */
-  embeddings?: boolean;
+  /** What the upstream model serves (UPSTREAM_KINDS); chat completions when absent. */
+  kinds?: Array<'generate' | 'embed'>;
 }
 
 /** Statuses that say the worker is misconfigured (key, permissions, model name), not that the request is wrong. */
@@ -62,7 +62,7 @@ export class OpenAiUpstreamEngine implements InferenceEngine {
   constructor(private readonly options: OpenAiUpstreamEngineOptions) {
     this.slots = options.maxConcurrency;
     this.contextSize = options.contextSize;
-    const kinds: JobKind[] = options.embeddings ? ['generate', 'embed'] : ['generate'];
+    const kinds: JobKind[] = options.kinds ?? ['generate'];
     this.capabilities = {
       kinds,
       tools: true,
