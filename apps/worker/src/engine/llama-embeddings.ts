@@ -83,9 +83,12 @@ export class LlamaEmbedder {
     await Promise.all(this.contexts.map((context) => context.dispose()));
   }
 
-  /** Text is tokenized as the model's tokenizer does with special tokens as text; token ids are taken as they are. */
+  /**
+   * Text is tokenized as the model's tokenizer does with special tokens as text; token ids are
+   * taken as they are, copied (node-llama-cpp adds the start and end tokens to the array it is given).
+   */
   private tokensOf(input: EmbeddingInput): Token[] {
-    return typeof input === 'string' ? this.model.tokenize(input) : (input as Token[]);
+    return typeof input === 'string' ? this.model.tokenize(input) : ([...input] as Token[]);
   }
 
   /** Runs `task` on the next free context, after every task that was in line before it. */
