@@ -1,5 +1,7 @@
 import type { OutputPart } from '@app/contracts';
+import type { CompletionEnding } from '../../pipeline/completion-runner';
 import type { CompletionSink } from '../../pipeline/completion-sink';
+import type { FrontDoor, KeptRequest } from '../../pipeline/completion-use-case';
 
 /**
  * A reply sent whole once the completion has ended (`stream: false`): nothing is on the wire
@@ -24,4 +26,12 @@ export abstract class BufferedReply implements CompletionSink {
   fail(error: unknown): never {
     throw error;
   }
+}
+
+/**
+ * A door that keeps nothing and answers with one body: the reply is the response, its finish the
+ * run's end, its failure the run's (embeddings, token counts).
+ */
+export function bufferedDoor(reply: BufferedReply & { finish(ending: CompletionEnding): Promise<void> }): FrontDoor<KeptRequest> {
+  return { response: reply, fail: (error) => reply.fail(error), finish: (ending) => reply.finish(ending) };
 }
