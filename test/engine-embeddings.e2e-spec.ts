@@ -57,7 +57,7 @@ describe('llama.cpp embeddings', () => {
         signal: new AbortController().signal,
         output: { write: () => undefined },
       }),
-    ).rejects.toThrow('only embeds');
+    ).rejects.toThrow('does not generate');
   });
 
   it('gives every input one vector, the same alone, among many and on the thread, and counts the tokens', async () => {

@@ -26,6 +26,12 @@ describe('API docs', () => {
     expect(Object.keys(document.paths)).toEqual(
       expect.arrayContaining(['/v1/chat/completions', '/v1/embeddings', '/v1/models', '/v1/models/{model}', '/health/live', '/health/ready', '/metrics']),
     );
+    for (const path of ['/v1/rerank', '/rerank']) {
+      expect(document.paths[path].post.requestBody).toEqual({
+        required: true,
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/RerankRequest' } } },
+      });
+    }
     expect(document.paths['/v1/embeddings'].post.requestBody).toEqual({
       required: true,
       content: { 'application/json': { schema: { $ref: '#/components/schemas/EmbeddingsRequest' } } },
@@ -46,6 +52,8 @@ describe('API docs', () => {
         'ChatCompletionChunk',
         'EmbeddingsRequest',
         'EmbeddingList',
+        'RerankRequest',
+        'RerankResponse',
         'Model',
         'ModelList',
         'Error',

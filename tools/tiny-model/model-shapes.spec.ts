@@ -50,6 +50,19 @@ describe('makeShapeModel', () => {
     expect(bytes(4, 'c.gguf').equals(first)).toBe(false);
   });
 
+  it('writes a reranker in Qwen3 layout: q/k norms, a two-label classifier head, rank pooling', () => {
+    const out = join(dir, 'rank.gguf');
+    makeShapeModel({ shape: 'test-tiny-qwen3', type: 'f16', seed: 1, pooling: 'rank', out });
+    const gguf = readGguf(readFileSync(out));
+    expect(gguf.metadata.get('general.architecture')).toBe('qwen3');
+    expect(gguf.metadata.get('qwen3.pooling_type')).toBe(4);
+    expect(gguf.metadata.get('qwen3.classifier.output_labels')).toEqual(['yes', 'no']);
+    const headDim = shape.embedding / shape.heads;
+    expect(gguf.tensors.find((tensor) => tensor.name === 'blk.0.attn_q_norm.weight')?.dims).toEqual([headDim]);
+    expect(gguf.tensors.find((tensor) => tensor.name === 'cls.output.weight')?.dims).toEqual([shape.embedding, 2]);
+    expect(() => makeShapeModel({ shape: 'test-tiny', type: 'f16', seed: 1, pooling: 'rank', out })).toThrow(/needs a Qwen3 shape/);
+  });
+
   it('writes Q8_0 blocks: 34 bytes per 32 weights', () => {
     const f16 = makeShapeModel({ shape: 'test-tiny', type: 'f16', seed: 1, out: join(dir, 'f16.gguf') });
     const q8 = makeShapeModel({ shape: 'test-tiny', type: 'q8_0', seed: 1, out: join(dir, 'q8.gguf') });

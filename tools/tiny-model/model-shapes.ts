@@ -23,8 +23,11 @@ import { shapeVocabulary } from './shape-vocabulary';
 import type { ShapeVocabulary } from './shape-vocabulary';
 
 export interface ModelShape {
-  /** GGUF architecture: llama (untied output) or qwen2 (q/k/v biases, output tied to the embeddings). */
-  readonly architecture: 'llama' | 'qwen2';
+  /**
+   * GGUF architecture: llama (untied output), qwen2 (q/k/v biases, output tied to the embeddings)
+   * or qwen3 (q/k norms, tied output, and a classifier head llama.cpp reads: Qwen3-Reranker's).
+   */
+  readonly architecture: 'llama' | 'qwen2' | 'qwen3';
   readonly layers: number;
   readonly embedding: number;
   readonly feedForward: number;
@@ -84,6 +87,18 @@ export const MODEL_SHAPES = {
     ropeFreqBase: 10_000,
     description: 'test shape',
   },
+  /** Tests only: test-tiny's size in Qwen3's layout, the architecture of Qwen3-Reranker (`--pooling rank`). */
+  'test-tiny-qwen3': {
+    architecture: 'qwen3',
+    layers: 2,
+    embedding: 64,
+    feedForward: 128,
+    heads: 4,
+    kvHeads: 2,
+    vocabulary: 2_048,
+    ropeFreqBase: 10_000,
+    description: 'test shape (Qwen3 layout)',
+  },
 } as const satisfies Record<string, ModelShape>;
 
 export type ShapeName = keyof typeof MODEL_SHAPES;
@@ -93,8 +108,11 @@ export function isShapeName(name: string): name is ShapeName {
   return Object.hasOwn(MODEL_SHAPES, name);
 }
 
-/** How an embedding model pools its tokens' states into one vector (GGUF's `pooling_type`). */
-export const POOLING_TYPES = { mean: 1, cls: 2, last: 3 } as const;
+/**
+ * How an embedding model pools its tokens' states into one vector (GGUF's `pooling_type`); `rank`
+ * makes a reranker: a classifier head scores a query and document pair (Qwen3's only).
+ */
+export const POOLING_TYPES = { mean: 1, cls: 2, last: 3, rank: 4 } as const;
 export type PoolingName = keyof typeof POOLING_TYPES;
 
 export function isPoolingName(name: string): name is PoolingName {
@@ -134,7 +152,13 @@ function byteSize(dims: readonly number[], type: GgmlType): number {
   return (count / Q8_0_BLOCK) * Q8_0_BLOCK_BYTES;
 }
 
-function planTensors(shape: ModelShape, weightType: GgmlType, silentRows: readonly number[]): PlannedTensor[] {
+/**
+ * A reranker's labels: llama.cpp's Qwen3 graph takes the softmax of the classifier head's two
+ * outputs and scores a pair by the first, as Qwen3-Reranker's "yes" against "no".
+ */
+const RANKING_LABELS = ['yes', 'no'];
+
+function planTensors(shape: ModelShape, weightType: GgmlType, silentRows: readonly number[], ranking: boolean): PlannedTensor[] {
   const headDim = shape.embedding / shape.heads;
   const kvWidth = headDim * shape.kvHeads;
   const matrix = (name: string, columns: number, rows: number, extra: Partial<PlannedTensor> = {}): PlannedTensor => ({
@@ -152,7 +176,7 @@ function planTensors(shape: ModelShape, weightType: GgmlType, silentRows: readon
     byteSize: length * 4,
     fill,
   });
-  const tied = shape.architecture === 'qwen2';
+  const tied = shape.architecture !== 'llama';
   const tensors: PlannedTensor[] = [matrix('token_embd.weight', shape.embedding, shape.vocabulary, tied ? { silentRows } : {})];
   for (let layer = 0; layer < shape.layers; layer += 1) {
     const block = `blk.${layer}`;
@@ -162,6 +186,8 @@ function planTensors(shape: ModelShape, weightType: GgmlType, silentRows: readon
       matrix(`${block}.attn_k.weight`, shape.embedding, kvWidth),
       matrix(`${block}.attn_v.weight`, shape.embedding, kvWidth),
     );
+    if (shape.architecture === 'qwen3')
+      tensors.push(vector(`${block}.attn_q_norm.weight`, headDim, 'ones'), vector(`${block}.attn_k_norm.weight`, headDim, 'ones'));
     if (shape.architecture === 'qwen2') {
       tensors.push(
         vector(`${block}.attn_q.bias`, shape.embedding, 'zeros'),
@@ -178,6 +204,7 @@ function planTensors(shape: ModelShape, weightType: GgmlType, silentRows: readon
     );
   }
   tensors.push(vector('output_norm.weight', shape.embedding, 'ones'));
+  if (ranking) tensors.push(matrix('cls.output.weight', shape.embedding, RANKING_LABELS.length));
   if (!tied) tensors.push(matrix('output.weight', shape.embedding, shape.vocabulary, { silentRows }));
   return tensors;
 }
@@ -193,6 +220,7 @@ function shapeMetadata(
   const arch = shape.architecture;
   return [
     ...(pooling ? ([[`${arch}.pooling_type`, { type: 'uint32', value: POOLING_TYPES[pooling] }]] as GgufMetadata) : []),
+    ...(pooling === 'rank' ? ([[`${arch}.classifier.output_labels`, { type: 'string[]', value: RANKING_LABELS }]] as GgufMetadata) : []),
     ['general.architecture', { type: 'string', value: arch }],
     ['general.name', { type: 'string', value: name }],
     ['general.description', { type: 'string', value: `${shape.description}: real shape, seeded random weights (benchmarks only)` }],
@@ -241,9 +269,11 @@ function tensorBytes(tensor: PlannedTensor, random: RandomTensors): Buffer {
 /** Writes the shape's GGUF to `options.out` (through a temporary file, so no reader sees half a model). */
 export function makeShapeModel(options: ShapeModelOptions): ShapeModelResult {
   const shape: ModelShape = MODEL_SHAPES[options.shape];
+  if (options.pooling === 'rank' && shape.architecture !== 'qwen3')
+    throw new Error(`--pooling rank needs a Qwen3 shape (llama.cpp reads no classifier head for ${shape.architecture})`);
   const weightType = options.type === 'f16' ? GgmlType.F16 : GgmlType.Q8_0;
   const vocabulary = shapeVocabulary(shape.vocabulary);
-  const tensors = planTensors(shape, weightType, vocabulary.silentTokens);
+  const tensors = planTensors(shape, weightType, vocabulary.silentTokens, options.pooling === 'rank');
   const name = `${options.shape}-${options.type}${options.pooling ? `-${options.pooling}-pooled` : ''}`;
   const header = writeGgufHeader(shapeMetadata(name, shape, weightType, vocabulary, options.contextLength ?? 32_768, options.pooling), tensors);
   const random = new RandomTensors(

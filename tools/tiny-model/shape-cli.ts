@@ -41,7 +41,7 @@ export function runShapeCli(argv: string[]): boolean {
   const result = makeShapeModel({ shape, type, seed, pooling, out: values.out ?? `models/${shape}-${type}${pooling ? `-${pooling}` : ''}.gguf` });
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   console.log(
-    `wrote ${result.path}: ${MODEL_SHAPES[shape].description}${pooling ? ` embedding model (${pooling} pooling)` : ''}, ${type}, ${(result.parameters / 1e6).toFixed(1)}M parameters, ${(result.bytes / 2 ** 20).toFixed(1)} MiB, seed ${seed}, ${seconds} s`,
+    `wrote ${result.path}: ${MODEL_SHAPES[shape].description}${pooling === 'rank' ? ' reranker' : pooling ? ` embedding model (${pooling} pooling)` : ''}, ${type}, ${(result.parameters / 1e6).toFixed(1)}M parameters, ${(result.bytes / 2 ** 20).toFixed(1)} MiB, seed ${seed}, ${seconds} s`,
   );
   return true;
 }

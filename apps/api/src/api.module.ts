@@ -9,6 +9,7 @@ import { ObservabilityModule } from './observability/observability.module';
 import { BATCH_LINE_DOORS } from './openai/batch-line-doors';
 import { ChatModule } from './openai/chat/chat.module';
 import { EmbeddingsModule } from './openai/embeddings/embeddings.module';
+import { RerankModule } from './openai/rerank/rerank.module';
 import { ResponsesModule } from './openai/responses/responses.module';
 import { TokenizeModule } from './openai/tokenize/tokenize.module';
 import { CompletionQueuesModule } from './pipeline/completion-queues.module';
@@ -29,6 +30,7 @@ export class ApiModule {
         ChatModule,
         ResponsesModule,
         EmbeddingsModule,
+        RerankModule,
         TokenizeModule,
         FilesModule,
         BatchesModule.register({ doors: BATCH_LINE_DOORS, coordinates: (apiEnv) => apiEnv.BATCH_COORDINATOR }),

@@ -1,5 +1,13 @@
 import { describeLogitBiasRefusal, isGenerationPart, logitBiasRefusal, requiredCapabilities } from '@app/contracts';
-import type { CompletionErrorCode, CompletionJobData, CompletionResult, EmbeddingOptions, GenerationOptions, TokenizeOptions } from '@app/contracts';
+import type {
+  CompletionErrorCode,
+  CompletionJobData,
+  CompletionResult,
+  EmbeddingOptions,
+  GenerationOptions,
+  RankOptions,
+  TokenizeOptions,
+} from '@app/contracts';
 import { CompletionExpiredError, describeFailure } from './completion-errors';
 import { EngineUnavailableError, UnsupportedOptionError } from './engine/inference-engine';
 import type { GenerationOutcome, InferenceEngine } from './engine/inference-engine';
@@ -109,10 +117,21 @@ async function generateChoices(
   return combineChoices(outcomes);
 }
 
+/** The result of a job that writes no answer: what it evaluated is its usage. */
+const evaluated = (promptTokens: number): CompletionResult => ({
+  text: '',
+  finishReason: 'stop',
+  usage: { prompt_tokens: promptTokens, completion_tokens: 0, total_tokens: promptTokens },
+});
+
 /** One vector per input, as `embedding` parts; the inputs' tokens are the usage. */
 async function embedInputs(options: EmbeddingOptions, engine: InferenceEngine, events: TokenEventPublisher, signal: AbortSignal): Promise<CompletionResult> {
-  const { promptTokens } = await engine.embed({ ...options, signal, output: events });
-  return { text: '', finishReason: 'stop', usage: { prompt_tokens: promptTokens, completion_tokens: 0, total_tokens: promptTokens } };
+  return evaluated((await engine.embed({ ...options, signal, output: events })).promptTokens);
+}
+
+/** One score per document, as `score` parts; the documents' tokens with the query are the usage. */
+async function rankDocuments(options: RankOptions, engine: InferenceEngine, events: TokenEventPublisher, signal: AbortSignal): Promise<CompletionResult> {
+  return evaluated((await engine.rank({ ...options, signal, output: events })).promptTokens);
 }
 
 /** Tokens of text or of a rendered conversation (a `tokens` part), or text of tokens (a `text` part); the tokens are the usage. */
@@ -120,7 +139,7 @@ async function tokenizeInput(options: TokenizeOptions, engine: InferenceEngine, 
   const outcome = await engine.tokenize({ ...options, signal });
   const tokens = 'tokens' in outcome ? outcome.tokens.length : options.of === 'tokens' ? options.tokens.length : 0;
   events.write('tokens' in outcome ? { type: 'tokens', tokens: outcome.tokens } : { type: 'text', choice: 0, text: outcome.text });
-  return { text: '', finishReason: 'stop', usage: { prompt_tokens: tokens, completion_tokens: 0, total_tokens: tokens } };
+  return evaluated(tokens);
 }
 
 /** Each kind's run. */
@@ -132,6 +151,7 @@ function runKind(
   progress: RunProgress,
 ): Promise<CompletionResult> {
   if (job.kind === 'embed') return embedInputs(job.options, engine, events, signal);
+  if (job.kind === 'rank') return rankDocuments(job.options, engine, events, signal);
   if (job.kind === 'tokenize') return tokenizeInput(job.options, engine, events, signal);
   return generateChoices(job.options, engine, events, signal, progress);
 }

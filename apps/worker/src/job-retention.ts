@@ -5,6 +5,7 @@ import type {
   CompletionJobData,
   CompletionResult,
   EmbeddingOptions,
+  RankOptions,
   GenerationOptions,
   JobOf,
   ResponseFormat,
@@ -93,6 +94,7 @@ function contentRemovedFrom({ messages: held, tools, responseFormat, sampling }:
 export function withoutContent(data: RetainedJobData): RetainedJobData {
   if (data.contentRemoved) return data;
   if (data.kind === 'embed') return embeddingWithoutContent(data);
+  if (data.kind === 'rank') return rankingWithoutContent(data);
   if (data.kind === 'tokenize') return tokenizingWithoutContent(data);
   const { options } = data;
   const { tools, responseFormat, sampling } = options;
@@ -115,6 +117,14 @@ function embeddingWithoutContent(data: JobOf<'embed'>): RetainedJobData {
   const characters = inputs.reduce((sum, input) => sum + (input.characters ?? 0), 0);
   const options: EmbeddingOptions = { inputs: [] };
   return { ...data, options, contentRemoved: { inputs, characters } };
+}
+
+/** A `rank` job without its query and documents: their sizes stay. */
+function rankingWithoutContent(data: JobOf<'rank'>): RetainedJobData {
+  const { query, documents } = data.options;
+  const inputs = [query, ...documents].map((text) => ({ characters: text.length }));
+  const options: RankOptions = { query: '', documents: [] };
+  return { ...data, options, contentRemoved: { inputs, characters: inputs.reduce((sum, input) => sum + input.characters, 0) } };
 }
 
 /** A `tokenize` job without its text, conversation or tokens: their size stays. */

@@ -112,7 +112,7 @@ export class WorkerEnv extends RedisEnv {
   /**
    * Whether a generative model also serves `POST /v1/embeddings` (its pooled, or last token's,
    * vectors). An embedding model (a GGUF with a pooling type) serves embeddings and nothing else,
-   * whatever this says. For `ENGINE=openai`, see UPSTREAM_KINDS.
+   * and a reranker (rank pooling and a classifier head) only `POST /v1/rerank`, whatever this says. For `ENGINE=openai`, see UPSTREAM_KINDS.
    */
   @EnvBoolean()
   @IsBoolean({ message: 'must be true or false' })
@@ -125,7 +125,8 @@ export class WorkerEnv extends RedisEnv {
    * at a time). More contexts help where the cost per input is mostly fixed (a small model: the
    * tiny one embeds 678/s with 2 contexts against 452/s with 1) and cost as many threads again;
    * a model of a real shape gains nothing from a second context on a 2-core machine (`npm run
-   * bench -- --only=embeddings`): give that one context more ENGINE_THREADS instead.
+   * bench -- --only=embeddings`): give that one context more ENGINE_THREADS instead. A reranker
+   * scores its documents on as many ranking contexts, one document at a time each.
    */
   @EnvInteger()
   @IsInt()
@@ -231,13 +232,14 @@ export class WorkerEnv extends RedisEnv {
 
   /**
    * `ENGINE=openai`: what the upstream model serves, comma-separated: `generate` (chat
-   * completions), `embed` (`/v1/embeddings`), or both. The worker announces these, the API refuses
-   * the others before queueing, and the boot self-test runs each once against the upstream.
+   * completions), `embed` (`/v1/embeddings`), `rank` (`/v1/rerank`, as vLLM and llama.cpp's
+   * server serve it), or several. The worker announces these, the API refuses the others before
+   * queueing, and the boot self-test runs each once against the upstream.
    */
   @CommaList()
-  @ArrayNotEmpty({ message: 'must list at least one of generate, embed' })
-  @IsIn(['generate', 'embed'], { each: true, message: 'each must be generate or embed' })
-  UPSTREAM_KINDS: Array<'generate' | 'embed'> = ['generate'];
+  @ArrayNotEmpty({ message: 'must list at least one of generate, embed, rank' })
+  @IsIn(['generate', 'embed', 'rank'], { each: true, message: 'each must be generate, embed or rank' })
+  UPSTREAM_KINDS: Array<'generate' | 'embed' | 'rank'> = ['generate'];
 
   /**
    * `ENGINE=openai`: longest silence allowed from the upstream, for its response headers, then

@@ -98,8 +98,8 @@ describe('decodeCompletionJob', () => {
   });
 
   it('refuses a job of a kind this version does not know, and one its engine does not run, naming the kind', () => {
-    expect(reasonFor({ ...job, kind: 'transcribe' })).toBe("the job is of kind 'transcribe'; this worker runs generate, embed, tokenize jobs");
-    expect(reasonFor(without(job, 'kind'))).toBe('the job is of kind null; this worker runs generate, embed, tokenize jobs');
+    expect(reasonFor({ ...job, kind: 'transcribe' })).toBe("the job is of kind 'transcribe'; this worker runs generate, embed, rank, tokenize jobs");
+    expect(reasonFor(without(job, 'kind'))).toBe('the job is of kind null; this worker runs generate, embed, rank, tokenize jobs');
     expect(() => decodeCompletionJob(job, [])).toThrow("the job is of kind 'generate'; this worker runs no kind of job");
     expect(() => decodeCompletionJob(embedJob, ['generate'])).toThrow("the job is of kind 'embed'; this worker runs generate jobs");
   });
@@ -109,6 +109,13 @@ describe('decodeCompletionJob', () => {
     expect(reasonFor({ ...embedJob, options: { inputs: [3, 4] } })).toMatch(/job\.options\.inputs\[0\].*a string or token ids/);
     // A generate job's options are not an embed job's.
     expect(reasonFor({ ...embedJob, options: job.options })).toMatch(/job\.options\.inputs/);
+  });
+
+  it('reads a rank job, its query and documents texts', () => {
+    const rankJob: CompletionJobData = { ...embedJob, kind: 'rank', id: 'rerank-1', options: { query: 'who?', documents: ['the dormouse', 'the hatter'] } };
+    expect(decodeCompletionJob(rankJob)).toEqual(rankJob);
+    expect(reasonFor({ ...rankJob, options: { query: 'who?', documents: [[5, 6]] } })).toMatch(/job\.options\.documents\[0\]/);
+    expect(reasonFor({ ...rankJob, options: { documents: ['x'] } })).toMatch(/job\.options\.query/);
   });
 
   it('reads a job written before versions (no v) as version 1', () => {

@@ -2,6 +2,7 @@ import type { ChatMessage, ToolCall } from './chat-message';
 import { COMPLETION_JOB_VERSION, isFinishReason, JOB_KINDS } from './completion-job';
 import type { CompletionJobData, JobKind, JobOf, JobSchedule, ReplyLog, ReplyTo, StoreAnswer, StoredAnswer } from './completion-job';
 import type { EmbeddingOptions } from './embedding-options';
+import type { RankOptions } from './rank-options';
 import type { TokenizeOptions } from './tokenize-options';
 import type { GenerationOptions, LogprobsOptions, PromptCachePolicy, SamplingParams, ToolDefinition, ToolOptions } from './generation-options';
 import type { ServiceTier } from './service-tiers';
@@ -99,6 +100,8 @@ const schedule = fields<JobSchedule>({
 
 const embeddingOptions = fields<EmbeddingOptions>({ inputs: arrayOf(anyOf('a string or token ids', aString, arrayOf(aCount))) });
 
+const rankOptions = fields<RankOptions>({ query: aString, documents: arrayOf(aString) });
+
 /** A job of one kind, every field checked; `v` and `kind` are read before (they decide how the rest reads). */
 const jobOf = <K extends JobKind>(kindOptions: Check) =>
   fields<JobOf<K>>({ v: tagged, kind: tagged, id: aString, model: aString, options: kindOptions, replyTo, schedule, store: optional(store) });
@@ -116,6 +119,7 @@ const tokenizeOptions = byTag('of', {
 const completionJob = byTag('kind', {
   generate: jobOf<'generate'>(options),
   embed: jobOf<'embed'>(embeddingOptions),
+  rank: jobOf<'rank'>(rankOptions),
   tokenize: jobOf<'tokenize'>(tokenizeOptions),
 } satisfies Record<JobKind, Check>);
 

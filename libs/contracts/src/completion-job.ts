@@ -3,6 +3,7 @@ import type { EmbeddingOptions } from './embedding-options';
 import type { GenerationOptions } from './generation-options';
 import type { TokenizeOptions } from './tokenize-options';
 import type { OutputPart } from './output-parts';
+import type { RankOptions } from './rank-options';
 import type { ServiceTier } from './service-tiers';
 
 /**
@@ -73,19 +74,20 @@ export const COMPLETION_JOB_VERSION = 3;
 /**
  * What a job asks of its engine; each kind has its own options (JobOptions) and output parts:
  * `generate`, a conversation answered (text, calls, log probabilities); `embed`, one vector per
- * input (`embedding` parts); `tokenize`, text or a conversation in tokens (a `tokens` part), or
- * tokens in text (a `text` part). A worker runs the kinds its engine announces
+ * input (`embedding` parts); `rank`, a relevance score per document for a query (`score` parts);
+ * `tokenize`, text or a conversation in tokens (a `tokens` part), or tokens in text (a `text` part). A worker runs the kinds its engine announces
  * (EngineCapabilities.kinds) and fails any other unrun; the API refuses, before it queues
- * anything, a kind that a live worker of the model does not run. A new kind (a rank) joins this
- * list and JobOptions with its options and its output parts.
+ * anything, a kind that a live worker of the model does not run. A new kind joins this list and
+ * JobOptions with its options and its output parts (a worker of this version fails it unrun).
  */
-export const JOB_KINDS = ['generate', 'embed', 'tokenize'] as const;
+export const JOB_KINDS = ['generate', 'embed', 'rank', 'tokenize'] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 
 /** The options of each kind of job. */
 export interface JobOptions {
   generate: GenerationOptions;
   embed: EmbeddingOptions;
+  rank: RankOptions;
   tokenize: TokenizeOptions;
 }
 

@@ -6,6 +6,7 @@ export * from './engine-capabilities';
 export * from './generation-options';
 export * from './output-parts';
 export * from './queue-names';
+export * from './rank-options';
 export * from './record-checks';
 export * from './token-events';
 export * from './tokenize-options';

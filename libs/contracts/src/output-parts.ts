@@ -77,6 +77,15 @@ export interface EmbeddingPart {
   vector: string;
 }
 
+/** A `rank` job's score for one of its documents (they come in any order; `index` says which). */
+export interface ScorePart {
+  type: 'score';
+  /** Which document it belongs to. */
+  index: number;
+  /** The model's relevance of the document to the query, 0 to 1. */
+  score: number;
+}
+
 /** A `tokenize` job's tokens (of text or of a rendered conversation), all in one part. */
 export interface TokensPart {
   type: 'tokens';
@@ -86,10 +95,12 @@ export interface TokensPart {
 /** What a `generate` job writes: text, thoughts, calls and log probabilities of its choices. */
 export type GenerationPart = TextPart | ReasoningPart | ToolCallPart | LogprobsPart | ChoiceEndPart;
 
-export type OutputPart = GenerationPart | EmbeddingPart | TokensPart;
+export type OutputPart = GenerationPart | EmbeddingPart | ScorePart | TokensPart;
 
-/** Whether a part is of a generated answer (the chat and Responses doors' parts), not of an embedding or a token count. */
-export const isGenerationPart = (part: OutputPart): part is GenerationPart => part.type !== 'embedding' && part.type !== 'tokens';
+const NOT_GENERATED: ReadonlySet<OutputPart['type']> = new Set(['embedding', 'score', 'tokens']);
+
+/** Whether a part is of a generated answer (the chat and Responses doors' parts), not of an embedding, a score or a token count. */
+export const isGenerationPart = (part: OutputPart): part is GenerationPart => !NOT_GENERATED.has(part.type);
 
 /** Where an engine writes its output; the worker's publisher batches what it receives. */
 export interface OutputSink {
@@ -137,6 +148,7 @@ function isTokenLogprob(value: unknown): value is TokenLogprob {
 export function isOutputPart(value: unknown): value is OutputPart {
   if (!isRecord(value)) return false;
   if (value.type === 'embedding') return isCount(value.index) && typeof value.vector === 'string';
+  if (value.type === 'score') return isCount(value.index) && typeof value.score === 'number' && Number.isFinite(value.score);
   if (value.type === 'tokens') return Array.isArray(value.tokens) && value.tokens.every(isCount);
   if (!isCount(value.choice)) return false;
   switch (value.type) {

@@ -2,6 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { OpenAPIObject, OperationObject, ResponseObject } from '@nestjs/swagger';
 import { EMBEDDINGS_OPERATION, EMBEDDINGS_SCHEMAS } from './openapi-embeddings';
+import { RERANK_OPERATION, RERANK_SCHEMAS } from './openapi-rerank';
 import { OPENAPI_SCHEMAS, ref } from './openapi-schemas';
 
 const SECURITY = 'apiKey';
@@ -70,6 +71,10 @@ export function describeOpenAiRoutes(document: OpenAPIObject): OpenAPIObject {
   if (chat) Object.assign(chat, CHAT_COMPLETIONS);
   const embeddings = paths['/v1/embeddings']?.post;
   if (embeddings) Object.assign(embeddings, EMBEDDINGS_OPERATION(COMMON_ERRORS));
+  for (const path of ['/v1/rerank', '/rerank']) {
+    const rerank = paths[path]?.post;
+    if (rerank) Object.assign(rerank, RERANK_OPERATION(COMMON_ERRORS));
+  }
   const list = paths['/v1/models']?.get;
   if (list) Object.assign(list, LIST_MODELS);
   const one = paths['/v1/models/{model}']?.get;
@@ -77,7 +82,8 @@ export function describeOpenAiRoutes(document: OpenAPIObject): OpenAPIObject {
   const schemas = { ...document.components?.schemas };
   delete schemas.ChatCompletionRequestDto;
   delete schemas.EmbeddingsRequestDto;
-  return { ...document, paths, components: { ...document.components, schemas: { ...schemas, ...OPENAPI_SCHEMAS, ...EMBEDDINGS_SCHEMAS } } };
+  delete schemas.RerankRequestDto;
+  return { ...document, paths, components: { ...document.components, schemas: { ...schemas, ...OPENAPI_SCHEMAS, ...EMBEDDINGS_SCHEMAS, ...RERANK_SCHEMAS } } };
 }
 
 /** The service's OpenAPI document: UI at /docs, JSON at /docs-json; no API key needed to read them. */

@@ -85,6 +85,7 @@ export class CompletionAdmission implements BeforeApplicationShutdown {
       );
     }
     if (job.kind === 'embed') return checkTokenIds(job.options.inputs, workers, (index) => `input[${index}]`);
+    if (job.kind === 'rank') return;
     if (job.kind === 'tokenize') return job.options.of === 'tokens' ? checkTokenIds([job.options.tokens], workers, () => 'tokens') : undefined;
     for (const need of requiredCapabilities(job.options)) {
       const lacking = workers.find((worker) => !worker.capabilities[need.capability]);

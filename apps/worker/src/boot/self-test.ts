@@ -23,6 +23,7 @@ export async function selfTest(engine: InferenceEngine): Promise<void> {
     );
   }
   if (kinds.includes('embed')) await firstOutput(engine, 'embed', (signal, output) => engine.embed({ inputs: ['Hello'], signal, output }));
+  if (kinds.includes('rank')) await firstOutput(engine, 'rank', (signal, output) => engine.rank({ query: 'Hello', documents: ['Hello'], signal, output }));
   if (kinds.includes('tokenize')) {
     const tokenized = await engine.tokenize({ of: 'text', text: 'Hello', specialTokens: false, signal: AbortSignal.timeout(SELF_TEST_TIMEOUT_MS) });
     if (!('tokens' in tokenized) || tokenized.tokens.length === 0) throw new Error(`engine ${engine.name} could not tokenize: it gave no tokens`);

@@ -5,6 +5,7 @@ import type {
   FinishReason,
   GenerationOptions,
   OutputSink,
+  RankOptions,
   TokenizeOptions,
   ToolCall,
   UpstreamRejection,
@@ -43,6 +44,18 @@ export interface EmbeddingOutcome {
   promptTokens: number;
 }
 
+/** One `rank` job's documents, to be scored against its query. */
+export interface RankRequest extends RankOptions {
+  signal: AbortSignal;
+  /** Receives one `score` part per document, in any order. */
+  output: OutputSink;
+}
+
+export interface RankOutcome {
+  /** Tokens of every document with the query, as the model evaluated them. */
+  promptTokens: number;
+}
+
 /** One `tokenize` job: what to tokenize (or detokenize), and when to stop. */
 export type TokenizeRequest = TokenizeOptions & { signal: AbortSignal };
 
@@ -50,7 +63,7 @@ export type TokenizeRequest = TokenizeOptions & { signal: AbortSignal };
 export type TokenizeOutcome = { tokens: number[] } | { text: string };
 
 /**
- * One loaded model that runs jobs: generates chat completions, embeds inputs, or both, as its
+ * One loaded model that runs jobs: generates chat completions, embeds inputs, ranks documents, as its
  * `capabilities.kinds` say; a method of a kind it does not announce is never called. The worker
  * holds exactly one.
  */
@@ -70,6 +83,7 @@ export interface InferenceEngine {
   readonly mayBeUnavailable?: boolean;
   generate(request: GenerationRequest): Promise<GenerationOutcome>;
   embed(request: EmbeddingRequest): Promise<EmbeddingOutcome>;
+  rank(request: RankRequest): Promise<RankOutcome>;
   tokenize(request: TokenizeRequest): Promise<TokenizeOutcome>;
   close(): Promise<void>;
 }

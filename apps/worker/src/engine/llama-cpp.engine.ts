@@ -7,11 +7,14 @@ import type {
   GenerationOutcome,
   GenerationRequest,
   InferenceEngine,
+  RankOutcome,
+  RankRequest,
   TokenizeOutcome,
   TokenizeRequest,
 } from './inference-engine';
 import { LlamaChatGenerator } from './llama-chat-generator';
 import type { LlamaEmbedder } from './llama-embeddings';
+import type { LlamaRanker } from './llama-ranking';
 import { loadLlama } from './llama-loading';
 import type { LlamaCppEngineOptions, LoadedLlama } from './llama-loading';
 import { endOfGenerationTokens, vocabularySize } from './llama-sampling';
@@ -24,7 +27,8 @@ export type { LlamaCppEngineOptions } from './llama-loading';
  * llama.cpp through node-llama-cpp: one model, and what serves each kind of job it runs. A
  * generative model answers chats (LlamaChatGenerator: N parallel sequences, continuous batching,
  * a prompt cache) and, with EMBEDDINGS, embeds too; an embedding model (a pooling type in its
- * GGUF) only embeds (LlamaEmbedder), and no chat context is made for it.
+ * GGUF) only embeds (LlamaEmbedder), a reranker only ranks (LlamaRanker), and no chat context is
+ * made for either.
  */
 export class LlamaCppEngine implements InferenceEngine {
   readonly name = 'llama.cpp';
@@ -35,13 +39,15 @@ export class LlamaCppEngine implements InferenceEngine {
   private readonly model: LlamaModel;
   private readonly generator: LlamaChatGenerator | undefined;
   private readonly embedder: LlamaEmbedder | undefined;
+  private readonly ranker: LlamaRanker | undefined;
 
-  private constructor({ llama, model, kinds, chat, embedder }: LoadedLlama, options: LlamaCppEngineOptions) {
+  private constructor({ llama, model, kinds, chat, embedder, ranker }: LoadedLlama, options: LlamaCppEngineOptions) {
     this.llama = llama;
     this.model = model;
     this.generator = chat ? new LlamaChatGenerator(llama, model, chat, options.promptCache ?? true) : undefined;
     this.embedder = embedder;
-    // A model that only embeds honours no generation option; its vocabulary still bounds the token ids it embeds.
+    this.ranker = ranker;
+    // A model that only embeds (or ranks) honours no generation option; its vocabulary still bounds the token ids it embeds.
     const generation = this.generator?.capabilities ?? {
       tools: false,
       grammar: false,
@@ -53,7 +59,7 @@ export class LlamaCppEngine implements InferenceEngine {
     // Every model has its tokenizer.
     this.capabilities = { kinds: [...kinds, 'tokenize'], ...generation };
     this.slots = this.generator?.slots ?? options.parallelSequences;
-    this.contextSize = this.generator?.contextSize ?? embedder?.contextSize ?? options.contextSize;
+    this.contextSize = this.generator?.contextSize ?? embedder?.contextSize ?? ranker?.contextSize ?? options.contextSize;
   }
 
   static async load(options: LlamaCppEngineOptions): Promise<LlamaCppEngine> {
@@ -62,7 +68,7 @@ export class LlamaCppEngine implements InferenceEngine {
 
   /** Called only for the kinds announced: a generative model's. */
   generate(request: GenerationRequest): Promise<GenerationOutcome> {
-    if (!this.generator) return Promise.reject(new Error('this model only embeds'));
+    if (!this.generator) return Promise.reject(new Error('this model does not generate'));
     return this.generator.generate(request);
   }
 
@@ -72,13 +78,19 @@ export class LlamaCppEngine implements InferenceEngine {
     return this.embedder.embed(request);
   }
 
+  /** Called only for the kinds announced: a reranker's. */
+  rank(request: RankRequest): Promise<RankOutcome> {
+    if (!this.ranker) return Promise.reject(new Error('this model does not rank'));
+    return this.ranker.rank(request);
+  }
+
   /** The model's tokenizer; a conversation as the chat generator renders it (a model that only embeds renders none). */
   async tokenize(request: TokenizeRequest): Promise<TokenizeOutcome> {
     await Promise.resolve(); // a job, like the others: it never runs inside its caller's turn
     if (request.of === 'tokens') return { text: this.model.detokenize(request.tokens as Token[], true) };
     if (request.of === 'conversation') {
       if (!this.generator)
-        throw new UnsupportedOptionError(this.name, 'messages', 'a conversation: this model only embeds, and has no chat template to render it');
+        throw new UnsupportedOptionError(this.name, 'messages', 'a conversation: this model does not generate, and has no chat template to render it');
       return { tokens: this.generator.promptTokens(request.conversation) };
     }
     const tokens = this.model.tokenize(request.text, request.specialTokens);
@@ -90,6 +102,7 @@ export class LlamaCppEngine implements InferenceEngine {
 
   async close(): Promise<void> {
     await this.embedder?.close();
+    await this.ranker?.close();
     await this.generator?.close();
     await this.model.dispose();
     await this.llama.dispose();

@@ -2,6 +2,7 @@ import type { JobKind } from '@app/contracts';
 import type { ChatWrapper, Llama, LlamaContext, LlamaModel } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
 import { shareDecodeSteps } from './llama-batching';
 import { isEmbeddingModel, LlamaEmbedder } from './llama-embeddings';
+import { isRankingModel, LlamaRanker } from './llama-ranking';
 import { logitBias } from './llama-sampling';
 import type { LogitBias } from './llama-sampling';
 import type { SequenceChats } from './llama-sequences';
@@ -29,12 +30,14 @@ export interface LlamaCppEngineOptions {
 export interface LoadedLlama {
   llama: Llama;
   model: LlamaModel;
-  /** What the model serves: an embedding model (a pooling type in its file) only `embed`. */
+  /** What the model serves: an embedding model (a pooling type in its file) only `embed`, a reranker only `rank`. */
   kinds: JobKind[];
   /** Present when it serves `generate`. */
   chat?: LoadedChat;
   /** Present when it serves `embed`. */
   embedder?: LlamaEmbedder;
+  /** Present when it serves `rank`. */
+  ranker?: LlamaRanker;
 }
 
 /** What generating takes: one context with a pair of chats per sequence. */
@@ -83,7 +86,17 @@ export async function loadLlama<Engine>(options: LlamaCppEngineOptions, start: (
     });
 }
 
-/** Loads the model onto a llama.cpp backend, with chats (a generative model) and embedding contexts (an embedding model, or EMBEDDINGS). */
+/** What a model serves, as its file says (and EMBEDDINGS for a generative one). */
+function kindsOf(model: LlamaModel, options: LlamaCppEngineOptions): JobKind[] {
+  if (isRankingModel(model)) return ['rank'];
+  if (isEmbeddingModel(model)) return ['embed'];
+  return options.embeddings ? ['generate', 'embed'] : ['generate'];
+}
+
+/**
+ * Loads the model onto a llama.cpp backend, with chats (a generative model), embedding contexts
+ * (an embedding model, or EMBEDDINGS) or ranking contexts (a reranker).
+ */
 async function loadOnto(llama: Llama, options: LlamaCppEngineOptions): Promise<LoadedLlama> {
   const model = await llama.loadModel({ modelPath: options.modelPath });
   const vram = await llama.getVramState();
@@ -93,16 +106,20 @@ async function loadOnto(llama: Llama, options: LlamaCppEngineOptions): Promise<L
       (devices.length > 0 ? `, devices ${devices.join(', ')}, VRAM ${(vram.total / 2 ** 30).toFixed(1)} GiB (${(vram.free / 2 ** 30).toFixed(1)} free)` : '') +
       `, ${model.gpuLayers} layers offloaded, ${options.threads} CPU threads`,
   );
-  const kinds: JobKind[] = isEmbeddingModel(model) ? ['embed'] : options.embeddings ? ['generate', 'embed'] : ['generate'];
+  const kinds = kindsOf(model, options);
+  const pool = { contexts: options.embeddingContexts ?? 1, threads: options.threads, contextSize: options.contextSize };
   const loaded: LoadedLlama = { llama, model, kinds };
   try {
     if (kinds.includes('generate')) loaded.chat = await loadChat(model, llama, options);
+    // Contexts evaluating at once share the instance's threads: each context gets its own, or they take turns.
+    if (kinds.includes('embed') || kinds.includes('rank')) llama.maxThreads = options.threads * (pool.contexts + (loaded.chat ? 1 : 0));
     if (kinds.includes('embed')) {
-      const contexts = options.embeddingContexts ?? 1;
-      // Contexts evaluating at once share the instance's threads: each context gets its own, or they take turns.
-      llama.maxThreads = options.threads * (contexts + (loaded.chat ? 1 : 0));
-      loaded.embedder = await LlamaEmbedder.create(model, { contexts, threads: options.threads, contextSize: options.contextSize });
-      options.log?.(`embeddings: ${contexts} contexts of ${loaded.embedder.contextSize} tokens, vectors of ${model.embeddingVectorSize}`);
+      loaded.embedder = await LlamaEmbedder.create(model, pool);
+      options.log?.(`embeddings: ${pool.contexts} contexts of ${loaded.embedder.contextSize} tokens, vectors of ${model.embeddingVectorSize}`);
+    }
+    if (kinds.includes('rank')) {
+      loaded.ranker = await LlamaRanker.create(model, pool);
+      options.log?.(`ranking: ${pool.contexts} contexts of ${loaded.ranker.contextSize} tokens`);
     }
   } catch (error) {
     await loaded.chat?.context.dispose();

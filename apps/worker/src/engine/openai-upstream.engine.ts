@@ -4,7 +4,16 @@ import { encodeVector, MAX_CHOICES } from '@app/contracts';
 import type { EngineCapabilities, JobKind } from '@app/contracts';
 import OpenAI, { APIConnectionTimeoutError, APIError } from 'openai';
 import { ContextLengthExceededError, EngineUnavailableError, GenerationAbortedError, UpstreamRejectedError } from './inference-engine';
-import type { EmbeddingOutcome, EmbeddingRequest, GenerationOutcome, GenerationRequest, InferenceEngine, TokenizeOutcome } from './inference-engine';
+import type {
+  EmbeddingOutcome,
+  EmbeddingRequest,
+  GenerationOutcome,
+  GenerationRequest,
+  InferenceEngine,
+  RankOutcome,
+  RankRequest,
+  TokenizeOutcome,
+} from './inference-engine';
 import { UpstreamAnswer, UpstreamProtocolError, UpstreamStreamError, upstreamErrorDetail } from './upstream/upstream-answer';
 import type { UpstreamErrorDetail } from './upstream/upstream-answer';
 import { readServerSentEvents } from './upstream/server-sent-events';
@@ -24,7 +33,16 @@ export interface OpenAiUpstreamEngineOptions {
   /** What the API bounds max_tokens by; the upstream still enforces its own. */
   contextSize: number;
   /** What the upstream model serves (UPSTREAM_KINDS); chat completions when absent. */
-  kinds?: Array<'generate' | 'embed'>;
+  kinds?: UpstreamKind[];
+}
+
+/** The kinds an upstream may serve: chat completions, embeddings, reranking (vLLM's and llama.cpp's server's `/v1/rerank`). */
+export type UpstreamKind = 'generate' | 'embed' | 'rank';
+
+/** An upstream's rerank answer, in the part every server that serves the route shares (vLLM's, llama.cpp's, Jina's). */
+interface UpstreamRerank {
+  results: Array<{ index: number; relevance_score: number }>;
+  usage?: { prompt_tokens?: number; total_tokens?: number };
 }
 
 /** Statuses that say the worker is misconfigured (key, permissions, model name), not that the request is wrong. */
@@ -120,6 +138,26 @@ export class OpenAiUpstreamEngine implements InferenceEngine {
       if (signal.aborted) throw new GenerationAbortedError();
       throw this.classify(error, false, false);
     }
+  }
+
+  /** All the documents in one upstream `/v1/rerank` request; a score missing or twice fails the job. */
+  async rank({ query, documents, signal, output }: RankRequest): Promise<RankOutcome> {
+    let answer: UpstreamRerank;
+    try {
+      answer = await this.client.post<UpstreamRerank>('/rerank', { body: { model: this.options.model, query, documents }, signal });
+    } catch (error) {
+      if (signal.aborted) throw new GenerationAbortedError();
+      throw this.classify(error, false, false);
+    }
+    const scored = new Set<number>();
+    for (const { index, relevance_score: score } of answer.results ?? []) {
+      if (!Number.isInteger(index) || index < 0 || index >= documents.length || scored.has(index) || typeof score !== 'number')
+        throw new UpstreamProtocolError(`The upstream server's rerank answer holds an unexpected result (index ${String(index)}).`);
+      scored.add(index);
+      output.write({ type: 'score', index, score });
+    }
+    if (scored.size !== documents.length) throw new UpstreamProtocolError(`The upstream server scored ${scored.size} of ${documents.length} documents.`);
+    return { promptTokens: answer.usage?.prompt_tokens ?? answer.usage?.total_tokens ?? 0 };
   }
 
   /** Not announced: OpenAI's API has no tokenizer route to pass it on to. */

@@ -7,6 +7,8 @@ import type {
   GenerationOutcome,
   GenerationRequest,
   InferenceEngine,
+  RankOutcome,
+  RankRequest,
   TokenizeOutcome,
   TokenizeRequest,
 } from './inference-engine';
@@ -47,10 +49,16 @@ function countPromptTokens(messages: ChatMessage[]): number {
 /** Dimensions of a synthetic vector (a MiniLM-sized embedding). */
 export const SYNTHETIC_DIMENSIONS = 384;
 
-/** The same vector for the same input every time: a seeded sequence from the input's FNV-1a hash. */
-function syntheticVector(input: EmbeddingInput): Float32Array {
+/** The input's FNV-1a hash, which seeds what the engine makes of it. */
+function hashOf(input: EmbeddingInput): number {
   let state = 0x811c9dc5;
   for (const unit of typeof input === 'string' ? Array.from(input, (char) => char.codePointAt(0)!) : input) state = Math.imul(state ^ unit, 0x01000193);
+  return state;
+}
+
+/** The same vector for the same input every time: a seeded sequence from the input's hash. */
+function syntheticVector(input: EmbeddingInput): Float32Array {
+  let state = hashOf(input);
   return Float32Array.from({ length: SYNTHETIC_DIMENSIONS }, () => {
     state = Math.imul(state ^ (state >>> 15), 0x2c1b3c6d) >>> 0;
     return state / 2 ** 31 - 1;
@@ -61,7 +69,7 @@ export class SyntheticEngine implements InferenceEngine {
   readonly name = 'synthetic';
   /** It samples nothing, so it can honour no option beyond max_tokens and stop. */
   readonly capabilities: EngineCapabilities = {
-    kinds: ['generate', 'embed', 'tokenize'],
+    kinds: ['generate', 'embed', 'rank', 'tokenize'],
     tools: false,
     grammar: false,
     logprobs: false,
@@ -117,6 +125,21 @@ export class SyntheticEngine implements InferenceEngine {
       clock.stop();
     }
     return { promptTokens: inputs.reduce((sum, input) => sum + (typeof input === 'string' ? countTextTokens(input) : input.length), 0) };
+  }
+
+  /** One score per document, each a token interval after the one before: the same for the same pair every time. */
+  async rank({ query, documents, signal, output }: RankRequest): Promise<RankOutcome> {
+    const clock = new TokenClock(signal);
+    const startedAt = performance.now();
+    try {
+      for (const [index, document] of documents.entries()) {
+        await clock.until(startedAt + index * this.options.tokenIntervalMs);
+        output.write({ type: 'score', index, score: (hashOf(`${query}\n${document}`) >>> 0) / 2 ** 32 });
+      }
+    } finally {
+      clock.stop();
+    }
+    return { promptTokens: documents.reduce((sum, document) => sum + countTextTokens(query) + countTextTokens(document), 0) };
   }
 
   /** A word (or punctuation mark) a token, numbered by its place in WORDS where it is one; there is no real vocabulary. */

@@ -32,6 +32,10 @@ class ManualEngine implements InferenceEngine {
     return Promise.reject(new Error('this engine only generates'));
   }
 
+  rank(): Promise<never> {
+    return Promise.reject(new Error('this engine only generates'));
+  }
+
   tokenize(): Promise<never> {
     return Promise.reject(new Error('this engine only generates'));
   }

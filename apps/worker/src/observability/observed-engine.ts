@@ -6,6 +6,8 @@ import type {
   GenerationOutcome,
   GenerationRequest,
   InferenceEngine,
+  RankOutcome,
+  RankRequest,
   TokenizeOutcome,
   TokenizeRequest,
 } from '../engine/inference-engine';
@@ -82,6 +84,14 @@ export class ObservedEngine implements InferenceEngine {
       const result = await this.engine.embed(request);
       this.metrics.promptTokens.inc(this.labels, result.promptTokens);
       return { result, outcome: 'embedded' };
+    });
+  }
+
+  rank(request: RankRequest): Promise<RankOutcome> {
+    return this.observe(performance.now(), async () => {
+      const result = await this.engine.rank(request);
+      this.metrics.promptTokens.inc(this.labels, result.promptTokens);
+      return { result, outcome: 'ranked' };
     });
   }
 

@@ -1,4 +1,5 @@
-import type { OutputPart } from '@app/contracts';
+import type { CompletionUsage, OutputPart } from '@app/contracts';
+import type { FastifyReply } from 'fastify';
 import type { CompletionEnding } from '../../pipeline/completion-runner';
 import type { CompletionSink } from '../../pipeline/completion-sink';
 import type { FrontDoor, KeptRequest } from '../../pipeline/completion-use-case';
@@ -25,6 +26,25 @@ export abstract class BufferedReply implements CompletionSink {
   /** Nothing is on the wire yet: the failure is rethrown, and the exception filter answers it as an HTTP error. */
   fail(error: unknown): never {
     throw error;
+  }
+}
+
+/** A reply whose whole answer is one body made of the parts and the usage (embeddings, a rerank). */
+export class FormattedReply extends BufferedReply {
+  /**
+   * @param promptParam what a failure about the door's input names
+   * @param body the door's formatter: its answer, or a throw when the parts cannot make one
+   */
+  constructor(
+    private readonly reply: FastifyReply,
+    readonly promptParam: string,
+    private readonly body: (parts: OutputPart[], usage: CompletionUsage) => unknown,
+  ) {
+    super();
+  }
+
+  async finish(ending: CompletionEnding): Promise<void> {
+    await this.reply.send(this.body(this.parts, ending.usage));
   }
 }
 

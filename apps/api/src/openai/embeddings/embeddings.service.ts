@@ -3,11 +3,11 @@ import { ApiEnv } from '@app/config';
 import type { JobInputOf } from '@app/contracts';
 import type { FastifyReply } from 'fastify';
 import { newTimeOrderedId } from '../../http/time-ordered-ids';
-import { bufferedDoor } from '../common/buffered-reply';
+import { bufferedDoor, FormattedReply } from '../common/buffered-reply';
 import { CompletionUseCase } from '../../pipeline/completion-use-case';
 import type { EmbeddingsRequestDto } from './embeddings-request.dto';
 import { EmbeddingsFormatter } from './embeddings-formatter';
-import { BufferedEmbeddings } from './embeddings-replies';
+import { PROMPT_PARAM } from './embeddings-replies';
 import { toEmbeddingJob } from './embeddings-job.mapper';
 
 /** One embeddings request as the service needs it, once HTTP has been read. */
@@ -36,7 +36,7 @@ export class EmbeddingsService {
   async complete({ request, owner, clientGone, exchange, acceptedAt }: EmbeddingsCall): Promise<void> {
     const job = this.jobFor(request, owner, acceptedAt);
     const formatter = new EmbeddingsFormatter(job.model, job.options.inputs.length, request.encoding_format ?? 'float', request.normalize ?? true);
-    const response = new BufferedEmbeddings(exchange, formatter);
+    const response = new FormattedReply(exchange, PROMPT_PARAM, (parts, usage) => formatter.body(parts, usage));
     await this.completions.complete({ job, owner, clientGone, exchange, streamed: false }, bufferedDoor(response));
   }
 }

@@ -1,6 +1,6 @@
 import type { EngineCapabilities, OutputPart, TokenizeOptions } from '@app/contracts';
 import type { ThreadError } from '../../completion-errors';
-import type { EmbeddingOutcome, EmbeddingRequest, GenerationOutcome, GenerationRequest, TokenizeOutcome } from '../inference-engine';
+import type { EmbeddingOutcome, EmbeddingRequest, GenerationOutcome, GenerationRequest, RankOutcome, RankRequest, TokenizeOutcome } from '../inference-engine';
 
 // Errors cross the thread boundary as the worker's one table of errors says.
 export { describeError, reviveError } from '../../completion-errors';
@@ -12,13 +12,17 @@ export type ThreadGenerationRequest = Omit<GenerationRequest, 'signal' | 'output
 /** An embedding request as it crosses to the engine thread. */
 export type ThreadEmbeddingRequest = Omit<EmbeddingRequest, 'signal' | 'output'>;
 
+/** A rank request as it crosses to the engine thread. */
+export type ThreadRankRequest = Omit<RankRequest, 'signal' | 'output'>;
+
 /** What a job of any kind ends with. */
-export type JobOutcome = GenerationOutcome | EmbeddingOutcome | TokenizeOutcome;
+export type JobOutcome = GenerationOutcome | EmbeddingOutcome | RankOutcome | TokenizeOutcome;
 
 /** What the worker's main thread tells the engine thread. */
 export type EngineThreadCommand =
   | { type: 'generate'; id: number; request: ThreadGenerationRequest }
   | { type: 'embed'; id: number; request: ThreadEmbeddingRequest }
+  | { type: 'rank'; id: number; request: ThreadRankRequest }
   | { type: 'tokenize'; id: number; request: TokenizeOptions }
   | { type: 'abort'; id: number }
   | { type: 'close' };

@@ -37,6 +37,7 @@ function run(engine: LlamaCppEngine, command: JobCommand, signal: AbortSignal, w
   const output = { write };
   if (command.type === 'generate') return engine.generate({ ...command.request, signal, output });
   if (command.type === 'embed') return engine.embed({ ...command.request, signal, output });
+  if (command.type === 'rank') return engine.rank({ ...command.request, signal, output });
   return engine.tokenize({ ...command.request, signal });
 }
 

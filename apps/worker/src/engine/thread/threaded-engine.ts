@@ -9,6 +9,8 @@ import type {
   GenerationOutcome,
   GenerationRequest,
   InferenceEngine,
+  RankOutcome,
+  RankRequest,
   TokenizeOutcome,
   TokenizeRequest,
 } from '../inference-engine';
@@ -116,6 +118,10 @@ export class ThreadedEngine implements InferenceEngine {
 
   embed({ signal, output, ...request }: EmbeddingRequest): Promise<EmbeddingOutcome> {
     return this.run((id) => ({ type: 'embed', id, request }), signal, output) as Promise<EmbeddingOutcome>;
+  }
+
+  rank({ signal, output, ...request }: RankRequest): Promise<RankOutcome> {
+    return this.run((id) => ({ type: 'rank', id, request }), signal, output) as Promise<RankOutcome>;
   }
 
   tokenize({ signal, ...request }: TokenizeRequest): Promise<TokenizeOutcome> {
