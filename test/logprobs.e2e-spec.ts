@@ -49,6 +49,14 @@ describe('logprobs', () => {
     // Greedy decoding takes a most probable token (the tiny model has exact ties, e.g. two at ln ½).
     for (const entry of content) expect(entry.logprob).toBeCloseTo(entry.top_logprobs[0].logprob, 6);
     expect(content.some((entry) => entry.logprob < -0.1)).toBe(true);
+
+    // Without alternatives (top_logprobs 0, the default) each sampled token keeps its own number, not the most probable one's.
+    const sampled = { ...request, temperature: 1.5, seed: 21 };
+    const [withTop, withoutTop] = await Promise.all([sampled, { ...sampled, top_logprobs: undefined }].map((body) => client.chat.completions.create(body)));
+    const expected = withTop.choices[0].logprobs?.content ?? [];
+    expect(expected.some((entry) => entry.logprob < entry.top_logprobs[0].logprob - 0.1)).toBe(true);
+    const scores = (withoutTop.choices[0].logprobs?.content ?? []).map((entry) => entry.logprob);
+    expect(scores).toEqual(expected.map((entry) => entry.logprob));
   });
 
   it('streams the same log probabilities as the whole answer, which the client reassembles', async () => {

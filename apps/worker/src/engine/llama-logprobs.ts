@@ -31,7 +31,10 @@ export async function scoreAnswer(
     const index = start + offset;
     if (index < firstScored) return token;
     const selected = answer[index - firstScored];
-    return [token, { generateNext: { totalLogitWeight: true, logits: { filter: { tokens: [selected], includeTop: top, includeMax: true } } } }];
+    // The most likely token comes as the first of the top ones: node-llama-cpp's own `includeMax`
+    // answers under the wrong token id when the selected token is asked for too (3.22.1), which
+    // read every score of `top_logprobs: 0` as the most likely token's.
+    return [token, { generateNext: { totalLogitWeight: true, logits: { filter: { tokens: [selected], includeTop: Math.max(top, 1) } } } }];
   });
   const outputs = await sequence.controlledEvaluate(items);
 
