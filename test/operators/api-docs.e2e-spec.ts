@@ -26,6 +26,10 @@ describe('API docs', () => {
     expect(Object.keys(document.paths)).toEqual(
       expect.arrayContaining(['/v1/chat/completions', '/v1/embeddings', '/v1/models', '/v1/models/{model}', '/health/live', '/health/ready', '/metrics']),
     );
+    expect(document.paths['/v1/completions'].post.requestBody).toEqual({
+      required: true,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/TextCompletionRequest' } } },
+    });
     for (const path of ['/v1/rerank', '/rerank']) {
       expect(document.paths[path].post.requestBody).toEqual({
         required: true,
@@ -53,6 +57,8 @@ describe('API docs', () => {
         'EmbeddingsRequest',
         'EmbeddingList',
         'RerankRequest',
+        'TextCompletionRequest',
+        'TextCompletion',
         'RerankResponse',
         'Model',
         'ModelList',

@@ -11,6 +11,7 @@ import { ChatModule } from './openai/chat/chat.module';
 import { EmbeddingsModule } from './openai/embeddings/embeddings.module';
 import { RerankModule } from './openai/rerank/rerank.module';
 import { ResponsesModule } from './openai/responses/responses.module';
+import { TextCompletionsModule } from './openai/text-completions/text-completions.module';
 import { TokenizeModule } from './openai/tokenize/tokenize.module';
 import { CompletionQueuesModule } from './pipeline/completion-queues.module';
 import { ApiRedisModule } from './redis/api-redis.module';
@@ -31,6 +32,7 @@ export class ApiModule {
         ResponsesModule,
         EmbeddingsModule,
         RerankModule,
+        TextCompletionsModule,
         TokenizeModule,
         FilesModule,
         BatchesModule.register({ doors: BATCH_LINE_DOORS, coordinates: (apiEnv) => apiEnv.BATCH_COORDINATOR }),

@@ -62,18 +62,22 @@ function refuseWhatEngineCannotHonour(options: GenerationOptions, engine: Infere
   if (refusal) throw new UnsupportedOptionError(engine.name, 'logit_bias', describeLogitBiasRefusal(refusal));
 }
 
-/** One result from `n` choices: the prompt counted once, the answers' tokens summed (as OpenAI does). */
-function combineChoices(outcomes: GenerationOutcome[]): CompletionResult {
+/**
+ * One result from `n` choices of each prompt: each prompt counted once (its first choice's count),
+ * the answers' tokens summed (as OpenAI does).
+ */
+function combineChoices(outcomes: GenerationOutcome[], choicesPerPrompt: number): CompletionResult {
   const [first] = outcomes;
   if (outcomes.length === 1) return first;
   const completionTokens = outcomes.reduce((sum, outcome) => sum + outcome.usage.completion_tokens, 0);
-  const { prompt_tokens: promptTokens } = first.usage;
+  const promptTokens = outcomes.reduce((sum, outcome, index) => sum + (index % choicesPerPrompt === 0 ? outcome.usage.prompt_tokens : 0), 0);
   const reasoningTokens = outcomes.reduce((sum, outcome) => sum + (outcome.usage.completion_tokens_details?.reasoning_tokens ?? 0), 0);
   return {
     ...first,
     // The first choice's prompt is the one counted (and whatever of it was cached).
     usage: {
       ...first.usage,
+      prompt_tokens: promptTokens,
       completion_tokens: completionTokens,
       total_tokens: promptTokens + completionTokens,
       ...(first.usage.completion_tokens_details ? { completion_tokens_details: { reasoning_tokens: reasoningTokens } } : {}),
@@ -87,8 +91,13 @@ interface RunProgress {
   answers: number;
 }
 
+/** The options of each prompt a job answers: its conversation, or each of its plain prompts alone. */
+const eachPrompt = (options: GenerationOptions): GenerationOptions[] =>
+  options.prompt ? options.prompt.inputs.map((input) => ({ ...options, prompt: { ...options.prompt!, inputs: [input] } })) : [options];
+
 /**
- * `n` choices are generated one after the other by any engine, each tagged with its index.
+ * `n` choices of each prompt are generated one after the other by any engine, each tagged with
+ * its index (prompt p's choice c is `p * n + c`).
  */
 async function generateChoices(
   options: GenerationOptions,
@@ -100,21 +109,25 @@ async function generateChoices(
   refuseWhatEngineCannotHonour(options, engine);
   const outcomes: GenerationOutcome[] = [];
   const choices = options.choices ?? 1;
-  for (let choice = 0; choice < choices; choice++) {
-    outcomes.push(
-      await engine.generate({
-        ...options,
-        // Each choice samples with its own seed, so they differ, and a retry repeats them all.
-        sampling: { ...options.sampling, seed: (options.sampling.seed + choice) >>> 0 },
-        signal,
-        output: choice === 0 ? events : { write: (part) => events.write(isGenerationPart(part) ? { ...part, choice } : part) },
-        anotherChoiceFollows: choice < choices - 1,
-      }),
-    );
-    progress.answers++;
-    if (choices > 1) events.write({ type: 'choice_end', choice, finishReason: outcomes[choice].finishReason });
+  const prompts = eachPrompt(options);
+  for (const [promptIndex, promptOptions] of prompts.entries()) {
+    for (let answer = 0; answer < choices; answer++) {
+      const choice = promptIndex * choices + answer;
+      outcomes.push(
+        await engine.generate({
+          ...promptOptions,
+          // Each choice samples with its own seed, so they differ, and a retry repeats them all.
+          sampling: { ...options.sampling, seed: (options.sampling.seed + answer) >>> 0 },
+          signal,
+          output: choice === 0 ? events : { write: (part) => events.write(isGenerationPart(part) ? { ...part, choice } : part) },
+          anotherChoiceFollows: answer < choices - 1,
+        }),
+      );
+      progress.answers++;
+      if (choices * prompts.length > 1) events.write({ type: 'choice_end', choice, finishReason: outcomes[choice].finishReason });
+    }
   }
-  return combineChoices(outcomes);
+  return combineChoices(outcomes, choices);
 }
 
 /** The result of a job that writes no answer: what it evaluated is its usage. */

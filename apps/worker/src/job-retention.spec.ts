@@ -54,6 +54,15 @@ describe('job retention', () => {
     expect(withoutContent(kept)).toBe(kept);
   });
 
+  it("keeps only the sizes of a plain-prompt job's prompts", () => {
+    if (data.kind !== 'generate') throw new Error('a generate job');
+    const plain: CompletionJobData = { ...data, options: { ...data.options, messages: [], prompt: { inputs: ['Once upon a time', [5, 6, 7]], echo: true } } };
+    const kept = withoutContent(plain);
+    expect(kept.options).toEqual({ ...plain.options, prompt: { inputs: [], echo: true } });
+    expect(kept.contentRemoved).toEqual({ messages: [], characters: 16, prompts: [{ characters: 16 }, { tokens: 3 }], stop: [] });
+    expect(JSON.stringify(kept)).not.toMatch(/upon/);
+  });
+
   it('keeps the names of tools and of the response format, and only the sizes of their descriptions, schemas and the stop strings', () => {
     const parameters: GrammarSchema = { type: 'object', properties: { burrow: { type: 'string', description: 'Which rabbit hole' } }, required: ['burrow'] };
     const schema: GrammarSchema = { type: 'object', properties: { teaTime: { type: 'string' } } };

@@ -37,11 +37,13 @@ export interface GenerationContentRemoved {
   responseFormat?: { schemaCharacters: number };
   /** Each stop string's length, in order (`options.sampling.stop` is then empty). */
   stop?: number[];
+  /** A plain-prompt job's prompts: each one's length, in characters (text) or tokens (token ids), in order. */
+  prompts?: InputSize[];
 }
 
 /** Of an `embed` job (and of a `tokenize` job, its one input): each input's length, in characters (text) or tokens (token ids), in order. */
 export interface EmbeddingContentRemoved {
-  inputs: Array<{ characters: number } | { tokens: number }>;
+  inputs: InputSize[];
   characters: number;
 }
 
@@ -66,12 +68,21 @@ function formatWithoutContent(format: ResponseFormat): ResponseFormat {
   return format.type === 'json_schema' ? { type: 'json_schema', name: format.name, schema: {} } : format;
 }
 
+/** An input's size: its characters (text) or its tokens (token ids). */
+type InputSize = { characters: number } | { tokens: number };
+
+const sizeOf = (input: string | number[]): InputSize => (typeof input === 'string' ? { characters: input.length } : { tokens: input.length });
+
+const charactersOf = (sizes: InputSize[]): number => sizes.reduce((sum, size) => sum + ('characters' in size ? size.characters : 0), 0);
+
 /** What the options held, in sizes: the retention's record of the contents it removes. */
-function contentRemovedFrom({ messages: held, tools, responseFormat, sampling }: GenerationOptions): GenerationContentRemoved {
+function contentRemovedFrom({ messages: held, prompt, tools, responseFormat, sampling }: GenerationOptions): GenerationContentRemoved {
   const messages = held.map(({ role, content }) => ({ role, characters: content.length }));
+  const prompts = prompt?.inputs.map(sizeOf);
   return {
     messages,
-    characters: messages.reduce((sum, message) => sum + message.characters, 0),
+    characters: messages.reduce((sum, message) => sum + message.characters, 0) + charactersOf(prompts ?? []),
+    ...(prompts ? { prompts } : {}),
     ...(tools
       ? {
           tools: tools.definitions.map(({ name, description, parameters }) => ({
@@ -103,6 +114,7 @@ export function withoutContent(data: RetainedJobData): RetainedJobData {
     options: {
       ...options,
       messages: [],
+      ...(options.prompt ? { prompt: { ...options.prompt, inputs: [] } } : {}),
       sampling: { ...sampling, stop: [] },
       ...(tools ? { tools: { ...tools, definitions: tools.definitions.map(toolWithoutContent) } } : {}),
       ...(responseFormat ? { responseFormat: formatWithoutContent(responseFormat) } : {}),
@@ -113,8 +125,8 @@ export function withoutContent(data: RetainedJobData): RetainedJobData {
 
 /** An `embed` job without its inputs: their count and sizes stay. */
 function embeddingWithoutContent(data: JobOf<'embed'>): RetainedJobData {
-  const inputs = data.options.inputs.map((input) => (typeof input === 'string' ? { characters: input.length } : { tokens: input.length }));
-  const characters = inputs.reduce((sum, input) => sum + (input.characters ?? 0), 0);
+  const inputs = data.options.inputs.map(sizeOf);
+  const characters = charactersOf(inputs);
   const options: EmbeddingOptions = { inputs: [] };
   return { ...data, options, contentRemoved: { inputs, characters } };
 }

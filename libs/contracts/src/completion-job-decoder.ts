@@ -4,7 +4,7 @@ import type { CompletionJobData, JobKind, JobOf, JobSchedule, ReplyLog, ReplyTo,
 import type { EmbeddingOptions } from './embedding-options';
 import type { RankOptions } from './rank-options';
 import type { TokenizeOptions } from './tokenize-options';
-import type { GenerationOptions, LogprobsOptions, PromptCachePolicy, SamplingParams, ToolDefinition, ToolOptions } from './generation-options';
+import type { GenerationOptions, LogprobsOptions, PlainPrompt, PromptCachePolicy, SamplingParams, ToolDefinition, ToolOptions } from './generation-options';
 import type { ServiceTier } from './service-tiers';
 import {
   anyOf,
@@ -78,6 +78,7 @@ const tier = oneOf('priority', 'default', 'flex');
 
 const options = fields<GenerationOptions>({
   messages: arrayOf(chatMessage),
+  prompt: optional(fields<PlainPrompt>({ inputs: arrayOf(anyOf('a string or token ids', aString, arrayOf(aCount))), echo: aBoolean })),
   sampling,
   tools: optional(tools),
   choices: optional(aCount),

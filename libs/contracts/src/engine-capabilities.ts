@@ -21,6 +21,11 @@ export interface EngineCapabilities {
   logprobs: boolean;
   /** Most choices (`n`) one request may ask for. */
   maxChoices: number;
+  /**
+   * Plain prompts, evaluated without a chat template (`POST /v1/completions`'s `prompt`, `echo`).
+   * Absent (an engine, or a worker of an earlier version, that does not say so) means none.
+   */
+  plainPrompts?: boolean;
   /** Token ids `logit_bias` may name (its vocabulary size); 0 when it cannot apply logit_bias. */
   logitBiasTokens: number;
   /**
@@ -40,8 +45,9 @@ export interface RequiredCapability {
 }
 
 /** What a job needs of the engine that runs it, each named by the request field that asks for it. */
-export function requiredCapabilities(job: Pick<GenerationOptions, 'tools' | 'responseFormat' | 'logprobs'>): RequiredCapability[] {
+export function requiredCapabilities(job: Pick<GenerationOptions, 'tools' | 'responseFormat' | 'logprobs' | 'prompt'>): RequiredCapability[] {
   const needs: RequiredCapability[] = [];
+  if (job.prompt) needs.push({ capability: 'plainPrompts', param: 'prompt' });
   if (callsAllowed(job.tools)) needs.push({ capability: 'tools', param: 'tools' });
   if (job.responseFormat !== undefined && job.responseFormat.type !== 'text') needs.push({ capability: 'grammar', param: 'response_format' });
   if (job.logprobs) needs.push({ capability: 'logprobs', param: 'logprobs' });

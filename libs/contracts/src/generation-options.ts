@@ -62,6 +62,19 @@ export interface PromptCachePolicy {
   breakpoint?: { message: number; offset: number };
 }
 
+/** One plain prompt (OpenAI's legacy completions): text, read as the model's tokenizer reads it, or token ids. */
+export type PromptInput = string | number[];
+
+/**
+ * A plain-prompt job (`POST /v1/completions`): no chat template, the prompts evaluated as they
+ * are, each answered `choices` times (choice `p * choices + c` is prompt p's answer c). With
+ * `echo` each answer begins with its prompt (and, with `logprobs`, its prompt's log probabilities).
+ */
+export interface PlainPrompt {
+  inputs: PromptInput[];
+  echo: boolean;
+}
+
 /** Sampling settings as the engine applies them, already defaulted and validated by the API. */
 export interface SamplingParams {
   temperature: number;
@@ -83,7 +96,10 @@ export interface SamplingParams {
  * Where it runs and where the answer goes are not here (the job's `schedule`, `replyTo`, `store`).
  */
 export interface GenerationOptions {
+  /** The conversation the chat template renders; empty for a plain prompt. */
   messages: ChatMessage[];
+  /** Set instead of messages: prompts evaluated without a template (an engine takes one at a time, `inputs[0]`). */
+  prompt?: PlainPrompt;
   /** Sampling, stop sequences, the token limit, the seed and logit bias. */
   sampling: SamplingParams;
   /** Functions the model may call, and whether it must; absent when the request offers none. */

@@ -49,6 +49,11 @@ export interface LogprobsPart {
   type: 'logprobs';
   choice: number;
   content: TokenLogprob[];
+  /**
+   * An echoed prompt's first token, which nothing before it predicts (OpenAI answers it with a
+   * null log probability); `content` then scores the tokens after it.
+   */
+  unscored?: { token: string; bytes: number[] };
 }
 
 /**
@@ -118,7 +123,7 @@ export function appendPart(parts: OutputPart[], part: OutputPart): void {
     parts[parts.length - 1] = { ...last, text: last.text + part.text };
   } else if (last?.type === 'reasoning' && part.type === 'reasoning' && last.choice === part.choice) {
     parts[parts.length - 1] = { ...last, text: last.text + part.text };
-  } else if (last?.type === 'logprobs' && part.type === 'logprobs' && last.choice === part.choice) {
+  } else if (last?.type === 'logprobs' && part.type === 'logprobs' && last.choice === part.choice && part.unscored === undefined) {
     parts[parts.length - 1] = { ...last, content: [...last.content, ...part.content] };
   } else if (last?.type === 'tool_call' && part.type === 'tool_call' && last.choice === part.choice && last.index === part.index && part.id === undefined) {
     parts[parts.length - 1] = { ...last, arguments: last.arguments + part.arguments };
@@ -144,6 +149,10 @@ function isTokenLogprob(value: unknown): value is TokenLogprob {
   return Array.isArray(top) && top.every(isTopLogprob);
 }
 
+function isUnscored(value: unknown): boolean {
+  return isRecord(value) && typeof value.token === 'string' && Array.isArray(value.bytes) && value.bytes.every(isCount);
+}
+
 /** Checks one part's fields by kind; anything else is rejected rather than guessed at. */
 export function isOutputPart(value: unknown): value is OutputPart {
   if (!isRecord(value)) return false;
@@ -158,7 +167,7 @@ export function isOutputPart(value: unknown): value is OutputPart {
     case 'choice_end':
       return isFinishReason(value.finishReason);
     case 'logprobs':
-      return Array.isArray(value.content) && value.content.every(isTokenLogprob);
+      return Array.isArray(value.content) && value.content.every(isTokenLogprob) && (value.unscored === undefined || isUnscored(value.unscored));
     case 'tool_call':
       return (
         isCount(value.index) &&

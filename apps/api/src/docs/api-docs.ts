@@ -3,6 +3,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { OpenAPIObject, OperationObject, ResponseObject } from '@nestjs/swagger';
 import { EMBEDDINGS_OPERATION, EMBEDDINGS_SCHEMAS } from './openapi-embeddings';
 import { RERANK_OPERATION, RERANK_SCHEMAS } from './openapi-rerank';
+import { TEXT_COMPLETION_SCHEMAS, TEXT_COMPLETIONS_OPERATION } from './openapi-text-completions';
 import { OPENAPI_SCHEMAS, ref } from './openapi-schemas';
 
 const SECURITY = 'apiKey';
@@ -71,6 +72,8 @@ export function describeOpenAiRoutes(document: OpenAPIObject): OpenAPIObject {
   if (chat) Object.assign(chat, CHAT_COMPLETIONS);
   const embeddings = paths['/v1/embeddings']?.post;
   if (embeddings) Object.assign(embeddings, EMBEDDINGS_OPERATION(COMMON_ERRORS));
+  const textCompletions = paths['/v1/completions']?.post;
+  if (textCompletions) Object.assign(textCompletions, TEXT_COMPLETIONS_OPERATION(COMMON_ERRORS));
   for (const path of ['/v1/rerank', '/rerank']) {
     const rerank = paths[path]?.post;
     if (rerank) Object.assign(rerank, RERANK_OPERATION(COMMON_ERRORS));
@@ -83,7 +86,12 @@ export function describeOpenAiRoutes(document: OpenAPIObject): OpenAPIObject {
   delete schemas.ChatCompletionRequestDto;
   delete schemas.EmbeddingsRequestDto;
   delete schemas.RerankRequestDto;
-  return { ...document, paths, components: { ...document.components, schemas: { ...schemas, ...OPENAPI_SCHEMAS, ...EMBEDDINGS_SCHEMAS, ...RERANK_SCHEMAS } } };
+  delete schemas.TextCompletionRequestDto;
+  return {
+    ...document,
+    paths,
+    components: { ...document.components, schemas: { ...schemas, ...OPENAPI_SCHEMAS, ...EMBEDDINGS_SCHEMAS, ...RERANK_SCHEMAS, ...TEXT_COMPLETION_SCHEMAS } },
+  };
 }
 
 /** The service's OpenAPI document: UI at /docs, JSON at /docs-json; no API key needed to read them. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ChatMessage, ToolDefinition } from '@app/contracts';
+import type { ChatMessage, PromptInput, ToolDefinition } from '@app/contracts';
 
 const digest = (text: string): string => createHash('sha256').update(text).digest('base64url').slice(0, 32);
 
@@ -24,4 +24,12 @@ export function prefixAffinityKey(messages: readonly ChatMessage[], tools: reado
   const firstTurn = messages.findIndex((message) => message.role !== 'system');
   const start = messages.slice(0, firstTurn < 0 ? messages.length : firstTurn + 1).map(({ role, content }) => [role, content]);
   return `prefix:${digest(JSON.stringify([tools ?? [], start]))}`;
+}
+
+/** Characters (or token ids) of a plain prompt its key reads: prompts that begin alike go where that start is cached. */
+const PLAIN_PROMPT_START = 1024;
+
+/** The affinity key of a plain prompt (the legacy completions door) the client gave no key: a hash of its start. */
+export function plainPromptAffinityKey(prompt: PromptInput): string {
+  return `prompt:${digest(JSON.stringify(prompt.slice(0, PLAIN_PROMPT_START)))}`;
 }

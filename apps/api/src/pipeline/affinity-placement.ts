@@ -5,7 +5,7 @@ import type { CompletionJobInput, TokenEvent } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import { ModelRegistry } from '../models/model-registry';
 import { ApiMetrics } from '../observability/api-metrics';
-import { prefixAffinityKey } from './affinity-key';
+import { plainPromptAffinityKey, prefixAffinityKey } from './affinity-key';
 import { AffinityLookup } from './affinity-lookup';
 import { COMMANDS_REDIS } from '../redis/api-redis.module';
 import { CompletionQueues } from './completion-queues';
@@ -59,7 +59,9 @@ export class AffinityPlacement {
     // An embedding or a token count caches nothing a later request could reuse: any worker serves it as well.
     if (!this.env.AFFINITY || job.kind !== 'generate') return sharedOnly('off');
     // Hashed here, not at the door: with affinity off a request pays nothing for it.
-    const affinityKey = job.schedule.affinityKey ?? prefixAffinityKey(job.options.messages, job.options.tools?.definitions);
+    const { prompt } = job.options;
+    const affinityKey =
+      job.schedule.affinityKey ?? (prompt ? plainPromptAffinityKey(prompt.inputs[0]) : prefixAffinityKey(job.options.messages, job.options.tools?.definitions));
     // A flex job waits below default ones on the shared queue: on a worker's queue it would pass
     // them. It and a detached one still note where they ran, for the conversation's next turn.
     if (detached || job.schedule.tier === 'flex') return sharedOnly('off', affinityKey);

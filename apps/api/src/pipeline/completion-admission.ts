@@ -92,6 +92,8 @@ export class CompletionAdmission implements BeforeApplicationShutdown {
       if (lacking) throw unsupportedBy(lacking.engine, need);
     }
     this.checkLogitBias(job, workers);
+    const { prompt } = job.options;
+    if (prompt) checkTokenIds(prompt.inputs, workers, (index) => (prompt.inputs.length === 1 ? 'prompt' : `prompt[${index}]`));
     const choices = job.options.choices ?? 1;
     const fewest = workers.find((worker) => worker.capabilities.maxChoices < choices);
     if (fewest)
@@ -143,6 +145,7 @@ function unsupportedBy(engine: string, need: RequiredCapability): OpenAiError {
     tools: 'tool calling',
     grammar: 'structured output',
     logprobs: 'log probabilities',
+    plainPrompts: 'plain prompts (without a chat template)',
   } satisfies Record<RequiredCapability['capability'], string>;
   return OpenAiError.invalidRequest(
     `The engine serving this model (${engine}) does not support ${what[need.capability]}.`,

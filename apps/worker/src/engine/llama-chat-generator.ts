@@ -9,6 +9,7 @@ import { answerOutgrewContext, isContextOverflow, LLAMA_CHAT_MINIMUM_ROOM } from
 import type { LoadedChat } from './llama-loading';
 import { AnswerTokens, scoreAnswer } from './llama-logprobs';
 import { LlamaGrammars } from './llama-grammars';
+import { LlamaPromptCompleter } from './llama-prompt-completion';
 import { LlamaPromptRenderer } from './llama-prompt-rendering';
 import { endOfGenerationTokens, repeatPenalty, vocabularySize } from './llama-sampling';
 import type { LogitBias } from './llama-sampling';
@@ -41,8 +42,9 @@ export class LlamaChatGenerator {
   private readonly grammars: LlamaGrammars;
   private readonly prompts: LlamaPromptRenderer;
   private readonly sequences: LlamaSequences;
+  private readonly plainPrompts: LlamaPromptCompleter;
 
-  constructor(llama: Llama, model: LlamaModel, { context, chatWrapper, chats, tokenBias, toolGrammars }: LoadedChat, promptCache: boolean) {
+  constructor(llama: Llama, model: LlamaModel, { context, chatWrapper, chats, tokenBias, toolGrammars, newCompletion }: LoadedChat, promptCache: boolean) {
     this.model = model;
     this.context = context;
     this.chatWrapper = chatWrapper;
@@ -50,6 +52,7 @@ export class LlamaChatGenerator {
     this.toolGrammars = toolGrammars;
     this.prompts = new LlamaPromptRenderer(chatWrapper, model, context.contextSize);
     this.sequences = new LlamaSequences(chats, promptCache, this.prompts);
+    this.plainPrompts = new LlamaPromptCompleter(model, this.sequences, tokenBias, context.contextSize, newCompletion);
     this.slots = chats.length;
     this.grammars = new LlamaGrammars(llama);
     this.capabilities = {
@@ -59,6 +62,7 @@ export class LlamaChatGenerator {
       // passes only the answer's tokens on: other numbers than it was sampled with. Refused.
       logprobs: chatWrapper.settings.segments?.thought === undefined && chatWrapper.settings.segments?.comment === undefined,
       maxChoices: MAX_CHOICES,
+      plainPrompts: true,
       logitBiasTokens: vocabularySize(model),
       unbiasableTokens: endOfGenerationTokens(model),
     };
@@ -74,6 +78,7 @@ export class LlamaChatGenerator {
   }
 
   async generate(request: GenerationRequest): Promise<GenerationOutcome> {
+    if (request.prompt) return this.plainPrompts.complete(request);
     const calls = callableFunctions(request.tools, this.toolGrammars);
     try {
       return await this.generateWith(request, calls?.functions);

@@ -16,6 +16,7 @@ import { LlamaChatGenerator } from './llama-chat-generator';
 import type { LlamaEmbedder } from './llama-embeddings';
 import type { LlamaRanker } from './llama-ranking';
 import { loadLlama } from './llama-loading';
+import { textTokens } from './llama-prompt-completion';
 import type { LlamaCppEngineOptions, LoadedLlama } from './llama-loading';
 import { endOfGenerationTokens, vocabularySize } from './llama-sampling';
 
@@ -93,11 +94,7 @@ export class LlamaCppEngine implements InferenceEngine {
         throw new UnsupportedOptionError(this.name, 'messages', 'a conversation: this model does not generate, and has no chat template to render it');
       return { tokens: this.generator.promptTokens(request.conversation) };
     }
-    const tokens = this.model.tokenize(request.text, request.specialTokens);
-    const { bos } = this.model.tokens;
-    // As the model's tokenizer adds it (vLLM's add_special_tokens): the start token.
-    const start = request.specialTokens && bos !== null && this.model.tokens.shouldPrependBosToken && tokens[0] !== bos ? [bos] : [];
-    return { tokens: [...start, ...tokens] };
+    return { tokens: textTokens(this.model, request.text, request.specialTokens) };
   }
 
   async close(): Promise<void> {

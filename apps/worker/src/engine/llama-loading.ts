@@ -1,5 +1,5 @@
 import type { JobKind } from '@app/contracts';
-import type { ChatWrapper, Llama, LlamaContext, LlamaModel } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
+import type { ChatWrapper, Llama, LlamaCompletion, LlamaContext, LlamaContextSequence, LlamaModel } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
 import { shareDecodeSteps } from './llama-batching';
 import { isEmbeddingModel, LlamaEmbedder } from './llama-embeddings';
 import { isRankingModel, LlamaRanker } from './llama-ranking';
@@ -47,6 +47,8 @@ export interface LoadedChat {
   chats: SequenceChats[];
   tokenBias: LogitBias;
   toolGrammars: LlamaToolGrammars;
+  /** A plain-prompt completer on one of the context's sequences (node-llama-cpp's LlamaCompletion, which loads only by dynamic import). */
+  newCompletion: (sequence: LlamaContextSequence) => LlamaCompletion;
 }
 
 /**
@@ -131,7 +133,13 @@ async function loadOnto(llama: Llama, options: LlamaCppEngineOptions): Promise<L
 
 /** The context of N sequences that generates, and its chats. */
 async function loadChat(model: LlamaModel, llama: Llama, options: LlamaCppEngineOptions): Promise<LoadedChat> {
-  const { LlamaChat: LlamaChatClass, LlamaText: toLlamaText, TokenBias: TokenBiasClass, resolveChatWrapper } = await import('node-llama-cpp');
+  const {
+    LlamaChat: LlamaChatClass,
+    LlamaCompletion: LlamaCompletionClass,
+    LlamaText: toLlamaText,
+    TokenBias: TokenBiasClass,
+    resolveChatWrapper,
+  } = await import('node-llama-cpp');
   const context = await model.createContext({
     sequences: options.parallelSequences,
     contextSize: Math.min(options.contextSize, model.trainContextSize),
@@ -154,5 +162,6 @@ async function loadChat(model: LlamaModel, llama: Llama, options: LlamaCppEngine
   if (!shareDecodeSteps(context, sequences)) {
     options.log?.('node-llama-cpp changed inside: answers generating at once may take more passes, or wait to start, than they need');
   }
-  return { context, chatWrapper, chats, tokenBias: logitBias(TokenBiasClass, model), toolGrammars };
+  const newCompletion = (contextSequence: LlamaContextSequence): LlamaCompletion => new LlamaCompletionClass({ contextSequence, autoDisposeSequence: false });
+  return { context, chatWrapper, chats, tokenBias: logitBias(TokenBiasClass, model), toolGrammars, newCompletion };
 }

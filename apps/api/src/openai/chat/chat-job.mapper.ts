@@ -9,12 +9,12 @@ import type {
   ToolChoice,
   ToolOptions,
 } from '@app/contracts';
-import { randomInt } from 'node:crypto';
 import { OpenAiError } from '../../errors/openai-error';
 import type { ChatCompletionRequestDto, ChatMessageDto } from './chat-request.dto';
 import { breakpointOffsets, contentText } from './message-content.validator';
-import { stopList } from './stop-sequences.validator';
-import { generationJob } from '../common/generation-job';
+import { stopList } from '../common/stop-sequences.validator';
+import { logitBiasList } from '../common/field-validators';
+import { generationJob, samplingSeed } from '../common/generation-job';
 import { MAX_MESSAGE_CHARS } from '../common/request-limits';
 import { checkedSchema } from '../common/schema-checks';
 
@@ -150,9 +150,8 @@ export function toChatJob(request: ChatCompletionRequestDto, completionId: strin
     sampling: {
       maxTokens: maxTokens(request),
       stop: stopList(request.stop),
-      // llama.cpp takes a 32-bit seed; OpenAI's are any integer. Without one, answers must still vary.
-      seed: request.seed === undefined ? randomInt(2 ** 32) : request.seed >>> 0,
-      ...(request.logit_bias ? { logitBias: Object.entries(request.logit_bias).map(([token, bias]) => ({ token: Number(token), bias })) } : {}),
+      seed: samplingSeed(request.seed),
+      logitBias: logitBiasList(request.logit_bias),
     },
     choices: request.n,
     reasoningEffort: request.reasoning_effort,

@@ -2,26 +2,18 @@ import { isGenerationPart } from '@app/contracts';
 import type { OutputPart } from '@app/contracts';
 import type { FastifyReply } from 'fastify';
 import type { CompletionEnding } from '../../pipeline/completion-runner';
-import type { CompletionSink } from '../../pipeline/completion-sink';
 import { toOpenAiError } from '../../errors/http-error-mapping';
 import type { ChatCompletionFormatter } from './chat-formatter';
 import { BufferedReply } from '../common/buffered-reply';
+import type { DoorReply } from '../common/buffered-reply';
 import { SseResponse } from '../common/sse-response';
 import type { FrameIds } from '../common/sse-response';
 
 /** This door's prompt, which a failure about the prompt names. */
 export const PROMPT_PARAM = 'messages';
 
-/** The client's side of one chat completion: where its output goes and how it ends. */
-export interface ChatCompletionResponse extends CompletionSink {
-  /** Sends the rest of the answer once the completion has ended. */
-  finish(ending: CompletionEnding): Promise<void>;
-  /**
-   * Reports a failure: rethrown while nothing is on the wire (the exception filter answers with
-   * a plain HTTP error), else sent as a final `data: {"error": ...}` event before `[DONE]`.
-   */
-  fail(error: unknown): void;
-}
+/** The client's side of one chat completion. */
+export type ChatCompletionResponse = DoorReply;
 
 /** `stream: false`: the whole answer in one JSON body, so a lost worker can be retried unnoticed. */
 export class BufferedChatCompletion extends BufferedReply implements ChatCompletionResponse {

@@ -18,10 +18,11 @@ import {
 } from 'class-validator';
 import { IsMessageContent } from './message-content.validator';
 import type { MessageContent } from './message-content.validator';
-import { IsStopSequences } from './stop-sequences.validator';
-import { GenerationRequestDto } from '../common/generation-request.dto';
+import { IsStopSequences } from '../common/stop-sequences.validator';
+import { IsLogitBias } from '../common/field-validators';
+import { GenerationRequestDto, StreamOptionsDto } from '../common/generation-request.dto';
 import { MAX_MESSAGES } from '../common/request-limits';
-import { IsLogitBias, IsResponseFormat, IsToolChoice, ToolCallDto, ToolDto } from './tool-and-format.dto';
+import { IsResponseFormat, IsToolChoice, ToolCallDto, ToolDto } from './tool-and-format.dto';
 import type { ResponseFormatValue, ToolChoiceValue } from './tool-and-format.dto';
 
 export const MAX_TOOLS = 128;
@@ -75,12 +76,6 @@ export class ChatMessageDto {
   @IsOptional()
   @IsString()
   refusal?: string;
-}
-
-export class StreamOptionsDto {
-  @IsOptional()
-  @IsBoolean()
-  include_usage?: boolean;
 }
 
 /**

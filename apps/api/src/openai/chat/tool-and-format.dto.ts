@@ -102,15 +102,3 @@ export const IsResponseFormat = shapeValidator(
   isResponseFormat,
   "response_format must be {type: 'text'}, {type: 'json_object'} or {type: 'json_schema', json_schema: {name, schema, strict}}",
 );
-
-/** OpenAI's logit_bias: token ids (as keys) to a bias from -100 to 100, at most 300 of them. */
-function isLogitBias(value: unknown): boolean {
-  if (!isJsonObject(value)) return false;
-  const entries = Object.entries(value);
-  return (
-    entries.length <= 300 &&
-    entries.every(([token, bias]) => /^(0|[1-9]\d{0,9})$/.test(token) && typeof bias === 'number' && Number.isFinite(bias) && bias >= -100 && bias <= 100)
-  );
-}
-
-export const IsLogitBias = shapeValidator('isLogitBias', isLogitBias, 'logit_bias must map token ids to numbers from -100 to 100 (at most 300 tokens)');

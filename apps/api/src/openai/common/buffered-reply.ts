@@ -4,6 +4,17 @@ import type { CompletionEnding } from '../../pipeline/completion-runner';
 import type { CompletionSink } from '../../pipeline/completion-sink';
 import type { FrontDoor, KeptRequest } from '../../pipeline/completion-use-case';
 
+/** The client's side of one request: where its output goes and how it ends (a JSON body or a stream). */
+export interface DoorReply extends CompletionSink {
+  /** Sends the rest of the answer once the completion has ended. */
+  finish(ending: CompletionEnding): Promise<void>;
+  /**
+   * Reports a failure: rethrown while nothing is on the wire (the exception filter answers with
+   * a plain HTTP error), else sent as a final `data: {"error": ...}` event before `[DONE]`.
+   */
+  fail(error: unknown): void;
+}
+
 /**
  * A reply sent whole once the completion has ended (`stream: false`): nothing is on the wire
  * before then, so a worker lost mid-answer is retried without the client noticing, and the
@@ -49,9 +60,9 @@ export class FormattedReply extends BufferedReply {
 }
 
 /**
- * A door that keeps nothing and answers with one body: the reply is the response, its finish the
- * run's end, its failure the run's (embeddings, token counts).
+ * A door that keeps nothing: the reply (one body, or a stream) is the response, its finish the
+ * run's end, its failure the run's (embeddings, rerank, token counts, legacy completions).
  */
-export function bufferedDoor(reply: BufferedReply & { finish(ending: CompletionEnding): Promise<void> }): FrontDoor<KeptRequest> {
+export function keeplessDoor(reply: DoorReply): FrontDoor<KeptRequest> {
   return { response: reply, fail: (error) => reply.fail(error), finish: (ending) => reply.finish(ending) };
 }

@@ -1,5 +1,15 @@
 import { callsAllowed } from '@app/contracts';
-import type { ChatMessage, GenerateJobInput, LogprobsOptions, PromptCachePolicy, ResponseFormat, SamplingParams, ToolOptions } from '@app/contracts';
+import type {
+  ChatMessage,
+  GenerateJobInput,
+  LogprobsOptions,
+  PlainPrompt,
+  PromptCachePolicy,
+  ResponseFormat,
+  SamplingParams,
+  ToolOptions,
+} from '@app/contracts';
+import { randomInt } from 'node:crypto';
 import { OpenAiError } from '../../errors/openai-error';
 import { clientAffinityKey } from '../../pipeline/affinity-key';
 import type { GenerationRequestDto } from './generation-request.dto';
@@ -7,8 +17,11 @@ import type { GenerationRequestDto } from './generation-request.dto';
 /** What a door has made of its request, in the engine's terms; `generationJob` adds the rest. */
 export interface GenerationParts {
   id: string;
-  request: GenerationRequestDto;
+  /** The fields of the request every generating door reads alike. */
+  request: Pick<GenerationRequestDto, 'model' | 'temperature' | 'top_p' | 'frequency_penalty' | 'presence_penalty' | 'prompt_cache_key'>;
   messages: ChatMessage[];
+  /** Plain prompts instead of messages (the legacy completions door). */
+  prompt?: PlainPrompt;
   /** What the door's fields say of sampling beyond the shared ones. */
   sampling: Pick<SamplingParams, 'maxTokens' | 'stop' | 'seed' | 'logitBias'>;
   tools?: ToolOptions;
@@ -47,6 +60,9 @@ function refuseConflicts(tools: ToolOptions | undefined, format: ResponseFormat,
   if (logprobs) throw OpenAiError.invalidRequest(`'${params.logprobs}' cannot be combined with tool calls here; ${either}.`, params.logprobs, 'invalid_value');
 }
 
+/** The seed a job samples with: llama.cpp takes 32 bits, OpenAI any integer; without one, answers must still vary. */
+export const samplingSeed = (seed: number | undefined): number => (seed === undefined ? randomInt(2 ** 32) : seed >>> 0);
+
 /** The job a worker runs for a door's request, with OpenAI's defaults filled in. */
 export function generationJob(parts: GenerationParts): GenerateJobInput {
   const { request, tools, responseFormat, logprobs, promptCache } = parts;
@@ -59,6 +75,7 @@ export function generationJob(parts: GenerationParts): GenerateJobInput {
     model: request.model,
     options: {
       messages: parts.messages,
+      ...(parts.prompt ? { prompt: parts.prompt } : {}),
       sampling: {
         temperature: request.temperature ?? 1,
         topP: request.top_p ?? 1,

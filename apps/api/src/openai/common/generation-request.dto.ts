@@ -1,7 +1,7 @@
 import { MAX_TOP_LOGPROBS } from '@app/contracts';
 import { Type } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsNotEmpty, IsNumber, IsObject, IsOptional, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
-import { FINITE, IsMetadata, IsPenalty } from './field-validators';
+import { IsBoolean, IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import { IsMetadata, IsPenalty, IsTemperature, IsTopP } from './field-validators';
 
 /** OpenAI's prompt caching options: whether the shared start is kept besides the explicit breakpoints. */
 export class PromptCacheOptionsDto {
@@ -13,6 +13,13 @@ export class PromptCacheOptionsDto {
   @IsOptional()
   @IsIn(['30m'])
   ttl?: '30m';
+}
+
+/** `stream_options`: a last chunk with the usage. */
+export class StreamOptionsDto {
+  @IsOptional()
+  @IsBoolean()
+  include_usage?: boolean;
 }
 
 /**
@@ -27,16 +34,10 @@ export abstract class GenerationRequestDto {
   @MaxLength(256)
   model!: string;
 
-  @IsOptional()
-  @IsNumber(FINITE)
-  @Min(0)
-  @Max(2)
+  @IsTemperature()
   temperature?: number;
 
-  @IsOptional()
-  @IsNumber(FINITE)
-  @Min(0)
-  @Max(1)
+  @IsTopP()
   top_p?: number;
 
   @IsPenalty()

@@ -3,7 +3,7 @@ import { ApiEnv } from '@app/config';
 import type { JobInputOf } from '@app/contracts';
 import type { FastifyReply } from 'fastify';
 import { newTimeOrderedId } from '../../http/time-ordered-ids';
-import { bufferedDoor, FormattedReply } from '../common/buffered-reply';
+import { keeplessDoor, FormattedReply } from '../common/buffered-reply';
 import { CompletionUseCase } from '../../pipeline/completion-use-case';
 import type { EmbeddingsRequestDto } from './embeddings-request.dto';
 import { EmbeddingsFormatter } from './embeddings-formatter';
@@ -37,6 +37,6 @@ export class EmbeddingsService {
     const job = this.jobFor(request, owner, acceptedAt);
     const formatter = new EmbeddingsFormatter(job.model, job.options.inputs.length, request.encoding_format ?? 'float', request.normalize ?? true);
     const response = new FormattedReply(exchange, PROMPT_PARAM, (parts, usage) => formatter.body(parts, usage));
-    await this.completions.complete({ job, owner, clientGone, exchange, streamed: false }, bufferedDoor(response));
+    await this.completions.complete({ job, owner, clientGone, exchange, streamed: false }, keeplessDoor(response));
   }
 }

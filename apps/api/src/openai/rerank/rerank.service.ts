@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
 import type { FastifyReply } from 'fastify';
 import { newTimeOrderedId } from '../../http/time-ordered-ids';
-import { bufferedDoor, FormattedReply } from '../common/buffered-reply';
+import { keeplessDoor, FormattedReply } from '../common/buffered-reply';
 import { CompletionUseCase } from '../../pipeline/completion-use-case';
 import { RerankFormatter } from './rerank-formatter';
 import { toRankJob } from './rerank-job.mapper';
@@ -37,7 +37,7 @@ export class RerankService {
     });
     await this.completions.complete(
       { job, owner, clientGone, exchange, streamed: false },
-      bufferedDoor(new FormattedReply(exchange, PROMPT_PARAM, (parts, usage) => formatter.body(parts, usage))),
+      keeplessDoor(new FormattedReply(exchange, PROMPT_PARAM, (parts, usage) => formatter.body(parts, usage))),
     );
   }
 }

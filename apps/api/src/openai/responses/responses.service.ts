@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
 import type { JobInputOf } from '@app/contracts';
 import type { FastifyReply } from 'fastify';
-import { bufferedDoor } from '../common/buffered-reply';
+import { keeplessDoor } from '../common/buffered-reply';
 import { CompletionUseCase } from '../../pipeline/completion-use-case';
 import type { FrontDoor, KeptRequest } from '../../pipeline/completion-use-case';
 import { OpenAiError } from '../../errors/openai-error';
@@ -73,7 +73,7 @@ export class ResponsesService {
     const response = new InputTokensReply(reply);
     await this.completions.complete(
       { job: this.completions.withGrantedTier(job, undefined, owner), owner, clientGone, exchange: reply, streamed: false },
-      bufferedDoor(response),
+      keeplessDoor(response),
     );
   }
 

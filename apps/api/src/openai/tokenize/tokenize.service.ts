@@ -3,7 +3,7 @@ import { ApiEnv } from '@app/config';
 import type { FastifyReply } from 'fastify';
 import { newTimeOrderedId } from '../../http/time-ordered-ids';
 import { ModelRegistry } from '../../models/model-registry';
-import { bufferedDoor } from '../common/buffered-reply';
+import { keeplessDoor } from '../common/buffered-reply';
 import { CompletionUseCase } from '../../pipeline/completion-use-case';
 import type { DetokenizeRequestDto, TokenizeRequestDto } from './tokenize-request.dto';
 import { toTokenizeJob } from './tokenize-job.mapper';
@@ -35,6 +35,6 @@ export class TokenizeService {
     const job = this.completions.withGrantedTier(mapped, undefined, owner);
     const [worker] = this.models.liveWorkers(job.model);
     const response = new BufferedTokenization(exchange, worker?.contextSize ?? 0);
-    await this.completions.complete({ job, owner, clientGone, exchange, streamed: false }, bufferedDoor(response));
+    await this.completions.complete({ job, owner, clientGone, exchange, streamed: false }, keeplessDoor(response));
   }
 }

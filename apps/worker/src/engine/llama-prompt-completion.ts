@@ -1,0 +1,177 @@
+import type { FinishReason, PromptInput } from '@app/contracts';
+import type { LlamaCompletion, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
+import { answerBudget, GenerationAbortedError } from './inference-engine';
+import type { GenerationOutcome, GenerationRequest } from './inference-engine';
+import { answerOutgrewContext, isContextOverflow } from './llama-context-overflow';
+import { AnswerTokens, scoreAnswer } from './llama-logprobs';
+import { repeatPenalty } from './llama-sampling';
+import type { LogitBias } from './llama-sampling';
+import { WHOLE_CONVERSATION } from './llama-sequences';
+import type { LlamaSequences } from './llama-sequences';
+import { StopSequences } from './stop-sequences';
+
+/** The start token the model puts before every input (node-llama-cpp's LlamaCompletion puts it there too), if any. */
+export function startToken(model: LlamaModel): Token | undefined {
+  const { bos } = model.tokens;
+  return bos !== null && model.tokens.shouldPrependBosToken ? bos : undefined;
+}
+
+/**
+ * Text as the model's tokenizer reads a prompt: with `specialTokens`, special tokens' text read as
+ * those tokens and the start token the model adds first (vLLM's `add_special_tokens`).
+ */
+export function textTokens(model: LlamaModel, text: string, specialTokens: boolean): Token[] {
+  const tokens = model.tokenize(text, specialTokens);
+  const start = specialTokens ? startToken(model) : undefined;
+  return start !== undefined && tokens[0] !== start ? [start, ...tokens] : tokens;
+}
+
+/**
+ * Plain prompts (`POST /v1/completions`) on the chat generator's sequences: node-llama-cpp's
+ * LlamaCompletion, no chat template. The prompt's tokens are counted, and must fit with the
+ * answer, before anything is evaluated (LlamaCompletion would cut a long prompt's start to fit).
+ * With `echo` the answer begins with the prompt; with `logprobs` too, with the prompt's tokens'
+ * log probabilities, scored in the same pass as the answer's.
+ */
+export class LlamaPromptCompleter {
+  private readonly completions = new WeakMap<LlamaContextSequence, LlamaCompletion>();
+
+  constructor(
+    private readonly model: LlamaModel,
+    private readonly sequences: LlamaSequences,
+    private readonly tokenBias: LogitBias,
+    private readonly contextSize: number,
+    private readonly newCompletion: (sequence: LlamaContextSequence) => LlamaCompletion,
+  ) {}
+
+  async complete(request: GenerationRequest): Promise<GenerationOutcome> {
+    const { sampling, logprobs, signal, output, anotherChoiceFollows } = request;
+    const [input] = request.prompt!.inputs;
+    const echo = request.prompt!.echo;
+    const prompt = this.promptTokens(input);
+    const maxTokens = answerBudget(this.contextSize, prompt.length, sampling.maxTokens);
+    const stopped = new AbortController();
+    const stop = new StopSequences(sampling.stop, logprobs ? () => undefined : (text) => output.write({ type: 'text', choice: 0, text }));
+    const start = startToken(this.model);
+    // The start token the model puts first is no part of the prompt's text, nor of its echo.
+    const spelled = start === undefined ? prompt : prompt.slice(1);
+    const echoed = typeof input === 'string' ? input : this.model.detokenize(spelled, true);
+    if (echo && !logprobs) output.write({ type: 'text', choice: 0, text: echoed });
+    const answerTokens = new AnswerTokens();
+    const bias = sampling.logitBias?.length ? this.tokenBias(sampling.logitBias) : undefined;
+    const { chats, cachedTokens } = this.sequences.take(prompt);
+    const { sequence } = chats.free;
+    let failed = false;
+    try {
+      // LlamaCompletion puts the model's start token first itself.
+      const given = spelled;
+      // max_tokens 0 (an evaluation harness scoring an echoed prompt): nothing is generated.
+      const generation =
+        maxTokens === 0
+          ? undefined
+          : this.completionOf(sequence).generateCompletionWithMeta(given, {
+              signal: AbortSignal.any([signal, stopped.signal]),
+              stopOnAbortSignal: true,
+              maxTokens,
+              temperature: sampling.temperature,
+              topP: sampling.topP,
+              topK: 0,
+              seed: sampling.seed,
+              repeatPenalty: repeatPenalty(sampling, maxTokens),
+              ...(bias ? { tokenBias: bias } : {}),
+              // The prompt was measured to fit: nothing of it is dropped, and the answer ends at the context's end.
+              disableContextShift: true,
+              contextShiftSize: 1,
+              onToken: (tokens) => answerTokens.onToken(tokens),
+              onTextChunk: (text) => {
+                answerTokens.onText(text);
+                if (!signal.aborted && !stop.push(text)) stopped.abort();
+              },
+            });
+      const response = await generation;
+      if (signal.aborted) throw new GenerationAbortedError();
+      const text = stop.finish();
+      const completionTokens = answerTokens.tokens.length;
+      if (logprobs) await this.writeScored(sequence, prompt, echo ? echoed : undefined, text, answerTokens, stop.stopped, request);
+      const finishReason: FinishReason = !stop.stopped && (response === undefined || response.metadata.stopReason === 'maxTokens') ? 'length' : 'stop';
+      return {
+        text: echo ? echoed + text : text,
+        finishReason,
+        usage: {
+          prompt_tokens: prompt.length,
+          completion_tokens: completionTokens,
+          total_tokens: prompt.length + completionTokens,
+          prompt_tokens_details: { cached_tokens: cachedTokens },
+        },
+      };
+    } catch (error) {
+      failed = true;
+      if (signal.aborted) throw new GenerationAbortedError();
+      if (isContextOverflow(error)) throw answerOutgrewContext(this.contextSize, prompt.length);
+      throw error;
+    } finally {
+      const keep = anotherChoiceFollows === true && !failed ? 'whole prompt' : WHOLE_CONVERSATION;
+      await this.sequences.giveBack(chats, { messages: [], history: [], functions: undefined, prompt }, keep);
+    }
+  }
+
+  /**
+   * The tokens the prompt is evaluated as: text with the model's special tokens, or the ids as
+   * sent; after the start token the model puts first (LlamaCompletion puts it there whatever it is given).
+   */
+  private promptTokens(input: PromptInput): Token[] {
+    if (typeof input === 'string') return textTokens(this.model, input, true);
+    const start = startToken(this.model);
+    return start !== undefined && input[0] !== start ? [start, ...(input as Token[])] : (input as Token[]);
+  }
+
+  private completionOf(sequence: LlamaContextSequence): LlamaCompletion {
+    let completion = this.completions.get(sequence);
+    if (!completion) {
+      completion = this.newCompletion(sequence);
+      this.completions.set(sequence, completion);
+    }
+    return completion;
+  }
+
+  /**
+   * The text with its tokens' log probabilities, piece by piece: an echoed prompt first, then the
+   * answer; one scoring pass evaluates both. The prompt's first token is scored after the model's
+   * start token; without one, nothing predicts it (OpenAI answers it with a null).
+   */
+  private async writeScored(
+    sequence: LlamaContextSequence,
+    prompt: Token[],
+    echoed: string | undefined,
+    text: string,
+    answerTokens: AnswerTokens,
+    stopped: boolean,
+    { logprobs, signal, output }: GenerationRequest,
+  ): Promise<void> {
+    const top = logprobs!.top;
+    const scoredPrompt = echoed !== undefined ? prompt.slice(1) : [];
+    const from = echoed !== undefined ? prompt.slice(0, 1) : prompt;
+    const scored = await scoreAnswer(sequence, this.model, from, [...scoredPrompt, ...answerTokens.tokens], top);
+    if (signal.aborted) throw new GenerationAbortedError();
+    if (echoed !== undefined) {
+      output.write({ type: 'text', choice: 0, text: echoed });
+      const promptScores = scored.slice(0, scoredPrompt.length);
+      if (prompt[0] === startToken(this.model)) {
+        output.write({ type: 'logprobs', choice: 0, content: promptScores });
+      } else {
+        const firstText = this.model.detokenize(prompt.slice(0, 1), true);
+        const unscored = { token: firstText, bytes: [...Buffer.from(firstText, 'utf8')] };
+        output.write({ type: 'logprobs', choice: 0, content: promptScores, unscored });
+      }
+    }
+    const answer = scored.slice(scoredPrompt.length);
+    const kept = stopped ? answerTokens.within(text.length) : answer.length;
+    for (const {
+      text: [start, end],
+      tokens: [first, last],
+    } of answerTokens.pieces(text.length, kept)) {
+      output.write({ type: 'text', choice: 0, text: text.slice(start, end) });
+      if (last > first) output.write({ type: 'logprobs', choice: 0, content: answer.slice(first, last) });
+    }
+  }
+}
