@@ -9,6 +9,8 @@ import { ServiceStack, STACK_API_KEY, waitFor } from './support/service-stack';
 
 const MODEL = 'tiny-chat';
 const EMBED_MODEL = 'tiny-embed';
+/** tiny-chat's weights with fill-in-the-middle tokens. */
+const FIM_MODEL = 'tiny-fim';
 const PROMPT = 'The rabbit ran down the hole and';
 
 interface LegacyLogprobs {
@@ -37,11 +39,25 @@ async function engineScores(tokens: number[]): Promise<number[]> {
   }
 }
 
+/** How node-llama-cpp fills in the middle on its own, greedily, as a user of it would call it. */
+async function engineInfill(prefix: string, suffix: string, maxTokens: number): Promise<string> {
+  const { getLlama, LlamaCompletion } = await import('node-llama-cpp');
+  const llama = await getLlama({ gpu: false, build: 'never' });
+  try {
+    const model = await llama.loadModel({ modelPath: resolve(REPO_ROOT, `models/${FIM_MODEL}.gguf`) });
+    const context = await model.createContext({ contextSize: 512 });
+    return await new LlamaCompletion({ contextSequence: context.getSequence() }).generateInfillCompletion(prefix, suffix, { maxTokens, temperature: 0 });
+  } finally {
+    await llama.dispose();
+  }
+}
+
 /**
  * `POST /v1/completions`, OpenAI's legacy contract, on the real llama worker: plain prompts with no
  * chat template (text, token ids, several at once, `n` each), streamed as `text_completion`
  * chunks, `echo` + `logprobs` scored as node-llama-cpp scores the prompt on its own, max_tokens 0
- * as evaluation harnesses send it, batch lines; each bad request a 400 naming its field.
+ * as evaluation harnesses send it, `suffix` filled in the middle on a model with FIM tokens, batch
+ * lines; each bad request a 400 naming its field.
  */
 describe('Legacy completions', () => {
   let stack: ServiceStack;
@@ -52,12 +68,11 @@ describe('Legacy completions', () => {
     stack = await ServiceStack.start({
       name: 'text-completions',
       workers: 0,
-      models: [MODEL, EMBED_MODEL],
+      models: [MODEL, EMBED_MODEL, FIM_MODEL],
       parallelSequences: 2,
       apiEnv: { FILES_DIR: filesDir },
     });
-    await stack.addWorker({}, MODEL);
-    await stack.addWorker({}, EMBED_MODEL);
+    await Promise.all([MODEL, EMBED_MODEL, FIM_MODEL].map((model) => stack.addWorker({}, model)));
     client = new OpenAI({ baseURL: stack.baseUrl, apiKey: STACK_API_KEY, maxRetries: 0 });
   }, 120_000);
 
@@ -165,9 +180,21 @@ describe('Legacy completions', () => {
     expect(byIds.choices[0].text).toBe(alone.choices[0].text);
   });
 
+  it("fills in the middle on a model with FIM tokens, as node-llama-cpp's own infill does", async () => {
+    const [prefix, suffix] = ['The rabbit', ' and that was the end.'];
+    const answer = await client.completions.create({ model: FIM_MODEL, prompt: prefix, suffix, max_tokens: 12, temperature: 0 });
+    assertMatchesEmbeddingsSchema('CreateCompletionResponse', answer);
+    expect(answer.choices[0].text).toBe(await engineInfill(prefix, suffix, 12));
+    expect(answer.choices[0].text.length).toBeGreaterThan(0);
+    const spelled = async (text: string): Promise<number> =>
+      ((await post('/tokenize', { model: FIM_MODEL, prompt: text, add_special_tokens: false })).body.tokens as number[]).length;
+    // The start token, the prefix, suffix and middle tokens around the two texts.
+    expect(answer.usage?.prompt_tokens).toBe(4 + (await spelled(prefix)) + (await spelled(suffix)));
+  });
+
   it('refuses what it cannot honour with a 400 naming the field, and queues nothing for it', async () => {
     const queued = async (): Promise<number> => {
-      const counts = await Promise.all([MODEL, EMBED_MODEL].map((model) => stack.queue(model).getJobCounts()));
+      const counts = await Promise.all([MODEL, EMBED_MODEL, FIM_MODEL].map((model) => stack.queue(model).getJobCounts()));
       return counts.flatMap((count) => Object.values(count)).reduce((sum, count) => sum + count, 0);
     };
     await waitFor('the API to know what the embedding worker runs', async () => {
@@ -177,6 +204,7 @@ describe('Legacy completions', () => {
     const before = await queued();
     const cases: Array<[unknown, string]> = [
       [{ model: MODEL, prompt: PROMPT, suffix: ' the end.' }, 'suffix'],
+      [{ model: FIM_MODEL, prompt: PROMPT, suffix: ' the end.', echo: true }, 'suffix'],
       [{ model: MODEL, prompt: PROMPT, best_of: 3 }, 'best_of'],
       [{ model: MODEL, prompt: PROMPT, logprobs: 6 }, 'logprobs'],
       [{ model: MODEL, prompt: '' }, 'prompt'],

@@ -5,6 +5,7 @@
  *
  * `--thinking` gives it a reasoning model's chat template (tiny-model/thinking-template.ts).
  * `--parallel-calls` lets a tool call be followed by another; without it the turn ends after one.
+ * `--fim` adds fill-in-the-middle tokens, for `suffix` in legacy completions.
  *
  * The same arguments always give the same bytes; an existing identical file is
  * left untouched so its mtime (and anything keyed on it) does not change.
@@ -30,6 +31,8 @@ export interface MakeTinyModelOptions {
   readonly thinking?: boolean;
   /** A tool call may be followed by another (tiny-model/tool-markup.ts). */
   readonly parallelCalls?: boolean;
+  /** Fill-in-the-middle tokens (tiny-model/bigram-model.ts, FIM_TOKENS). */
+  readonly fim?: boolean;
 }
 
 export interface MakeTinyModelResult {
@@ -40,7 +43,7 @@ export interface MakeTinyModelResult {
 }
 
 export function makeTinyModel(options: MakeTinyModelOptions): MakeTinyModelResult {
-  const model = buildBigramModel({ name: options.name, corpus: options.corpus, parallelCalls: options.parallelCalls });
+  const model = buildBigramModel({ name: options.name, corpus: options.corpus, parallelCalls: options.parallelCalls, fim: options.fim });
   const data = writeGguf({ metadata: options.thinking ? withThinkingTemplate(model.metadata) : model.metadata, tensors: model.tensors });
   const path = resolve(options.out);
   if (existsSync(path) && readFileSync(path).equals(data)) {
@@ -63,6 +66,7 @@ function parseCli(argv: string[]): MakeTinyModelOptions {
       out: { type: 'string' },
       thinking: { type: 'boolean', default: false },
       'parallel-calls': { type: 'boolean', default: false },
+      fim: { type: 'boolean', default: false },
       ...SHAPE_CLI_OPTIONS,
     },
     strict: true,
@@ -71,7 +75,7 @@ function parseCli(argv: string[]): MakeTinyModelOptions {
   // Without --corpus, a name mentioning fables picks that corpus.
   const corpus = values.corpus ?? (name.includes('fables') ? 'fables' : 'alice');
   if (!isCorpusName(corpus)) throw new Error(`unknown --corpus "${corpus}" (expected alice or fables)`);
-  return { name, corpus, out: values.out ?? `models/${name}.gguf`, thinking: values.thinking, parallelCalls: values['parallel-calls'] };
+  return { name, corpus, out: values.out ?? `models/${name}.gguf`, thinking: values.thinking, parallelCalls: values['parallel-calls'], fim: values.fim };
 }
 
 function main(): void {

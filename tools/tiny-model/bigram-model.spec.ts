@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { BigramModel } from './bigram-model';
-import { buildBigramModel, CHAT_TEMPLATE, NEVER_LOGIT, START_STATE } from './bigram-model';
+import { buildBigramModel, CHAT_TEMPLATE, FIM_TOKENS, NEVER_LOGIT, START_STATE } from './bigram-model';
 import { analyseCorpus, splitItems } from './corpus-analysis';
 import type { CorpusName } from './corpus';
 import { CORPORA } from './corpus';
@@ -218,6 +218,16 @@ describe.each<CorpusName>(['alice', 'fables'])('JSON and tool behaviour (%s)', (
     for (const t of tail) expect(vocab.types[id(t)]).toBe(TokenType.USER_DEFINED);
     expect(spmTokenize(vocab, '\n{"name": "')).toEqual([CALL_OPENER]);
     for (let c = 0x21; c <= 0x7e; c++) expect(vocab.ids.has(String.fromCharCode(c))).toBe(true);
+  });
+
+  it('adds fill-in-the-middle tokens after the tool tokens, named as llama.cpp reads them, leaving every other id as it was', () => {
+    const fim = buildBigramModel({ name: 'fim', corpus, fim: true });
+    const added = Object.values(FIM_TOKENS);
+    expect(fim.vocabulary.tokens.slice(-added.length)).toEqual(added);
+    expect(fim.vocabulary.tokens.slice(0, vocab.tokens.length)).toEqual(vocab.tokens);
+    const metadata = new Map(fim.metadata);
+    expect(metadata.get('tokenizer.ggml.fim_pre_token_id')).toEqual({ type: 'uint32', value: vocab.tokens.length });
+    expect(metadata.get('tokenizer.ggml.fim_mid_token_id')).toEqual({ type: 'uint32', value: vocab.tokens.length + 2 });
   });
 
   it('offers <tool_call> at the start of an answer only while tools are offered and no result came back', () => {

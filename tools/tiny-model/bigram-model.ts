@@ -65,7 +65,12 @@ export interface BigramModelOptions {
   readonly contextLength?: number;
   /** Whether a tool call may be followed by another (PARALLEL_CALL_PROBABILITY); default: the turn ends. */
   readonly parallelCalls?: boolean;
+  /** Fill-in-the-middle tokens (FIM_TOKENS), named in the GGUF as llama.cpp reads them; after the middle one it starts a sentence. */
+  readonly fim?: boolean;
 }
+
+/** Qwen2.5-Coder's fill-in-the-middle tokens, in their GGUF keys' order: prefix, suffix, middle. */
+export const FIM_TOKENS = { pre: '<|fim_prefix|>', suf: '<|fim_suffix|>', mid: '<|fim_middle|>' } as const;
 
 export interface BigramModel {
   readonly metadata: GgufMetadata;
@@ -179,7 +184,8 @@ export function buildBigramModel(options: BigramModelOptions): BigramModel {
   const jsonStates = jsonTokenStates(words);
   const vocabulary = buildVocabulary(
     [...corpus.words.map((w) => SPACE + w), ...starters, ...corpus.punctuation, ...jsonStates.keys(), ...LITERALS, CALL_OPENER],
-    TOOL_TOKEN_LIST,
+    // After the tool tokens: the ids of everything else do not depend on them.
+    options.fim ? [...TOOL_TOKEN_LIST, ...Object.values(FIM_TOKENS)] : TOOL_TOKEN_LIST,
   );
   const nVocab = vocabulary.tokens.length;
 
@@ -317,6 +323,12 @@ export function buildBigramModel(options: BigramModelOptions): BigramModel {
     // No implicit leading "▁": generated tokens then re-tokenize to the same ids.
     ['tokenizer.ggml.add_space_prefix', { type: 'bool', value: false }],
     ['tokenizer.chat_template', { type: 'string', value: CHAT_TEMPLATE }],
+    ...(options.fim
+      ? Object.entries(FIM_TOKENS).map(([key, text]): GgufMetadata[number] => [
+          `tokenizer.ggml.fim_${key}_token_id`,
+          { type: 'uint32', value: tokenId(vocabulary, text) },
+        ])
+      : []),
   ];
 
   return {

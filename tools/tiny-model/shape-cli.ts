@@ -20,6 +20,7 @@ export function runShapeCli(argv: string[]): boolean {
       out: { type: 'string' },
       thinking: { type: 'boolean' },
       'parallel-calls': { type: 'boolean' },
+      fim: { type: 'boolean' },
     },
     strict: true,
   });
@@ -33,8 +34,14 @@ export function runShapeCli(argv: string[]): boolean {
   if (type !== 'f16' && type !== 'q8_0') throw new Error(`unknown --type "${type}" (expected f16 or q8_0)`);
   const seed = Number(values.seed ?? '1');
   if (!Number.isInteger(seed) || seed < 0) throw new Error(`--seed ${values.seed}: a whole number is needed`);
-  if (values.name !== undefined || values.corpus !== undefined || values.thinking !== undefined || values['parallel-calls'] !== undefined)
-    throw new Error('--name, --corpus, --thinking and --parallel-calls are for the tiny models, not --shape');
+  if (
+    values.name !== undefined ||
+    values.corpus !== undefined ||
+    values.thinking !== undefined ||
+    values['parallel-calls'] !== undefined ||
+    values.fim !== undefined
+  )
+    throw new Error('--name, --corpus, --thinking, --parallel-calls and --fim are for the tiny models, not --shape');
   const pooling = values.pooling;
   if (pooling !== undefined && !isPoolingName(pooling)) throw new Error(`unknown --pooling "${pooling}" (expected ${Object.keys(POOLING_TYPES).join(', ')})`);
   const started = performance.now();

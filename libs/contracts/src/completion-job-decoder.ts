@@ -78,7 +78,9 @@ const tier = oneOf('priority', 'default', 'flex');
 
 const options = fields<GenerationOptions>({
   messages: arrayOf(chatMessage),
-  prompt: optional(fields<PlainPrompt>({ inputs: arrayOf(anyOf('a string or token ids', aString, arrayOf(aCount))), echo: aBoolean })),
+  prompt: optional(
+    fields<PlainPrompt>({ inputs: arrayOf(anyOf('a string or token ids', aString, arrayOf(aCount))), echo: aBoolean, suffix: optional(aString) }),
+  ),
   sampling,
   tools: optional(tools),
   choices: optional(aCount),

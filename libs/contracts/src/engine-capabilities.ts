@@ -26,6 +26,8 @@ export interface EngineCapabilities {
    * Absent (an engine, or a worker of an earlier version, that does not say so) means none.
    */
   plainPrompts?: boolean;
+  /** Fill-in-the-middle of plain prompts (`suffix`): a model with FIM tokens. Absent means none. */
+  fillInTheMiddle?: boolean;
   /** Token ids `logit_bias` may name (its vocabulary size); 0 when it cannot apply logit_bias. */
   logitBiasTokens: number;
   /**
@@ -48,6 +50,7 @@ export interface RequiredCapability {
 export function requiredCapabilities(job: Pick<GenerationOptions, 'tools' | 'responseFormat' | 'logprobs' | 'prompt'>): RequiredCapability[] {
   const needs: RequiredCapability[] = [];
   if (job.prompt) needs.push({ capability: 'plainPrompts', param: 'prompt' });
+  if (job.prompt?.suffix !== undefined) needs.push({ capability: 'fillInTheMiddle', param: 'suffix' });
   if (callsAllowed(job.tools)) needs.push({ capability: 'tools', param: 'tools' });
   if (job.responseFormat !== undefined && job.responseFormat.type !== 'text') needs.push({ capability: 'grammar', param: 'response_format' });
   if (job.logprobs) needs.push({ capability: 'logprobs', param: 'logprobs' });

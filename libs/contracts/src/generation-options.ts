@@ -73,6 +73,8 @@ export type PromptInput = string | number[];
 export interface PlainPrompt {
   inputs: PromptInput[];
   echo: boolean;
+  /** Text after the answer: the model fills in the middle between each prompt and it (its FIM tokens). */
+  suffix?: string;
 }
 
 /** Sampling settings as the engine applies them, already defaulted and validated by the API. */

@@ -34,7 +34,7 @@ export const TEXT_COMPLETION_SCHEMAS: Record<string, SchemaObject> = {
       presence_penalty: { type: 'number', minimum: -2, maximum: 2 },
       logit_bias: { type: 'object', additionalProperties: { type: 'number', minimum: -100, maximum: 100 } },
       seed: { type: 'integer' },
-      suffix: { type: 'string', description: 'Refused (400): no model served here has fill-in-the-middle tokens.' },
+      suffix: { type: 'string', description: 'Fill-in-the-middle, on a model with FIM tokens (400 naming it on any other).' },
       user: { type: 'string' },
     },
   },

@@ -146,6 +146,7 @@ function unsupportedBy(engine: string, need: RequiredCapability): OpenAiError {
     grammar: 'structured output',
     logprobs: 'log probabilities',
     plainPrompts: 'plain prompts (without a chat template)',
+    fillInTheMiddle: 'fill-in-the-middle (suffix): the model has no FIM tokens',
   } satisfies Record<RequiredCapability['capability'], string>;
   return OpenAiError.invalidRequest(
     `The engine serving this model (${engine}) does not support ${what[need.capability]}.`,

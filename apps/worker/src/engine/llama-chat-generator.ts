@@ -63,6 +63,7 @@ export class LlamaChatGenerator {
       logprobs: chatWrapper.settings.segments?.thought === undefined && chatWrapper.settings.segments?.comment === undefined,
       maxChoices: MAX_CHOICES,
       plainPrompts: true,
+      fillInTheMiddle: model.tokens.infill.prefix !== null && model.tokens.infill.suffix !== null,
       logitBiasTokens: vocabularySize(model),
       unbiasableTokens: endOfGenerationTokens(model),
     };

@@ -1,5 +1,7 @@
 import type { FinishReason, PromptInput } from '@app/contracts';
-import type { LlamaCompletion, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
+import type { LlamaCompletion, LlamaCompletionGenerationOptions, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp' with {
+  'resolution-mode': 'import',
+};
 import { answerBudget, GenerationAbortedError } from './inference-engine';
 import type { GenerationOutcome, GenerationRequest } from './inference-engine';
 import { answerOutgrewContext, isContextOverflow } from './llama-context-overflow';
@@ -46,15 +48,16 @@ export class LlamaPromptCompleter {
 
   async complete(request: GenerationRequest): Promise<GenerationOutcome> {
     const { sampling, logprobs, signal, output, anotherChoiceFollows } = request;
-    const [input] = request.prompt!.inputs;
-    const echo = request.prompt!.echo;
-    const prompt = this.promptTokens(input);
-    const maxTokens = answerBudget(this.contextSize, prompt.length, sampling.maxTokens);
+    const { inputs, echo, suffix } = request.prompt!;
+    const [input] = inputs;
+    // The prompt's own tokens; the start token the model puts first is no part of its text, nor of its echo.
+    const spelled = this.spelledTokens(input);
+    const suffixTokens = suffix === undefined ? undefined : this.model.tokenize(suffix, true);
+    const prompt = suffixTokens ? this.infillTokens(spelled, suffixTokens) : this.withStart(spelled);
+    // LlamaCompletion's infill wants a token free beyond the answer.
+    const maxTokens = answerBudget(this.contextSize, prompt.length, sampling.maxTokens, suffixTokens ? 2 : 1);
     const stopped = new AbortController();
     const stop = new StopSequences(sampling.stop, logprobs ? () => undefined : (text) => output.write({ type: 'text', choice: 0, text }));
-    const start = startToken(this.model);
-    // The start token the model puts first is no part of the prompt's text, nor of its echo.
-    const spelled = start === undefined ? prompt : prompt.slice(1);
     const echoed = typeof input === 'string' ? input : this.model.detokenize(spelled, true);
     if (echo && !logprobs) output.write({ type: 'text', choice: 0, text: echoed });
     const answerTokens = new AnswerTokens();
@@ -63,13 +66,15 @@ export class LlamaPromptCompleter {
     const { sequence } = chats.free;
     let failed = false;
     try {
-      // LlamaCompletion puts the model's start token first itself.
-      const given = spelled;
       // max_tokens 0 (an evaluation harness scoring an echoed prompt): nothing is generated.
+      // LlamaCompletion puts the model's start token (and its FIM tokens) around what it is given itself.
+      const completion = this.completionOf(sequence);
+      const generate = (options: LlamaCompletionGenerationOptions) =>
+        suffixTokens ? completion.generateInfillCompletionWithMeta(spelled, suffixTokens, options) : completion.generateCompletionWithMeta(spelled, options);
       const generation =
         maxTokens === 0
           ? undefined
-          : this.completionOf(sequence).generateCompletionWithMeta(given, {
+          : generate({
               signal: AbortSignal.any([signal, stopped.signal]),
               stopOnAbortSignal: true,
               maxTokens,
@@ -115,14 +120,24 @@ export class LlamaPromptCompleter {
     }
   }
 
-  /**
-   * The tokens the prompt is evaluated as: text with the model's special tokens, or the ids as
-   * sent; after the start token the model puts first (LlamaCompletion puts it there whatever it is given).
-   */
-  private promptTokens(input: PromptInput): Token[] {
-    if (typeof input === 'string') return textTokens(this.model, input, true);
+  /** A prompt's own tokens: text with the model's special tokens, or the ids as sent, without the model's start token. */
+  private spelledTokens(input: PromptInput): Token[] {
+    const tokens = typeof input === 'string' ? this.model.tokenize(input, true) : (input as Token[]);
     const start = startToken(this.model);
-    return start !== undefined && input[0] !== start ? [start, ...(input as Token[])] : (input as Token[]);
+    return start !== undefined && tokens[0] === start ? tokens.slice(1) : tokens;
+  }
+
+  /** What is evaluated: the tokens after the start token the model puts first (LlamaCompletion puts it there whatever it is given). */
+  private withStart(tokens: Token[]): Token[] {
+    const start = startToken(this.model);
+    return start === undefined ? tokens : [start, ...tokens];
+  }
+
+  /** A fill-in-the-middle prompt as LlamaCompletion lays it out: prefix, suffix, middle (or suffix before prefix without a middle token). */
+  private infillTokens(prefix: Token[], suffix: Token[]): Token[] {
+    const { prefix: pre, suffix: suf, middle } = this.model.tokens.infill;
+    if (pre === null || suf === null) throw new Error('this model has no fill-in-the-middle tokens');
+    return this.withStart(middle === null ? [suf, ...suffix, pre, ...prefix] : [pre, ...prefix, suf, ...suffix, middle]);
   }
 
   private completionOf(sequence: LlamaContextSequence): LlamaCompletion {

@@ -32,10 +32,14 @@ function checkPrompts(prompts: PromptInput[], single: boolean): void {
   }
 }
 
-/** What cannot be honoured: a suffix (no model here can fill in the middle), or best_of keeping fewer answers than it generates. */
+/**
+ * What cannot be honoured: a suffix with an echo (the answer is in the middle, not after the
+ * prompt), or best_of keeping fewer answers than it generates. A model without FIM tokens is
+ * refused a suffix at admission, which knows the model's engines.
+ */
 function refuseUnhonoured(request: TextCompletionRequestDto): void {
-  if (request.suffix !== undefined && request.suffix !== '') {
-    throw invalid(`The model '${request.model}' cannot fill in the middle: 'suffix' needs a model with FIM tokens.`, 'suffix', 'unsupported_parameter');
+  if (request.suffix && request.echo === true) {
+    throw invalid(`'suffix' cannot be combined with 'echo': the answer goes between the prompt and the suffix.`, 'suffix', 'invalid_value');
   }
   const n = request.n ?? 1;
   if (request.best_of !== undefined && request.best_of !== n) {
@@ -57,7 +61,8 @@ export function toTextCompletionJob(request: TextCompletionRequestDto, id: strin
     id,
     request,
     messages: [],
-    prompt: { inputs, echo: request.echo === true },
+    // An empty suffix is no suffix, as OpenAI reads it.
+    prompt: { inputs, echo: request.echo === true, ...(request.suffix ? { suffix: request.suffix } : {}) },
     sampling: {
       maxTokens: request.max_tokens ?? DEFAULT_MAX_TOKENS,
       stop: stopList(request.stop),

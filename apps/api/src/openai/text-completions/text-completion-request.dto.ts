@@ -38,7 +38,7 @@ export class TextCompletionRequestDto {
   @IsPrompt()
   prompt!: TextCompletionPromptValue;
 
-  /** Refused by the mapper unless the model can fill in the middle (none served here has FIM tokens). */
+  /** Text after the answer: fill-in-the-middle, on a model with FIM tokens (a 400 naming it elsewhere). */
   @IsOptional()
   @IsString()
   suffix?: string;
