@@ -118,6 +118,19 @@ describe('the openai upstream engine, with this service as its upstream', () => 
     expect(withText.flatMap((chunk) => chunk.choices[0].logprobs?.content ?? [])).toEqual(upstreamAnswer.choices[0].logprobs?.content);
   });
 
+  it("passes plain prompts on to the upstream's /v1/completions: the same text, echo, log probabilities and usage", async () => {
+    const request = { model, prompt: 'The rabbit ran down the hole and', max_tokens: 6, temperature: 0, echo: true, logprobs: 2 };
+    const [through, upstreamAnswer] = await Promise.all([client.completions.create(request), direct.completions.create(request)]);
+    expect(through.object).toBe('text_completion');
+    expect(through.choices[0].text).toBe(upstreamAnswer.choices[0].text);
+    expect(through.choices[0].text.startsWith(request.prompt)).toBe(true);
+    expect(through.choices[0].logprobs).toEqual(upstreamAnswer.choices[0].logprobs);
+    expect(through.choices[0].finish_reason).toBe(upstreamAnswer.choices[0].finish_reason);
+    expect(counts(through.usage!)).toEqual(counts(upstreamAnswer.usage!));
+    // What the upstream cannot do comes back as it refused it: this one's model has no FIM tokens.
+    await expect(client.completions.create({ model, prompt: 'The rabbit', suffix: ' the end.' })).rejects.toMatchObject({ status: 400, param: 'suffix' });
+  });
+
   it("relays the upstream's refusal of a token id outside its vocabulary, naming logit_bias", async () => {
     const error = await client.chat.completions.create({ model, messages: question, max_tokens: 4, logit_bias: { '10000000': 5 } }).then(
       () => undefined,

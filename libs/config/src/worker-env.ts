@@ -232,7 +232,7 @@ export class WorkerEnv extends RedisEnv {
 
   /**
    * `ENGINE=openai`: what the upstream model serves, comma-separated: `generate` (chat
-   * completions), `embed` (`/v1/embeddings`), `rank` (`/v1/rerank`, as vLLM and llama.cpp's
+   * completions, and plain prompts as its `/v1/completions`), `embed` (`/v1/embeddings`), `rank` (`/v1/rerank`, as vLLM and llama.cpp's
    * server serve it), or several. The worker announces these, the API refuses the others before
    * queueing, and the boot self-test runs each once against the upstream.
    */

@@ -17,7 +17,7 @@ import type {
 import { UpstreamAnswer, UpstreamProtocolError, UpstreamStreamError, upstreamErrorDetail } from './upstream/upstream-answer';
 import type { UpstreamErrorDetail } from './upstream/upstream-answer';
 import { readServerSentEvents } from './upstream/server-sent-events';
-import { toUpstreamRequest } from './upstream/upstream-request';
+import { toUpstreamCompletionRequest, toUpstreamRequest } from './upstream/upstream-request';
 
 export interface OpenAiUpstreamEngineOptions {
   /** The upstream's OpenAI base URL, ending in /v1. */
@@ -87,6 +87,9 @@ export class OpenAiUpstreamEngine implements InferenceEngine {
       grammar: true,
       logprobs: true,
       maxChoices: MAX_CHOICES,
+      // Passed to its /v1/completions, which serves or refuses them (FIM included) itself.
+      plainPrompts: true,
+      fillInTheMiddle: true,
       logitBiasTokens: Number.MAX_SAFE_INTEGER,
       unbiasableTokens: [],
     };
@@ -109,7 +112,12 @@ export class OpenAiUpstreamEngine implements InferenceEngine {
     const silence = new SilenceTimer(this.options.timeoutMs);
     const requestSignal = AbortSignal.any([signal, silence.signal]);
     try {
-      const response = await this.client.chat.completions.create(toUpstreamRequest(this.options.model, request), { signal: requestSignal }).asResponse();
+      // A plain prompt goes to the upstream's legacy completions route, a conversation to its chat route.
+      const response = await (
+        request.prompt
+          ? this.client.completions.create(toUpstreamCompletionRequest(this.options.model, request), { signal: requestSignal })
+          : this.client.chat.completions.create(toUpstreamRequest(this.options.model, request), { signal: requestSignal })
+      ).asResponse();
       if (!response.body) throw new UpstreamProtocolError('The upstream server answered with an empty body.');
       silence.start();
       for await (const event of readServerSentEvents(silence.watch(response.body))) {

@@ -1,5 +1,5 @@
 import { isJsonObject, newToolCallId } from '@app/contracts';
-import type { CompletionUsage, FinishReason, OutputSink, TokenLogprob, ToolCall, TopLogprob } from '@app/contracts';
+import type { CompletionUsage, FinishReason, LogprobsPart, OutputSink, TokenLogprob, ToolCall, TopLogprob } from '@app/contracts';
 import type { GenerationOutcome } from '../inference-engine';
 import type { ServerSentEvent } from './server-sent-events';
 
@@ -114,7 +114,8 @@ export class UpstreamAnswer {
     const choice = choices.find((item): item is Fields => isJsonObject(item) && (item.index === undefined || item.index === 0));
     if (!choice) return;
     const delta = isJsonObject(choice.delta) ? choice.delta : {};
-    const content = text(delta.content);
+    // A legacy completions chunk carries its text as `choice.text`.
+    const content = text(delta.content) ?? text(choice.text);
     // A reasoning model's thinking: `reasoning_content` (DeepSeek, llama.cpp's server, older vLLM) or `reasoning` (newer vLLM).
     const reasoning = text(delta.reasoning_content) ?? text(delta.reasoning);
     if (reasoning) this.write({ type: 'reasoning', choice: 0, text: reasoning });
@@ -125,8 +126,10 @@ export class UpstreamAnswer {
       this.write({ type: 'text', choice: 0, text: content });
     }
     for (const fragment of toolCalls) this.takeToolCallFragment(fragment);
-    const logprobs = readLogprobs(choice.logprobs);
-    if (logprobs.length > 0) this.write({ type: 'logprobs', choice: 0, content: logprobs });
+    const legacy = readLegacyLogprobs(choice.logprobs);
+    const logprobs = legacy?.content ?? readLogprobs(choice.logprobs);
+    if (legacy?.unscored) this.write({ type: 'logprobs', choice: 0, content: logprobs, unscored: legacy.unscored });
+    else if (logprobs.length > 0) this.write({ type: 'logprobs', choice: 0, content: logprobs });
     const finishReason = text(choice.finish_reason);
     if (finishReason !== undefined) this.finishReason ??= finishReason;
   }
@@ -184,6 +187,29 @@ function readLogprobs(value: unknown): TokenLogprob[] {
     const top = Array.isArray(entry.top_logprobs) ? entry.top_logprobs.map(readTopLogprob).filter((item) => item !== undefined) : [];
     return [{ ...token, top_logprobs: top }];
   });
+}
+
+/**
+ * `choice.logprobs` of a legacy completions chunk: `{tokens, token_logprobs, top_logprobs}`, the
+ * alternatives a map of token to number; an echoed prompt's first token, which nothing predicts,
+ * has a null. Undefined for any other shape.
+ */
+function readLegacyLogprobs(value: unknown): Pick<LogprobsPart, 'content' | 'unscored'> | undefined {
+  if (!isJsonObject(value) || !Array.isArray(value.tokens) || !Array.isArray(value.token_logprobs)) return undefined;
+  const tops: unknown[] = Array.isArray(value.top_logprobs) ? value.top_logprobs : [];
+  const numbers: unknown[] = value.token_logprobs;
+  let unscored: LogprobsPart['unscored'];
+  const content = value.tokens.flatMap((token: unknown, index): TokenLogprob[] => {
+    const scored = readTopLogprob({ token, logprob: numbers[index] });
+    if (!scored) {
+      if (index === 0 && typeof token === 'string') unscored = { token, bytes: [...Buffer.from(token, 'utf8')] };
+      return [];
+    }
+    const alternatives = isJsonObject(tops[index]) ? Object.entries(tops[index]).map(([text, logprob]) => readTopLogprob({ token: text, logprob })) : [];
+    const top = alternatives.filter((item) => item !== undefined).sort((a, b) => b.logprob - a.logprob);
+    return [{ ...scored, top_logprobs: top }];
+  });
+  return { content, ...(unscored ? { unscored } : {}) };
 }
 
 function readUsage(value: unknown): CompletionUsage | undefined {

@@ -1,9 +1,28 @@
 import { parallelCallsAllowed } from '@app/contracts';
-import type { ChatMessage, ResponseFormat, ToolChoice } from '@app/contracts';
+import type { ChatMessage, ResponseFormat, SamplingParams, ToolChoice } from '@app/contracts';
 import type OpenAI from 'openai';
 import type { GenerationRequest } from '../inference-engine';
 
 type ChatCompletionParams = OpenAI.Chat.ChatCompletionCreateParamsStreaming;
+type CompletionParams = OpenAI.CompletionCreateParamsStreaming;
+
+/**
+ * The sampling settings in OpenAI's names, those left at OpenAI's defaults too, so the upstream
+ * cannot apply defaults of its own (vLLM reads a model's generation_config otherwise).
+ * `max_tokens` rather than `max_completion_tokens`, which older vLLM, TGI and llama.cpp servers ignore.
+ */
+function samplingFields(sampling: SamplingParams) {
+  return {
+    temperature: sampling.temperature,
+    top_p: sampling.topP,
+    frequency_penalty: sampling.frequencyPenalty,
+    presence_penalty: sampling.presencePenalty,
+    seed: sampling.seed,
+    ...(sampling.maxTokens !== undefined ? { max_tokens: sampling.maxTokens } : {}),
+    ...(sampling.stop.length > 0 ? { stop: sampling.stop } : {}),
+    ...(sampling.logitBias?.length ? { logit_bias: Object.fromEntries(sampling.logitBias.map(({ token, bias }) => [String(token), bias])) } : {}),
+  };
+}
 
 function toUpstreamMessage(message: ChatMessage): OpenAI.Chat.ChatCompletionMessageParam {
   switch (message.role) {
@@ -42,12 +61,7 @@ function toUpstreamResponseFormat(format: ResponseFormat): ChatCompletionParams[
   }
 }
 
-/**
- * The upstream request for one job: every option the job carries, in OpenAI's names, streamed
- * with usage. `max_tokens` rather than `max_completion_tokens`, which older vLLM, TGI and
- * llama.cpp servers ignore. Options the job leaves at OpenAI's defaults are still sent, so the
- * upstream cannot apply defaults of its own (vLLM reads a model's generation_config otherwise).
- */
+/** The upstream chat request for one job: every option the job carries, in OpenAI's names, streamed with usage. */
 export function toUpstreamRequest(
   model: string,
   { messages, sampling, tools, responseFormat, logprobs, thinking }: Omit<GenerationRequest, 'signal' | 'output'>,
@@ -58,14 +72,7 @@ export function toUpstreamRequest(
     messages: messages.map(toUpstreamMessage),
     stream: true,
     stream_options: { include_usage: true },
-    temperature: sampling.temperature,
-    top_p: sampling.topP,
-    frequency_penalty: sampling.frequencyPenalty,
-    presence_penalty: sampling.presencePenalty,
-    seed: sampling.seed,
-    ...(sampling.maxTokens !== undefined ? { max_tokens: sampling.maxTokens } : {}),
-    ...(sampling.stop.length > 0 ? { stop: sampling.stop } : {}),
-    ...(sampling.logitBias?.length ? { logit_bias: Object.fromEntries(sampling.logitBias.map(({ token, bias }) => [String(token), bias])) } : {}),
+    ...samplingFields(sampling),
     ...(tools
       ? {
           tools: tools.definitions.map((tool) => ({
@@ -80,5 +87,20 @@ export function toUpstreamRequest(
     ...(logprobs ? { logprobs: true, top_logprobs: logprobs.top } : {}),
     // Thinking off, as OpenAI names it (vLLM, llama.cpp's server and this service read it).
     ...(thinking === false ? { reasoning_effort: 'none' as const } : {}),
+  };
+}
+
+/** The upstream legacy completions request for one plain prompt (`/v1/completions`): its prompt, echo and suffix, streamed with usage. */
+export function toUpstreamCompletionRequest(model: string, { prompt, sampling, logprobs }: Omit<GenerationRequest, 'signal' | 'output'>): CompletionParams {
+  const [input] = prompt!.inputs;
+  return {
+    model,
+    prompt: input,
+    stream: true,
+    stream_options: { include_usage: true },
+    ...samplingFields(sampling),
+    ...(prompt!.echo ? { echo: true } : {}),
+    ...(prompt!.suffix !== undefined ? { suffix: prompt!.suffix } : {}),
+    ...(logprobs ? { logprobs: logprobs.top } : {}),
   };
 }
