@@ -35,10 +35,30 @@ describe('Token counts', () => {
     expect(back).toEqual({ status: 200, body: { prompt } });
   });
 
+  it('tokenizes a conversation (vLLM shape) as a chat completion of it is prompted', async () => {
+    const messages: OpenAI.ChatCompletionMessageParam[] = [
+      { role: 'system', content: 'You tell stories.' },
+      { role: 'user', content: 'Where did the rabbit go?' },
+    ];
+    const tokenized = await post('/tokenize', { model: stack.model, messages });
+    expect(tokenized.status).toBe(200);
+    const { tokens, count } = tokenized.body as { tokens: number[]; count: number };
+    const answered = await client.chat.completions.create({ model: stack.model, messages, max_tokens: 1 });
+    expect(count).toBe(answered.usage?.prompt_tokens);
+    // The template's text around the messages is in the tokens, and the messages' own text.
+    const text = (await post('/detokenize', { model: stack.model, tokens })).body.prompt as string;
+    expect(text).toContain('Where did the rabbit go?');
+    expect(text.length).toBeGreaterThan('You tell stories.Where did the rabbit go?'.length);
+  });
+
   it('refuses what it cannot count, naming the field', async () => {
     const cases: Array<[string, unknown, string]> = [
       ['/tokenize', { model: stack.model }, 'prompt'],
-      ['/tokenize', { model: stack.model, messages: [{ role: 'user', content: 'Hi' }] }, 'messages'],
+      ['/tokenize', { model: stack.model, messages: [] }, 'messages'],
+      ['/tokenize', { model: stack.model, messages: [{ role: 'tool', content: 'Hi' }] }, 'messages[0].tool_call_id'],
+      ['/tokenize', { model: stack.model, messages: [{ role: 'user', content: 'Hi' }], add_generation_prompt: false }, 'add_generation_prompt'],
+      ['/tokenize', { model: stack.model, messages: [{ role: 'user', content: 'Hi' }], add_special_tokens: true }, 'add_special_tokens'],
+      ['/tokenize', { model: stack.model, messages: [{ role: 'user', content: 'Hi' }], prompt: 'Hi' }, 'prompt'],
       ['/detokenize', { model: stack.model, tokens: [1, -2] }, 'tokens'],
       ['/detokenize', { model: stack.model, tokens: [1, 10_000_000] }, 'tokens'],
     ];

@@ -1,82 +1,13 @@
 import { MAX_CHOICES } from '@app/contracts';
 import { Type } from 'class-transformer';
-import {
-  ArrayMaxSize,
-  ArrayMinSize,
-  IsArray,
-  IsBoolean,
-  IsIn,
-  IsInt,
-  IsNotEmpty,
-  IsObject,
-  IsOptional,
-  IsString,
-  Max,
-  MaxLength,
-  Min,
-  ValidateNested,
-} from 'class-validator';
-import { IsMessageContent } from './message-content.validator';
-import type { MessageContent } from './message-content.validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, Max, Min, ValidateNested } from 'class-validator';
+import { ChatMessageDto } from '../common/chat-message.dto';
 import { IsStopSequences } from '../common/stop-sequences.validator';
 import { IsLogitBias } from '../common/field-validators';
 import { GenerationRequestDto, StreamOptionsDto } from '../common/generation-request.dto';
-import { MAX_MESSAGES } from '../common/request-limits';
-import { IsResponseFormat, IsToolChoice, ToolCallDto, ToolDto } from './tool-and-format.dto';
+import { MAX_MESSAGES, MAX_TOOLS } from '../common/request-limits';
+import { IsResponseFormat, IsToolChoice, ToolDto } from './tool-and-format.dto';
 import type { ResponseFormatValue, ToolChoiceValue } from './tool-and-format.dto';
-
-export const MAX_TOOLS = 128;
-
-/**
- * One message of any role; which fields a role needs (content, tool_calls, tool_call_id) is
- * checked when the job is built, where the whole conversation is in view.
- */
-export class ChatMessageDto {
-  @IsIn(['system', 'developer', 'user', 'assistant', 'tool'], { message: 'role must be one of system, developer, user, assistant, tool' })
-  role!: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
-
-  /** Absent or null only on an assistant message that makes tool calls. */
-  @IsOptional()
-  @IsMessageContent()
-  content?: MessageContent | null;
-
-  /** A participant's name; it does not change the answer. */
-  @IsOptional()
-  @IsString()
-  @MaxLength(256)
-  name?: string;
-
-  @IsOptional()
-  @IsArray()
-  @ArrayMinSize(1)
-  @ArrayMaxSize(MAX_TOOLS)
-  @ValidateNested({ each: true })
-  @Type(() => ToolCallDto)
-  tool_calls?: ToolCallDto[];
-
-  @IsOptional()
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(256)
-  tool_call_id?: string;
-
-  /**
-   * What an assistant thought before its answer, as a reasoning model's server sent it
-   * (`reasoning_content`; vLLM's newer name is `reasoning`): rendered back where the template does.
-   */
-  @IsOptional()
-  @IsString()
-  reasoning_content?: string;
-
-  @IsOptional()
-  @IsString()
-  reasoning?: string;
-
-  /** An earlier refusal the client echoes back; nothing to apply. */
-  @IsOptional()
-  @IsString()
-  refusal?: string;
-}
 
 /**
  * The subset of OpenAI's CreateChatCompletionRequest this service implements. Any other field

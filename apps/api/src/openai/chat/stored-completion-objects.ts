@@ -1,7 +1,7 @@
 import type { StoredAnswer, StoredChatMessage, StoredCompletionRecord } from '@app/contracts';
 import { ChatCompletionFormatter } from './chat-formatter';
 import type { ChatCompletionBody } from './chat-formatter';
-import { contentText } from './message-content.validator';
+import { contentText } from '../common/message-content.validator';
 
 /** The formatter that built (or would have built) this completion's bodies: the same ids and timestamps. */
 export function formatterOf(record: StoredCompletionRecord, includeUsage = false): ChatCompletionFormatter {

@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { IsBoolean, IsIn, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
+import { IsBoolean, IsIn, IsObject, IsOptional, IsString, Matches, ValidateNested } from 'class-validator';
 import { isJsonObject } from '@app/contracts';
 import { shapeValidator } from '../common/field-validators';
 import { FUNCTION_NAME } from '../common/request-limits';
@@ -31,30 +31,6 @@ export class ToolDto {
   @ValidateNested()
   @Type(() => FunctionDefinitionDto)
   function!: FunctionDefinitionDto;
-}
-
-export class FunctionCallDto {
-  @Matches(FUNCTION_NAME, { message: 'name must be 1-64 characters of a-z, A-Z, 0-9, underscores and dashes' })
-  name!: string;
-
-  @IsString()
-  arguments!: string;
-}
-
-/** A call an earlier assistant message made (`messages[].tool_calls[]`). */
-export class ToolCallDto {
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(256)
-  id!: string;
-
-  @IsIn(['function'], { message: "type must be 'function'" })
-  type!: 'function';
-
-  @IsObject()
-  @ValidateNested()
-  @Type(() => FunctionCallDto)
-  function!: FunctionCallDto;
 }
 
 export type ToolChoiceValue = 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
