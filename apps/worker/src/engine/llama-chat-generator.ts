@@ -11,7 +11,7 @@ import { AnswerTokens, scoreAnswer } from './llama-logprobs';
 import { LlamaGrammars } from './llama-grammars';
 import { LlamaPromptCompleter } from './llama-prompt-completion';
 import { LlamaPromptRenderer } from './llama-prompt-rendering';
-import { endOfGenerationTokens, repeatPenalty, vocabularySize } from './llama-sampling';
+import { endOfGenerationTokens, samplingOptions, vocabularySize } from './llama-sampling';
 import type { LogitBias } from './llama-sampling';
 import { LlamaSequences, WHOLE_CONVERSATION } from './llama-sequences';
 import type { KeptPart } from './llama-sequences';
@@ -155,14 +155,7 @@ export class LlamaChatGenerator {
         ...(constraint as object),
         signal: AbortSignal.any([signal, stopped.signal]),
         stopOnAbortSignal: true,
-        maxTokens,
-        temperature: sampling.temperature,
-        topP: sampling.topP,
-        // OpenAI samples from the whole distribution; node-llama-cpp would otherwise keep the top 40.
-        topK: 0,
-        seed: sampling.seed,
-        repeatPenalty: repeatPenalty(sampling, maxTokens),
-        ...(bias ? { tokenBias: bias } : {}),
+        ...samplingOptions(sampling, maxTokens, bias),
         trimWhitespaceSuffix: false,
         ...(this.thinks ? { onResponseChunk } : {}),
         onTextChunk: (text) => {

@@ -6,7 +6,7 @@ import { answerBudget, GenerationAbortedError } from './inference-engine';
 import type { GenerationOutcome, GenerationRequest } from './inference-engine';
 import { answerOutgrewContext, isContextOverflow } from './llama-context-overflow';
 import { AnswerTokens, scoreAnswer } from './llama-logprobs';
-import { repeatPenalty } from './llama-sampling';
+import { samplingOptions } from './llama-sampling';
 import type { LogitBias } from './llama-sampling';
 import { WHOLE_CONVERSATION } from './llama-sequences';
 import type { LlamaSequences } from './llama-sequences';
@@ -77,13 +77,7 @@ export class LlamaPromptCompleter {
           : generate({
               signal: AbortSignal.any([signal, stopped.signal]),
               stopOnAbortSignal: true,
-              maxTokens,
-              temperature: sampling.temperature,
-              topP: sampling.topP,
-              topK: 0,
-              seed: sampling.seed,
-              repeatPenalty: repeatPenalty(sampling, maxTokens),
-              ...(bias ? { tokenBias: bias } : {}),
+              ...samplingOptions(sampling, maxTokens, bias),
               // The prompt was measured to fit: nothing of it is dropped, and the answer ends at the context's end.
               disableContextShift: true,
               contextShiftSize: 1,

@@ -15,6 +15,22 @@ export function repeatPenalty(sampling: SamplingParams, maxTokens: number): LLam
   };
 }
 
+/**
+ * A job's sampling in the options node-llama-cpp's LlamaChat and LlamaCompletion share: the
+ * whole distribution (node-llama-cpp would otherwise keep the top 40), the seed, penalties and bias.
+ */
+export function samplingOptions(sampling: SamplingParams, maxTokens: number, bias: TokenBias | undefined) {
+  return {
+    maxTokens,
+    temperature: sampling.temperature,
+    topP: sampling.topP,
+    topK: 0,
+    seed: sampling.seed,
+    repeatPenalty: repeatPenalty(sampling, maxTokens),
+    ...(bias ? { tokenBias: bias } : {}),
+  };
+}
+
 /** A request's logit_bias as node-llama-cpp's TokenBias. */
 export type LogitBias = (biases: Array<{ token: number; bias: number }>) => TokenBias;
 
