@@ -37,6 +37,7 @@ describe('the openai upstream engine, with this service as its upstream', () => 
       UPSTREAM_API_KEY: STACK_API_KEY,
       UPSTREAM_MAX_CONCURRENCY: String(concurrency),
       UPSTREAM_TIMEOUT_MS: '10000',
+      UPSTREAM_KINDS: 'generate,tokenize',
     });
 
   beforeAll(async () => {
@@ -129,6 +130,34 @@ describe('the openai upstream engine, with this service as its upstream', () => 
     expect(counts(through.usage!)).toEqual(counts(upstreamAnswer.usage!));
     // What the upstream cannot do comes back as it refused it: this one's model has no FIM tokens.
     await expect(client.completions.create({ model, prompt: 'The rabbit', suffix: ' the end.' })).rejects.toMatchObject({ status: 400, param: 'suffix' });
+  });
+
+  it("counts tokens with the upstream's /tokenize and /detokenize: text, a conversation, and ids back to text", async () => {
+    const post = async (api: string, path: string, body: unknown) => {
+      const response = await fetch(`${api.replace(/\/v1$/, '')}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${STACK_API_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+    const text = { model, prompt: 'The rabbit ran down the hole.' };
+    const [through, upstreamAnswer] = await Promise.all([post(front.baseUrl, '/tokenize', text), post(upstream.baseUrl, '/tokenize', text)]);
+    expect(through.status).toBe(200);
+    expect(through.body.tokens).toEqual(upstreamAnswer.body.tokens);
+    const detokenize = { model, tokens: through.body.tokens };
+    const [back, upstreamBack] = await Promise.all([post(front.baseUrl, '/detokenize', detokenize), post(upstream.baseUrl, '/detokenize', detokenize)]);
+    expect(back).toEqual(upstreamBack);
+    // The start token the tokenizer added comes back as its text.
+    expect(back.body.prompt).toMatch(new RegExp(`${text.prompt.replace('.', '\\.')}$`));
+    const chat = { model, messages: question };
+    const [chatThrough, chatUpstream] = await Promise.all([post(front.baseUrl, '/tokenize', chat), post(upstream.baseUrl, '/tokenize', chat)]);
+    expect(chatThrough.body.count).toBe(chatUpstream.body.count);
+    // A Responses count through the upstream's tokenizer: the prompt its answer gets.
+    const input = { model, instructions: 'Be brief.', input: 'Where did the rabbit go?' };
+    const counted = await client.responses.inputTokens.count(input);
+    const answered = await direct.responses.create({ ...input, max_output_tokens: 16 });
+    expect(counted.input_tokens).toBe(answered.usage?.input_tokens);
   });
 
   it("relays the upstream's refusal of a token id outside its vocabulary, naming logit_bias", async () => {

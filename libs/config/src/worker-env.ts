@@ -233,13 +233,13 @@ export class WorkerEnv extends RedisEnv {
   /**
    * `ENGINE=openai`: what the upstream model serves, comma-separated: `generate` (chat
    * completions, and plain prompts as its `/v1/completions`), `embed` (`/v1/embeddings`), `rank` (`/v1/rerank`, as vLLM and llama.cpp's
-   * server serve it), or several. The worker announces these, the API refuses the others before
+   * server serve it), `tokenize` (vLLM's `/tokenize` and `/detokenize`), or several. The worker announces these, the API refuses the others before
    * queueing, and the boot self-test runs each once against the upstream.
    */
   @CommaList()
-  @ArrayNotEmpty({ message: 'must list at least one of generate, embed, rank' })
-  @IsIn(['generate', 'embed', 'rank'], { each: true, message: 'each must be generate, embed or rank' })
-  UPSTREAM_KINDS: Array<'generate' | 'embed' | 'rank'> = ['generate'];
+  @ArrayNotEmpty({ message: 'must list at least one of generate, embed, rank, tokenize' })
+  @IsIn(['generate', 'embed', 'rank', 'tokenize'], { each: true, message: 'each must be generate, embed, rank or tokenize' })
+  UPSTREAM_KINDS: Array<'generate' | 'embed' | 'rank' | 'tokenize'> = ['generate'];
 
   /**
    * `ENGINE=openai`: longest silence allowed from the upstream, for its response headers, then

@@ -3,7 +3,7 @@ import { maskUrlCredentials } from '@app/config';
 import { encodeVector, MAX_CHOICES } from '@app/contracts';
 import type { EngineCapabilities, JobKind } from '@app/contracts';
 import OpenAI, { APIConnectionTimeoutError, APIError } from 'openai';
-import { ContextLengthExceededError, EngineUnavailableError, GenerationAbortedError, UpstreamRejectedError } from './inference-engine';
+import { ContextLengthExceededError, EngineUnavailableError, GenerationAbortedError, UnsupportedOptionError, UpstreamRejectedError } from './inference-engine';
 import type {
   EmbeddingOutcome,
   EmbeddingRequest,
@@ -13,11 +13,12 @@ import type {
   RankOutcome,
   RankRequest,
   TokenizeOutcome,
+  TokenizeRequest,
 } from './inference-engine';
 import { UpstreamAnswer, UpstreamProtocolError, UpstreamStreamError, upstreamErrorDetail } from './upstream/upstream-answer';
 import type { UpstreamErrorDetail } from './upstream/upstream-answer';
 import { readServerSentEvents } from './upstream/server-sent-events';
-import { toUpstreamCompletionRequest, toUpstreamRequest } from './upstream/upstream-request';
+import { toUpstreamCompletionRequest, toUpstreamMessage, toUpstreamRequest } from './upstream/upstream-request';
 
 export interface OpenAiUpstreamEngineOptions {
   /** The upstream's OpenAI base URL, ending in /v1. */
@@ -36,8 +37,11 @@ export interface OpenAiUpstreamEngineOptions {
   kinds?: UpstreamKind[];
 }
 
-/** The kinds an upstream may serve: chat completions, embeddings, reranking (vLLM's and llama.cpp's server's `/v1/rerank`). */
-export type UpstreamKind = 'generate' | 'embed' | 'rank';
+/**
+ * The kinds an upstream may serve: chat completions (and plain prompts), embeddings, reranking
+ * (vLLM's and llama.cpp's server's `/v1/rerank`), token counts (vLLM's `/tokenize` and `/detokenize`).
+ */
+export type UpstreamKind = 'generate' | 'embed' | 'rank' | 'tokenize';
 
 /** An upstream's rerank answer, in the part every server that serves the route shares (vLLM's, llama.cpp's, Jina's). */
 interface UpstreamRerank {
@@ -168,9 +172,46 @@ export class OpenAiUpstreamEngine implements InferenceEngine {
     return { promptTokens: answer.usage?.prompt_tokens ?? answer.usage?.total_tokens ?? 0 };
   }
 
-  /** Not announced: OpenAI's API has no tokenizer route to pass it on to. */
-  tokenize(): Promise<TokenizeOutcome> {
-    return Promise.reject(new Error('the upstream engine does not tokenize'));
+  /**
+   * vLLM's `/tokenize` (text, or a conversation as its chat template renders it for an answer)
+   * and `/detokenize`, at the server's root beside `/v1`, as vLLM and this service serve them.
+   */
+  async tokenize(request: TokenizeRequest): Promise<TokenizeOutcome> {
+    const { signal } = request;
+    const model = this.options.model;
+    const root = this.options.baseUrl.replace(/\/v1\/?$/, '');
+    try {
+      if (request.of === 'tokens') {
+        const answer = await this.client.post<{ prompt?: unknown }>(`${root}/detokenize`, { body: { model, tokens: request.tokens }, signal });
+        if (typeof answer.prompt !== 'string') throw new UpstreamProtocolError('The upstream server answered /detokenize without a prompt.');
+        return { text: answer.prompt };
+      }
+      const body =
+        request.of === 'text' ? { model, prompt: request.text, add_special_tokens: request.specialTokens } : this.conversationBody(request.conversation);
+      const answer = await this.client.post<{ tokens?: unknown }>(`${root}/tokenize`, { body, signal });
+      const { tokens } = answer;
+      if (!Array.isArray(tokens) || !tokens.every((token) => Number.isInteger(token) && (token as number) >= 0))
+        throw new UpstreamProtocolError('The upstream server answered /tokenize without token ids.');
+      return { tokens: tokens as number[] };
+    } catch (error) {
+      if (signal.aborted) throw new GenerationAbortedError();
+      if (error instanceof UpstreamProtocolError) throw error;
+      throw this.classify(error, false, false);
+    }
+  }
+
+  /** A conversation as vLLM's `/tokenize` takes one: its messages and tools, rendered up to where the answer starts. */
+  private conversationBody({ messages, tools, thinking }: Extract<TokenizeRequest, { of: 'conversation' }>['conversation']): object {
+    // vLLM turns thinking off through template arguments no other server reads: counted as it is, it would count another prompt.
+    if (thinking === false) throw new UnsupportedOptionError(this.name, 'reasoning', 'a count of a conversation answered without thinking');
+    return {
+      model: this.options.model,
+      messages: messages.map(toUpstreamMessage),
+      add_generation_prompt: true,
+      ...(tools
+        ? { tools: tools.definitions.map(({ name, description, parameters }) => ({ type: 'function', function: { name, description, parameters } })) }
+        : {}),
+    };
   }
 
   /** What a failure means for the job: the client's answer, a retry elsewhere, or a broken answer. */

@@ -24,7 +24,7 @@ function samplingFields(sampling: SamplingParams) {
   };
 }
 
-function toUpstreamMessage(message: ChatMessage): OpenAI.Chat.ChatCompletionMessageParam {
+export function toUpstreamMessage(message: ChatMessage): OpenAI.Chat.ChatCompletionMessageParam {
   switch (message.role) {
     case 'system':
     case 'user':
