@@ -23,9 +23,20 @@ export function startToken(model: LlamaModel): Token | undefined {
  * those tokens and the start token the model adds first (vLLM's `add_special_tokens`).
  */
 export function textTokens(model: LlamaModel, text: string, specialTokens: boolean): Token[] {
-  const tokens = model.tokenize(text, specialTokens);
-  const start = specialTokens ? startToken(model) : undefined;
-  return start !== undefined && tokens[0] !== start ? [start, ...tokens] : tokens;
+  return specialTokens ? withStart(model, spelledTokens(model, text)) : model.tokenize(text, false);
+}
+
+/** A prompt's own tokens: text with the model's special tokens, or the ids as sent, without the model's start token. */
+function spelledTokens(model: LlamaModel, input: PromptInput): Token[] {
+  const tokens = typeof input === 'string' ? model.tokenize(input, true) : (input as Token[]);
+  const start = startToken(model);
+  return start !== undefined && tokens[0] === start ? tokens.slice(1) : tokens;
+}
+
+/** What is evaluated: the tokens after the start token the model puts first (LlamaCompletion puts it there whatever it is given). */
+function withStart(model: LlamaModel, tokens: Token[]): Token[] {
+  const start = startToken(model);
+  return start === undefined ? tokens : [start, ...tokens];
 }
 
 /**
@@ -51,9 +62,9 @@ export class LlamaPromptCompleter {
     const { inputs, echo, suffix } = request.prompt!;
     const [input] = inputs;
     // The prompt's own tokens; the start token the model puts first is no part of its text, nor of its echo.
-    const spelled = this.spelledTokens(input);
+    const spelled = spelledTokens(this.model, input);
     const suffixTokens = suffix === undefined ? undefined : this.model.tokenize(suffix, true);
-    const prompt = suffixTokens ? this.infillTokens(spelled, suffixTokens) : this.withStart(spelled);
+    const prompt = suffixTokens ? this.infillTokens(spelled, suffixTokens) : withStart(this.model, spelled);
     // LlamaCompletion's infill wants a token free beyond the answer.
     const maxTokens = answerBudget(this.contextSize, prompt.length, sampling.maxTokens, suffixTokens ? 2 : 1);
     const stopped = new AbortController();
@@ -114,24 +125,11 @@ export class LlamaPromptCompleter {
     }
   }
 
-  /** A prompt's own tokens: text with the model's special tokens, or the ids as sent, without the model's start token. */
-  private spelledTokens(input: PromptInput): Token[] {
-    const tokens = typeof input === 'string' ? this.model.tokenize(input, true) : (input as Token[]);
-    const start = startToken(this.model);
-    return start !== undefined && tokens[0] === start ? tokens.slice(1) : tokens;
-  }
-
-  /** What is evaluated: the tokens after the start token the model puts first (LlamaCompletion puts it there whatever it is given). */
-  private withStart(tokens: Token[]): Token[] {
-    const start = startToken(this.model);
-    return start === undefined ? tokens : [start, ...tokens];
-  }
-
   /** A fill-in-the-middle prompt as LlamaCompletion lays it out: prefix, suffix, middle (or suffix before prefix without a middle token). */
   private infillTokens(prefix: Token[], suffix: Token[]): Token[] {
     const { prefix: pre, suffix: suf, middle } = this.model.tokens.infill;
     if (pre === null || suf === null) throw new Error('this model has no fill-in-the-middle tokens');
-    return this.withStart(middle === null ? [suf, ...suffix, pre, ...prefix] : [pre, ...prefix, suf, ...suffix, middle]);
+    return withStart(this.model, middle === null ? [suf, ...suffix, pre, ...prefix] : [pre, ...prefix, suf, ...suffix, middle]);
   }
 
   private completionOf(sequence: LlamaContextSequence): LlamaCompletion {

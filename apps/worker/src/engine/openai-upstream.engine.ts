@@ -79,10 +79,13 @@ export class OpenAiUpstreamEngine implements InferenceEngine {
   readonly contextSize: number;
   readonly mayBeUnavailable = true;
   private readonly client: OpenAI;
+  /** The server's root, beside `/v1`, where vLLM serves its tokenizer routes. */
+  private readonly root: string;
   private readonly logger = new Logger(OpenAiUpstreamEngine.name);
 
   constructor(private readonly options: OpenAiUpstreamEngineOptions) {
     this.slots = options.maxConcurrency;
+    this.root = options.baseUrl.replace(/\/v1\/?$/, '');
     this.contextSize = options.contextSize;
     const kinds: JobKind[] = options.kinds ?? ['generate'];
     this.capabilities = {
@@ -178,8 +181,8 @@ export class OpenAiUpstreamEngine implements InferenceEngine {
    */
   async tokenize(request: TokenizeRequest): Promise<TokenizeOutcome> {
     const { signal } = request;
-    const model = this.options.model;
-    const root = this.options.baseUrl.replace(/\/v1\/?$/, '');
+    const { model } = this.options;
+    const { root } = this;
     try {
       if (request.of === 'tokens') {
         const answer = await this.client.post<{ prompt?: unknown }>(`${root}/detokenize`, { body: { model, tokens: request.tokens }, signal });

@@ -2,11 +2,11 @@ import { isGenerationPart } from '@app/contracts';
 import type { OutputPart } from '@app/contracts';
 import type { FastifyReply } from 'fastify';
 import type { CompletionEnding } from '../../pipeline/completion-runner';
-import { toOpenAiError } from '../../errors/http-error-mapping';
 import type { ChatCompletionFormatter } from './chat-formatter';
 import { BufferedReply } from '../common/buffered-reply';
 import type { DoorReply } from '../common/buffered-reply';
 import { SseResponse } from '../common/sse-response';
+import { StreamedReply } from '../common/streamed-reply';
 import type { FrameIds } from '../common/sse-response';
 
 /** This door's prompt, which a failure about the prompt names. */
@@ -33,11 +33,8 @@ export class BufferedChatCompletion extends BufferedReply implements ChatComplet
 }
 
 /** `stream: true`: server-sent events as the output arrives; headers go out with the first of it. */
-export class StreamedChatCompletion implements ChatCompletionResponse {
-  /** What went out cannot be taken back; the tracker still retries a worker lost before any output. */
-  readonly canRestart = false;
+export class StreamedChatCompletion extends StreamedReply {
   readonly promptParam = PROMPT_PARAM;
-  private readonly sse: SseResponse;
   /** Choices whose role chunk went out, and those whose finish chunk did. */
   private readonly opened = new Set<number>([0]);
   private readonly ended = new Set<number>();
@@ -53,7 +50,7 @@ export class StreamedChatCompletion implements ChatCompletionResponse {
     private readonly formatter: ChatCompletionFormatter,
     ids?: FrameIds,
   ) {
-    this.sse = new SseResponse(reply, formatter.roleChunk(), ids);
+    super(new SseResponse(reply, formatter.roleChunk(), ids));
   }
 
   /** Sends the headers before any output (a resumed stream). */
@@ -91,10 +88,6 @@ export class StreamedChatCompletion implements ChatCompletionResponse {
     }
   }
 
-  restart(): void {
-    throw new Error('a streamed completion cannot restart');
-  }
-
   finish(ending: CompletionEnding): Promise<void> {
     this.sendTextAwaitingLogprobs();
     // One choice (n = 1) ends with the answer: its finish reason is the end event's.
@@ -102,11 +95,5 @@ export class StreamedChatCompletion implements ChatCompletionResponse {
     if (this.formatter.includeUsage) this.sse.send(this.formatter.usageChunk(ending.usage));
     this.sse.end();
     return Promise.resolve();
-  }
-
-  fail(error: unknown): void {
-    if (!this.sse.isOpen) throw error;
-    this.sse.send(JSON.stringify(toOpenAiError(error).toBody()));
-    this.sse.end();
   }
 }

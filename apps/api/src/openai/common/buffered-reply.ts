@@ -1,4 +1,4 @@
-import type { CompletionUsage, OutputPart } from '@app/contracts';
+import type { OutputPart } from '@app/contracts';
 import type { FastifyReply } from 'fastify';
 import type { CompletionEnding } from '../../pipeline/completion-runner';
 import type { CompletionSink } from '../../pipeline/completion-sink';
@@ -40,7 +40,7 @@ export abstract class BufferedReply implements CompletionSink {
   }
 }
 
-/** A reply whose whole answer is one body made of the parts and the usage (embeddings, a rerank). */
+/** A reply whose whole answer is one body made of the parts and how the job ended (embeddings, a rerank, a legacy completion). */
 export class FormattedReply extends BufferedReply {
   /**
    * @param promptParam what a failure about the door's input names
@@ -49,13 +49,13 @@ export class FormattedReply extends BufferedReply {
   constructor(
     private readonly reply: FastifyReply,
     readonly promptParam: string,
-    private readonly body: (parts: OutputPart[], usage: CompletionUsage) => unknown,
+    private readonly body: (parts: OutputPart[], ending: CompletionEnding) => unknown,
   ) {
     super();
   }
 
   async finish(ending: CompletionEnding): Promise<void> {
-    await this.reply.send(this.body(this.parts, ending.usage));
+    await this.reply.send(this.body(this.parts, ending));
   }
 }
 

@@ -36,7 +36,7 @@ export class EmbeddingsService {
   async complete({ request, owner, clientGone, exchange, acceptedAt }: EmbeddingsCall): Promise<void> {
     const job = this.jobFor(request, owner, acceptedAt);
     const formatter = new EmbeddingsFormatter(job.model, job.options.inputs.length, request.encoding_format ?? 'float', request.normalize ?? true);
-    const response = new FormattedReply(exchange, PROMPT_PARAM, (parts, usage) => formatter.body(parts, usage));
+    const response = new FormattedReply(exchange, PROMPT_PARAM, (parts, { usage }) => formatter.body(parts, usage));
     await this.completions.complete({ job, owner, clientGone, exchange, streamed: false }, keeplessDoor(response));
   }
 }

@@ -37,7 +37,7 @@ export class RerankService {
     });
     await this.completions.complete(
       { job, owner, clientGone, exchange, streamed: false },
-      keeplessDoor(new FormattedReply(exchange, PROMPT_PARAM, (parts, usage) => formatter.body(parts, usage))),
+      keeplessDoor(new FormattedReply(exchange, PROMPT_PARAM, (parts, { usage }) => formatter.body(parts, usage))),
     );
   }
 }

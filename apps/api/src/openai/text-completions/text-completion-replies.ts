@@ -1,38 +1,17 @@
 import { isGenerationPart } from '@app/contracts';
 import type { OutputPart } from '@app/contracts';
 import type { FastifyReply } from 'fastify';
-import { toOpenAiError } from '../../errors/http-error-mapping';
 import type { CompletionEnding } from '../../pipeline/completion-runner';
-import { BufferedReply } from '../common/buffered-reply';
-import type { DoorReply } from '../common/buffered-reply';
 import { SseResponse } from '../common/sse-response';
+import { StreamedReply } from '../common/streamed-reply';
 import type { TextCompletionFormatter } from './text-completion-formatter';
 
 /** This door's prompt, which a failure about the prompt names. */
 export const PROMPT_PARAM = 'prompt';
 
-/** `stream: false`: every choice in one JSON body. */
-export class BufferedTextCompletion extends BufferedReply implements DoorReply {
-  readonly promptParam = PROMPT_PARAM;
-
-  constructor(
-    private readonly reply: FastifyReply,
-    private readonly formatter: TextCompletionFormatter,
-    private readonly choiceCount: number,
-  ) {
-    super();
-  }
-
-  async finish(ending: CompletionEnding): Promise<void> {
-    await this.reply.send(this.formatter.completion(this.parts, this.choiceCount, ending));
-  }
-}
-
 /** `stream: true`: a `text_completion` chunk per piece of text as it arrives, a finish chunk per choice, then `[DONE]`. */
-export class StreamedTextCompletion implements DoorReply {
-  readonly canRestart = false;
+export class StreamedTextCompletion extends StreamedReply {
   readonly promptParam = PROMPT_PARAM;
-  private readonly sse: SseResponse;
   private readonly ended = new Set<number>();
   /** With `logprobs`, text waiting (per choice) for the log probabilities of its tokens, which follow it. */
   private readonly textAwaitingLogprobs = new Map<number, string>();
@@ -41,7 +20,7 @@ export class StreamedTextCompletion implements DoorReply {
     reply: FastifyReply,
     private readonly formatter: TextCompletionFormatter,
   ) {
-    this.sse = new SseResponse(reply, undefined);
+    super(new SseResponse(reply, undefined));
   }
 
   write(parts: OutputPart[]): void {
@@ -70,10 +49,6 @@ export class StreamedTextCompletion implements DoorReply {
     }
   }
 
-  restart(): void {
-    throw new Error('a streamed completion cannot restart');
-  }
-
   finish(ending: CompletionEnding): Promise<void> {
     this.sendTextAwaitingLogprobs();
     // One choice ends with the answer: its finish reason is the end event's.
@@ -81,11 +56,5 @@ export class StreamedTextCompletion implements DoorReply {
     if (this.formatter.includeUsage) this.sse.send(this.formatter.usageChunk(ending.usage));
     this.sse.end();
     return Promise.resolve();
-  }
-
-  fail(error: unknown): void {
-    if (!this.sse.isOpen) throw error;
-    this.sse.send(JSON.stringify(toOpenAiError(error).toBody()));
-    this.sse.end();
   }
 }

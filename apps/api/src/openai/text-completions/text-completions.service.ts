@@ -2,11 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
 import type { FastifyReply } from 'fastify';
 import { CompletionUseCase } from '../../pipeline/completion-use-case';
-import { keeplessDoor } from '../common/buffered-reply';
+import { FormattedReply, keeplessDoor } from '../common/buffered-reply';
 import { newTimeOrderedId } from '../../http/time-ordered-ids';
 import { TextCompletionFormatter } from './text-completion-formatter';
 import { toTextCompletionJob } from './text-completion-job.mapper';
-import { BufferedTextCompletion, StreamedTextCompletion } from './text-completion-replies';
+import { PROMPT_PARAM, StreamedTextCompletion } from './text-completion-replies';
 import type { TextCompletionRequestDto } from './text-completion-request.dto';
 
 /** One legacy completions request, once HTTP has been read. */
@@ -39,7 +39,9 @@ export class TextCompletionsService {
     );
     const choiceCount = (options.choices ?? 1) * (options.prompt?.inputs.length ?? 1);
     const streamed = request.stream === true;
-    const response = streamed ? new StreamedTextCompletion(exchange, formatter) : new BufferedTextCompletion(exchange, formatter, choiceCount);
+    const response = streamed
+      ? new StreamedTextCompletion(exchange, formatter)
+      : new FormattedReply(exchange, PROMPT_PARAM, (parts, ending) => formatter.completion(parts, choiceCount, ending));
     await this.completions.complete({ job, owner, clientGone, exchange, streamed }, keeplessDoor(response));
   }
 }
