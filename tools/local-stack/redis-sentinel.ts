@@ -34,6 +34,15 @@ export async function onNode<T>(address: string, ask: (node: Redis) => Promise<T
   }
 }
 
+/** Polls `ready` every 200 ms for up to 30 s, then fails with `failure`. */
+async function waitUntil(failure: string, ready: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!(await ready())) {
+    if (Date.now() > deadline) throw new Error(failure);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
 /** Asks one Sentinel (host:port) a SENTINEL subcommand. */
 const askSentinel = (address: string, command: string[]): Promise<unknown> => onNode(address, (sentinel) => sentinel.call('SENTINEL', ...command));
 
@@ -61,6 +70,9 @@ export async function startRedisSentinel(sentinelCount = 1): Promise<LocalRedisS
     const [primaryPort, replicaPort] = [await freePort(), await freePort()];
     const primary = await start('redis-primary', redisServerArgs(primaryPort, dir), primaryPort);
     const replica = await start('redis-replica', redisServerArgs(replicaPort, dir, ['--replicaof', '127.0.0.1', String(primaryPort)]), replicaPort);
+    await waitUntil('the replica did not finish its first sync', async () =>
+      (await onNode(`127.0.0.1:${replicaPort}`, (node) => node.info('replication'))).includes('master_link_status:up'),
+    );
 
     const sentinels: string[] = [];
     for (let index = 0; index < sentinelCount; index++) {
@@ -73,6 +85,9 @@ export async function startRedisSentinel(sentinelCount = 1): Promise<LocalRedisS
           'bind 127.0.0.1',
           `dir ${dir}`,
           `sentinel monitor ${SENTINEL_MASTER_NAME} 127.0.0.1 ${primaryPort} 1`,
+          // Declared, not left to discovery: Sentinel finds replicas in the primary's INFO, asked
+          // every 10 s, so one asked before the replica's sync had to wait a round (a CI failure).
+          `sentinel known-replica ${SENTINEL_MASTER_NAME} 127.0.0.1 ${replicaPort}`,
           `sentinel down-after-milliseconds ${SENTINEL_MASTER_NAME} 1000`,
           `sentinel failover-timeout ${SENTINEL_MASTER_NAME} 5000`,
           `sentinel parallel-syncs ${SENTINEL_MASTER_NAME} 1`,
@@ -85,12 +100,14 @@ export async function startRedisSentinel(sentinelCount = 1): Promise<LocalRedisS
       sentinels.push(`127.0.0.1:${port}`);
     }
 
-    // Sentinel must have found the replica before a failover can promote it.
-    const deadline = Date.now() + 20_000;
-    while (((await askSentinel(sentinels[0], ['replicas', SENTINEL_MASTER_NAME])) as unknown[]).length === 0) {
-      if (Date.now() > deadline) throw new Error('Sentinel did not discover the replica');
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    // Sentinel must have reached the replica before a failover can promote it.
+    await waitUntil('Sentinel did not reach the replica', async () => {
+      const replicas = (await askSentinel(sentinels[0], ['replicas', SENTINEL_MASTER_NAME])) as string[][];
+      return replicas.some((fields) => {
+        const flags = fields[fields.indexOf('flags') + 1] ?? '';
+        return flags === 'slave';
+      });
+    });
 
     return {
       primary,
