@@ -14,16 +14,16 @@
  * Needs `npm run build` first (the npm script runs it), git, xz and ldd.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { build } from 'esbuild';
+import { cloneBundledLlamaCpp, NODE_LLAMA_CPP } from '../llama-server/llama-cpp-source';
 import { productionClosure } from './package-closure';
 
 const REPO_ROOT = resolve(__dirname, '..', '..');
 const KIT_DIR = resolve(REPO_ROOT, 'gpu-kit');
 const KIT_LIMIT_BYTES = 60 * 2 ** 20;
-const NODE_LLAMA_CPP = resolve(REPO_ROOT, 'node_modules/node-llama-cpp');
 const WORKER_SRC = 'dist/apps/worker/apps/worker/src';
 const API_SRC = 'dist/apps/api/apps/api/src';
 
@@ -117,11 +117,7 @@ function copyCarriedPackages(app: string): void {
  */
 function addLlamaCppSource(app: string, scratch: string): void {
   const clone = join(scratch, 'llama.cpp');
-  run('git', ['-c', 'advice.detachedHead=false', 'clone', '--quiet', join(NODE_LLAMA_CPP, 'llama/gitRelease.bundle'), clone]);
-  const loader = readFileSync(join(clone, 'src/llama-model-loader.cpp'), 'utf8');
-  if (!loader.includes('n_tensors = gguf_get_n_tensors(metadata);')) {
-    run('git', ['apply', join(NODE_LLAMA_CPP, 'llama/patches/PR-22566.diff')], clone);
-  }
+  cloneBundledLlamaCpp(clone);
   const target = join(app, 'node_modules/node-llama-cpp/llama/llama.cpp');
   for (const part of LLAMA_CPP_PARTS) cpSync(join(clone, part), join(target, part), { recursive: true });
   for (const backend of UNUSED_GGML_BACKENDS) rmSync(join(target, 'ggml/src', backend), { recursive: true, force: true });

@@ -182,14 +182,36 @@ export class WorkerEnv extends RedisEnv {
   LOG_LEVEL = 'log';
 
   /**
-   * `llama` runs the model with llama.cpp. `openai` runs no model itself: it streams each job from
+   * `llama` runs the model with llama.cpp in the worker (node-llama-cpp). `llama-server` runs it
+   * with llama.cpp's own server, a child process the worker starts (LLAMA_SERVER_BIN) or one beside
+   * it (LLAMA_SERVER_URL), spoken to through its native API (docs/operations.md, "llama.cpp's own
+   * server as the engine"). `openai` runs no model itself: it streams each job from
    * an OpenAI-compatible server (vLLM, SGLang, TGI, llama.cpp's server, Ollama; docs/operations.md,
    * "Putting vLLM, SGLang, TGI or llama.cpp's server behind the queue"). `synthetic` runs no model:
    * it emits words at a fixed rate, for benchmarks of the service itself only (`npm run bench`);
    * never use it to serve.
    */
-  @IsIn(['llama', 'openai', 'synthetic'])
-  ENGINE: 'llama' | 'openai' | 'synthetic' = 'llama';
+  @IsIn(['llama', 'llama-server', 'openai', 'synthetic'])
+  ENGINE: 'llama' | 'llama-server' | 'openai' | 'synthetic' = 'llama';
+
+  /**
+   * `ENGINE=llama-server`: the `llama-server` binary the worker starts. `npm run llama-server:build`
+   * builds it from the llama.cpp source node-llama-cpp ships, at `.llama-server/bin/llama-server`.
+   * @default `.llama-server/bin/llama-server`, else `llama-server` on the PATH
+   */
+  @IsString()
+  LLAMA_SERVER_BIN = '';
+
+  /**
+   * `ENGINE=llama-server`: a llama-server the operator runs beside the worker (a sidecar), started
+   * with this worker's MODEL_PATH, `--parallel` at least its sequences; the worker then starts
+   * none. Its base URL, without `/v1`.
+   * @default — (the worker starts its own)
+   */
+  @ValidateIf((_env: WorkerEnv, value: unknown) => value !== '')
+  @IsUrl({ protocols: ['http', 'https'], require_protocol: true, require_tld: false }, { message: 'must be an http(s) URL' })
+  @NoUrlCredentials('must not carry credentials (user:password@)')
+  LLAMA_SERVER_URL = '';
 
   /**
    * `ENGINE=openai`: the upstream server's OpenAI base URL, ending in `/v1` (`http://vllm:8000/v1`).

@@ -34,7 +34,7 @@ const logger = new Logger('SelfTest');
  * itself, so the model is never in (GPU) memory twice.
  */
 export async function selfTestInChildProcess(env: WorkerEnv): Promise<void> {
-  const llama = env.ENGINE === 'llama';
+  const llama = env.ENGINE === 'llama' || env.ENGINE === 'llama-server';
   const subject = llama ? env.MODEL_PATH : env.MODEL_NAME;
   logger.log(
     `self-test: in a child process, the ${env.ENGINE} engine ${llama ? `loads ${subject} and ` : ''}runs each kind of job it serves once (a few tokens, a vector) before the worker takes jobs`,

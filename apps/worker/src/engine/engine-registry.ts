@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { WorkerEnv } from '@app/config';
 import type { InferenceEngine } from './inference-engine';
+import { LlamaServerEngine } from './llama-server/llama-server.engine';
 import { OpenAiUpstreamEngine } from './openai-upstream.engine';
 import { SyntheticEngine } from './synthetic.engine';
 import { ThreadedEngine } from './thread/threaded-engine';
@@ -36,6 +37,18 @@ const ENGINES: Record<WorkerEnv['ENGINE'], (env: WorkerEnv, log: EngineLog) => P
       },
       { log, onThreadLost: stopWithoutEngine, cpus: env.ENGINE_CPUS || undefined },
     ),
+  'llama-server': (env, log) =>
+    LlamaServerEngine.start({
+      modelPath: env.MODEL_PATH,
+      slots: env.PARALLEL_SEQUENCES + env.EXPRESS_SEQUENCES,
+      contextSize: env.CONTEXT_SIZE,
+      threads: env.ENGINE_THREADS,
+      gpu: env.GPU,
+      binary: env.LLAMA_SERVER_BIN,
+      url: env.LLAMA_SERVER_URL,
+      log,
+      onLost: stopWithoutEngine,
+    }),
   openai: (env) =>
     Promise.resolve(
       new OpenAiUpstreamEngine({

@@ -1,0 +1,111 @@
+import type { SamplingParams, TokenLogprob } from '@app/contracts';
+import { readServerSentEvents } from '../upstream/server-sent-events';
+
+/** What the worker sends llama-server's native `/completion`: the prompt as token ids, and how to sample. */
+export interface CompletionBody {
+  prompt: number[];
+  n_predict: number;
+  grammar?: string;
+  n_probs?: number;
+  stop: string[];
+}
+
+/** One token's numbers as llama-server streams them with `n_probs` (log probabilities, not post-sampling). */
+interface ServerTokenProbability {
+  id: number;
+  token: string;
+  bytes: number[];
+  logprob: number;
+  top_logprobs?: Array<{ id: number; token: string; bytes: number[]; logprob: number }>;
+}
+
+/** A streamed `/completion` chunk: text and tokens so far, and on the last one how it ended. */
+export interface CompletionChunk {
+  content: string;
+  tokens?: number[];
+  stop: boolean;
+  completion_probabilities?: ServerTokenProbability[];
+  stop_type?: 'none' | 'eos' | 'limit' | 'word';
+  tokens_predicted?: number;
+  tokens_evaluated?: number;
+  timings?: { cache_n?: number };
+}
+
+/**
+ * OpenAI's sampling in llama-server's fields, with every sampler OpenAI does not have turned off
+ * (llama-server keeps the top 40 and applies min_p 0.05 by default): the whole distribution, then
+ * temperature and top_p, penalties only when asked, the seed.
+ */
+export function samplingFields(sampling: SamplingParams) {
+  return {
+    temperature: sampling.temperature,
+    top_p: sampling.topP,
+    top_k: 0,
+    min_p: 0,
+    typical_p: 1,
+    repeat_penalty: 1,
+    frequency_penalty: sampling.frequencyPenalty,
+    presence_penalty: sampling.presencePenalty,
+    seed: sampling.seed,
+    // OpenAI's -100 bans the token: llama-server's `false` does.
+    ...(sampling.logitBias?.length ? { logit_bias: sampling.logitBias.map(({ token, bias }) => [token, bias <= -100 ? false : bias]) } : {}),
+  };
+}
+
+/** llama-server's token numbers in OpenAI's shape. */
+export function toTokenLogprobs(probabilities: ServerTokenProbability[]): TokenLogprob[] {
+  return probabilities.map((probability) => ({
+    token: probability.token,
+    logprob: probability.logprob,
+    bytes: probability.bytes,
+    top_logprobs: (probability.top_logprobs ?? []).map(({ token, logprob, bytes }) => ({ token, logprob, bytes })),
+  }));
+}
+
+/** llama-server refused or failed a request; `status` is its HTTP status. */
+export class LlamaServerError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+    this.name = 'LlamaServerError';
+  }
+}
+
+/**
+ * Streams one `/completion` from llama-server, chunk by chunk. Aborting `signal` closes the
+ * request, which frees the slot on the server at its next token.
+ */
+export async function* streamCompletion(url: string, body: object, signal: AbortSignal): AsyncGenerator<CompletionChunk> {
+  const response = await fetch(`${url}/completion`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ ...body, stream: true, cache_prompt: true, return_tokens: true }),
+    signal,
+  });
+  if (!response.ok || !response.body) {
+    const text = await response.text().catch(() => '');
+    throw new LlamaServerError(`llama-server answered ${response.status}: ${serverMessage(text)}`, response.status);
+  }
+  for await (const event of readServerSentEvents(response.body)) {
+    if (event.event === 'error') throw new LlamaServerError(`llama-server failed the completion: ${serverMessage(event.data)}`, 500);
+    const chunk = JSON.parse(event.data) as CompletionChunk | { error: unknown };
+    if ('error' in chunk) throw new LlamaServerError(`llama-server failed the completion: ${serverMessage(event.data)}`, 500);
+    yield chunk;
+    if (chunk.stop) return;
+  }
+  throw new LlamaServerError('llama-server ended the stream before the completion did', 502);
+}
+
+/** The message of llama-server's `{"error": {"message"}}`, else the text as it came. */
+function serverMessage(text: string): string {
+  try {
+    const parsed = JSON.parse(text) as { error?: { message?: string } | string };
+    const message = typeof parsed.error === 'string' ? parsed.error : parsed.error?.message;
+    if (message) return message;
+  } catch {
+    // not JSON
+  }
+  return text.slice(0, 500);
+}

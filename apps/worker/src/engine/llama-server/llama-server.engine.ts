@@ -1,0 +1,238 @@
+import { MAX_CHOICES } from '@app/contracts';
+import type { EngineCapabilities, FinishReason, TokenLogprob } from '@app/contracts';
+import type { ChatWrapper, Llama, LlamaModel, LlamaText, Token } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
+import { answerBudget, GenerationAbortedError, UnsupportedOptionError } from '../inference-engine';
+import type {
+  EmbeddingOutcome,
+  GenerationOutcome,
+  GenerationRequest,
+  InferenceEngine,
+  RankOutcome,
+  TokenizeOutcome,
+  TokenizeRequest,
+} from '../inference-engine';
+import { schemaGbnf } from '../llama-grammars';
+import { isEmbeddingModel } from '../llama-embeddings';
+import { textTokens } from '../llama-prompt-completion';
+import { LlamaPromptRenderer } from '../llama-prompt-rendering';
+import { isRankingModel } from '../llama-ranking';
+import { endOfGenerationTokens, vocabularySize } from '../llama-sampling';
+import { StopSequences } from '../stop-sequences';
+import { samplingFields, streamCompletion, toTokenLogprobs } from './llama-server-completion';
+import type { CompletionChunk } from './llama-server-completion';
+import { LlamaServerProcess, waitForHealth } from './llama-server-process';
+import { ThoughtSplitter } from './thought-splitter';
+
+export interface LlamaServerEngineOptions {
+  modelPath: string;
+  /** Sequences: one server slot each. */
+  slots: number;
+  contextSize: number;
+  threads: number;
+  gpu: string;
+  /** LLAMA_SERVER_BIN. */
+  binary: string;
+  /** LLAMA_SERVER_URL: a server beside the worker; none is started then. */
+  url: string;
+  log: (message: string) => void;
+  onLost: (error: Error) => void;
+}
+
+/** A JSON object, as `response_format: {type: "json_object"}` asks: the project's own grammar, as for schemas. */
+const ANY_OBJECT_GRAMMAR = schemaGbnf({ type: 'object' });
+
+/**
+ * llama.cpp's own server as the engine. The worker keeps what makes answers the same as on the
+ * llama engine: the model's chat template (node-llama-cpp's, from the model's vocabulary only:
+ * no weights are loaded here), the project's grammars, stop sequences, budgets; llama-server
+ * runs the model: each answer is one streamed `/completion` of the prompt's token ids, on a slot
+ * the server picks by the prompt it already holds (`cache_prompt`), so a conversation's next turn
+ * lands where its prefix is. Tool calls and plain prompts are not offered yet (the API refuses them
+ * for this engine's models), nor embeddings or ranking.
+ */
+export class LlamaServerEngine implements InferenceEngine {
+  readonly name = 'llama-server';
+  readonly capabilities: EngineCapabilities;
+  readonly slots: number;
+  private readonly prompts: LlamaPromptRenderer;
+  private readonly stopTriggers: string[];
+  private readonly thoughtMarks: { prefix: string; suffix: string } | undefined;
+
+  private constructor(
+    private readonly llama: Llama,
+    private readonly model: LlamaModel,
+    chatWrapper: ChatWrapper,
+    private readonly server: { url: string; stop(): Promise<void> },
+    readonly contextSize: number,
+    slots: number,
+  ) {
+    this.slots = slots;
+    this.prompts = new LlamaPromptRenderer(chatWrapper, model, contextSize);
+    this.stopTriggers = textStopTriggers(chatWrapper);
+    const thought = chatWrapper.settings.segments?.thought;
+    this.thoughtMarks = thought?.suffix !== undefined ? { prefix: markText(thought.prefix), suffix: markText(thought.suffix) } : undefined;
+    this.capabilities = {
+      kinds: ['generate', 'tokenize'],
+      tools: false,
+      grammar: true,
+      logprobs: this.thoughtMarks === undefined,
+      maxChoices: MAX_CHOICES,
+      logitBiasTokens: vocabularySize(model),
+      unbiasableTokens: endOfGenerationTokens(model),
+    };
+  }
+
+  /** Loads the model's vocabulary and chat template, then starts llama-server (or finds the one at LLAMA_SERVER_URL). */
+  static async start(options: LlamaServerEngineOptions): Promise<LlamaServerEngine> {
+    const { getLlama, LlamaLogLevel, resolveChatWrapper } = await import('node-llama-cpp');
+    const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error });
+    let server: { url: string; stop(): Promise<void> } | undefined;
+    try {
+      const model = await llama.loadModel({ modelPath: options.modelPath, vocabOnly: true });
+      if (isEmbeddingModel(model) || isRankingModel(model)) {
+        throw new Error(`${options.modelPath} embeds or ranks: ENGINE=llama-server serves generative models for now (ENGINE=llama serves the others)`);
+      }
+      server =
+        options.url !== ''
+          ? { url: options.url.replace(/\/+$/, ''), stop: () => Promise.resolve() }
+          : await LlamaServerProcess.start({
+              binary: options.binary,
+              modelPath: options.modelPath,
+              slots: options.slots,
+              contextSize: options.contextSize,
+              threads: options.threads,
+              gpu: options.gpu,
+              log: options.log,
+              onLost: options.onLost,
+            });
+      if (options.url !== '') await waitForHealth(server.url, 60_000);
+      const props = (await (await fetch(`${server.url}/props`)).json()) as { total_slots: number; default_generation_settings: { n_ctx: number } };
+      if (props.total_slots < options.slots)
+        throw new Error(`llama-server at ${server.url} has ${props.total_slots} slots; this worker runs ${options.slots} sequences`);
+      const contextSize = props.default_generation_settings.n_ctx;
+      options.log(`llama-server at ${server.url}: ${props.total_slots} slots of ${contextSize} tokens`);
+      return new LlamaServerEngine(llama, model, resolveChatWrapper(model), server, contextSize, options.slots);
+    } catch (error) {
+      await server?.stop();
+      await llama.dispose();
+      throw error;
+    }
+  }
+
+  async generate(request: GenerationRequest): Promise<GenerationOutcome> {
+    if (request.prompt) throw new UnsupportedOptionError(this.name, 'prompt');
+    if (request.tools?.definitions.length) throw new UnsupportedOptionError(this.name, 'tools');
+    const { sampling, responseFormat, logprobs, thinking, signal, output } = request;
+    const answerStart = this.prompts.answerStart(thinking, false);
+    const { prompt } = this.prompts.fittedPrompt(request, answerStart, undefined);
+    const maxTokens = answerBudget(this.contextSize, prompt.length, sampling.maxTokens);
+    const grammar =
+      responseFormat?.type === 'json_schema' ? schemaGbnf(responseFormat.schema) : responseFormat?.type === 'json_object' ? ANY_OBJECT_GRAMMAR : undefined;
+
+    // Stop sequences are matched here, as on the llama engine; with logprobs the text waits for the end, to go out beside its tokens' numbers.
+    const stopped = new AbortController();
+    const stop = new StopSequences(sampling.stop, logprobs ? () => undefined : (text) => output.write({ type: 'text', choice: 0, text }));
+    const begins = answerStart === 'in thought' ? 'in thought' : answerStart === 'after thought' ? 'in answer' : 'perhaps in thought';
+    const thoughts = new ThoughtSplitter(this.thoughtMarks, begins, output, (text) => {
+      if (!signal.aborted && !stop.push(text)) stopped.abort();
+    });
+    const scored: Array<{ text: string; logprobs: TokenLogprob[] }> = [];
+    let last: CompletionChunk | undefined;
+    try {
+      const body = {
+        prompt,
+        n_predict: maxTokens,
+        stop: this.stopTriggers,
+        ...samplingFields(sampling),
+        ...(grammar !== undefined ? { grammar } : {}),
+        ...(logprobs ? { n_probs: logprobs.top } : {}),
+      };
+      for await (const chunk of streamCompletion(this.server.url, body, AbortSignal.any([signal, stopped.signal]))) {
+        last = chunk;
+        if (logprobs) scored.push({ text: chunk.content, logprobs: toTokenLogprobs(chunk.completion_probabilities ?? []) });
+        thoughts.push(chunk.content);
+      }
+      thoughts.finish();
+    } catch (error) {
+      if (signal.aborted) throw new GenerationAbortedError();
+      if (!stopped.signal.aborted) throw error;
+    }
+    if (signal.aborted) throw new GenerationAbortedError();
+    const text = stop.finish();
+    if (logprobs) writeScoredText(output, text, scored);
+    // A stop sequence closes the request: the tokens it had generated by then are what it cost.
+    const completionTokens = last?.stop ? (last.tokens_predicted ?? 0) : scored.length || countTokens(this.model, text + thoughts.reasoning);
+    const finishReason: FinishReason = !stop.stopped && last?.stop_type === 'limit' ? 'length' : 'stop';
+    return {
+      text,
+      finishReason,
+      usage: {
+        prompt_tokens: prompt.length,
+        completion_tokens: completionTokens,
+        total_tokens: prompt.length + completionTokens,
+        prompt_tokens_details: { cached_tokens: last?.timings?.cache_n ?? 0 },
+        ...(this.thoughtMarks ? { completion_tokens_details: { reasoning_tokens: countTokens(this.model, thoughts.reasoning) } } : {}),
+      },
+    };
+  }
+
+  embed(): Promise<EmbeddingOutcome> {
+    return Promise.reject(new Error('ENGINE=llama-server does not embed'));
+  }
+
+  rank(): Promise<RankOutcome> {
+    return Promise.reject(new Error('ENGINE=llama-server does not rank'));
+  }
+
+  /** The model's own tokenizer, here in the worker; a conversation as `generate` renders it. */
+  async tokenize(request: TokenizeRequest): Promise<TokenizeOutcome> {
+    await Promise.resolve();
+    if (request.of === 'tokens') return { text: this.model.detokenize(request.tokens as Token[], true) };
+    if (request.of === 'conversation') {
+      if (request.conversation.tools?.definitions.length) throw new UnsupportedOptionError(this.name, 'tools');
+      const answerStart = this.prompts.answerStart(request.conversation.thinking, false);
+      const sampling = { temperature: 1, topP: 1, stop: [], frequencyPenalty: 0, presencePenalty: 0, seed: 0 };
+      const job = { ...request.conversation, sampling, signal: request.signal, output: { write: () => undefined } };
+      return { tokens: this.prompts.fittedPrompt(job, answerStart, undefined).prompt };
+    }
+    return { tokens: textTokens(this.model, request.text, request.specialTokens) };
+  }
+
+  async close(): Promise<void> {
+    await this.server.stop();
+    await this.model.dispose();
+    await this.llama.dispose();
+  }
+}
+
+/** The template's end-of-turn triggers that are text (llama-server stops at end-of-generation tokens itself). */
+function textStopTriggers(chatWrapper: ChatWrapper): string[] {
+  const history = [
+    { type: 'user' as const, text: 'x' },
+    { type: 'model' as const, response: [] },
+  ];
+  const { stopGenerationTriggers } = chatWrapper.generateContextState({ chatHistory: history });
+  return stopGenerationTriggers
+    .filter((trigger) => trigger.values.every((value) => typeof value === 'string' || value.toJSON().type === 'specialTokensText'))
+    .map((trigger) => trigger.toString())
+    .filter((trigger) => trigger !== '');
+}
+
+/** A segment's marker as the text llama-server streams for it. */
+const markText = (mark: string | LlamaText | object): string => (typeof mark === 'string' ? mark : 'values' in mark ? mark.toString() : '');
+
+function countTokens(model: LlamaModel, text: string): number {
+  return text === '' ? 0 : model.tokenize(text, false).length;
+}
+
+/** Each chunk's text, as far as the answer kept it, followed by its tokens' log probabilities. */
+function writeScoredText(output: GenerationRequest['output'], text: string, chunks: Array<{ text: string; logprobs: TokenLogprob[] }>): void {
+  let at = 0;
+  for (const chunk of chunks) {
+    if (at >= text.length && chunk.text !== '') break;
+    const piece = text.slice(at, at + chunk.text.length);
+    at += chunk.text.length;
+    if (piece !== '') output.write({ type: 'text', choice: 0, text: piece });
+    if (chunk.logprobs.length > 0) output.write({ type: 'logprobs', choice: 0, content: chunk.logprobs });
+  }
+}

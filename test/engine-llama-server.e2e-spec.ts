@@ -1,0 +1,159 @@
+import { execFileSync } from 'node:child_process';
+import OpenAI from 'openai';
+import { assertMatchesSchema } from './support/openai-schema';
+import { STACK_API_KEY, ServiceStack, waitFor } from './support/service-stack';
+import { e2eStack } from './support/stack-env';
+
+/**
+ * ENGINE=llama-server: the worker renders the prompt and llama.cpp's own server (the binary
+ * `npm run llama-server:build` makes, a child of the worker) runs the model. The same generated
+ * models as everywhere, through the official client, compared with the llama engine of the shared
+ * stack where both should answer the same: greedy answers of the same prompt are the same text.
+ */
+describe('ENGINE=llama-server', () => {
+  const shared = e2eStack();
+  const llamaEngine = new OpenAI({ baseURL: shared.apiUrls[0], apiKey: shared.apiKey, maxRetries: 0 });
+  const model = 'tiny-chat';
+  const thinking = 'tiny-think';
+  let stack: ServiceStack;
+  let client: OpenAI;
+  const question: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Tell me about the rabbit.' }];
+
+  beforeAll(async () => {
+    stack = await ServiceStack.start({
+      name: 'llama-server',
+      workers: 0,
+      parallelSequences: 2,
+      models: [model, thinking],
+      workerEnv: { ENGINE: 'llama-server' },
+    });
+    await stack.addWorker({}, model);
+    await stack.addWorker({}, thinking);
+    client = new OpenAI({ baseURL: stack.baseUrl, apiKey: STACK_API_KEY, maxRetries: 0 });
+  });
+  afterAll(() => stack?.stop());
+
+  it('answers greedily with the same text as the llama engine, counted by the same tokenizer', async () => {
+    const request = { model, messages: question, max_tokens: 24, temperature: 0 };
+    const [served, reference] = await Promise.all([client.chat.completions.create(request), llamaEngine.chat.completions.create(request)]);
+    assertMatchesSchema('CreateChatCompletionResponse', served);
+    expect(served.choices[0].message.content).toMatch(/[a-z]{2,}/);
+    expect(served.choices[0].message.content).toBe(reference.choices[0].message.content);
+    expect(served.choices[0].finish_reason).toBe(reference.choices[0].finish_reason);
+    expect(served.usage?.prompt_tokens).toBe(reference.usage?.prompt_tokens);
+    expect(served.usage?.completion_tokens).toBe(reference.usage?.completion_tokens);
+  });
+
+  it('streams deltas that add up to the whole answer of the same seeded request, then a usage chunk', async () => {
+    const request = { model, messages: question, max_tokens: 30, temperature: 1, seed: 1234 };
+    const whole = await client.chat.completions.create(request);
+    const chunks: OpenAI.ChatCompletionChunk[] = [];
+    for await (const chunk of await client.chat.completions.create({ ...request, stream: true, stream_options: { include_usage: true } })) chunks.push(chunk);
+    for (const chunk of chunks) assertMatchesSchema('CreateChatCompletionStreamResponse', chunk);
+    const content = chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join('');
+    expect(chunks.filter((chunk) => chunk.choices[0]?.delta.content).length).toBeGreaterThan(1);
+    expect(content).toBe(whole.choices[0].message.content);
+    expect(chunks.at(-1)?.usage).toEqual(whole.usage);
+  });
+
+  it('ends at max_tokens with finish_reason length, and at a stop sequence without it', async () => {
+    const long = await client.chat.completions.create({ model, messages: question, max_tokens: 5, temperature: 0 });
+    expect(long.choices[0].finish_reason).toBe('length');
+    expect(long.usage?.completion_tokens).toBe(5);
+    const text = long.choices[0].message.content!;
+    const cut = text.slice(2, 4);
+    const stopped = await client.chat.completions.create({ model, messages: question, max_tokens: 5, temperature: 0, stop: [cut] });
+    expect(stopped.choices[0].finish_reason).toBe('stop');
+    expect(stopped.choices[0].message.content).toBe(text.slice(0, text.indexOf(cut)));
+  });
+
+  it('enforces a JSON schema with the project grammar', async () => {
+    const schema = {
+      type: 'object',
+      properties: { name: { type: 'string', maxLength: 12 }, legs: { type: 'integer', minimum: 0, maximum: 8 } },
+      required: ['name', 'legs'],
+      additionalProperties: false,
+    };
+    for (const seed of [1, 2, 3]) {
+      const completion = await client.chat.completions.create({
+        model,
+        messages: question,
+        seed,
+        max_tokens: 80,
+        response_format: { type: 'json_schema', json_schema: { name: 'animal', schema, strict: true } },
+      });
+      expect(completion.choices[0].finish_reason).toBe('stop');
+      const answer = JSON.parse(completion.choices[0].message.content!) as { name: string; legs: number };
+      expect(Object.keys(answer).sort()).toEqual(['legs', 'name']);
+      expect(Number.isInteger(answer.legs) && answer.legs >= 0 && answer.legs <= 8).toBe(true);
+    }
+  });
+
+  it('answers logprobs whose tokens spell the content, greedy picking the most probable', async () => {
+    const completion = await client.chat.completions.create({ model, messages: question, max_tokens: 12, temperature: 0, logprobs: true, top_logprobs: 3 });
+    const [{ message, logprobs }] = completion.choices;
+    const tokens = logprobs!.content!;
+    expect(tokens).toHaveLength(12);
+    expect(tokens.map((token) => token.token).join('')).toBe(message.content);
+    for (const token of tokens) {
+      expect(token.top_logprobs).toHaveLength(3);
+      expect(token.logprob).toBeLessThanOrEqual(0);
+      expect(token.logprob).toBeCloseTo(token.top_logprobs[0].logprob, 5);
+    }
+  });
+
+  it('reports the prompt the server kept from the previous turn as cached tokens', async () => {
+    const request = {
+      model,
+      messages: [{ role: 'user' as const, content: 'Tell me a long story about the wolf and the fox.' }],
+      max_tokens: 4,
+      temperature: 0,
+    };
+    await client.chat.completions.create(request);
+    const again = await client.chat.completions.create(request);
+    expect(again.usage?.prompt_tokens_details?.cached_tokens).toBeGreaterThan(0);
+  });
+
+  it('passes thinking on as reasoning_content', async () => {
+    const completion = await client.chat.completions.create({ model: thinking, messages: question, max_tokens: 12, temperature: 0 });
+    const message = completion.choices[0].message as OpenAI.ChatCompletionMessage & { reasoning_content?: string };
+    expect(message.content).toBe('');
+    expect(message.reasoning_content).toMatch(/\w/);
+    expect(completion.usage?.completion_tokens_details?.reasoning_tokens).toBeGreaterThan(0);
+    const plain = await client.chat.completions.create({ model: thinking, messages: question, max_tokens: 12, temperature: 0, reasoning_effort: 'none' });
+    expect(plain.choices[0].message.content).toMatch(/\w/);
+  });
+
+  it('refuses tools with a 400 naming the field, before queueing', async () => {
+    const refused = await client.chat.completions
+      .create({ model, messages: question, tools: [{ type: 'function', function: { name: 'look', parameters: { type: 'object' } } }] })
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((refused as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('tools');
+  });
+
+  it('frees the slot of a cancelled stream at once', async () => {
+    const controller = new AbortController();
+    const stream = await client.chat.completions.create(
+      { model, messages: question, max_tokens: 4000, temperature: 1, stream: true },
+      { signal: controller.signal },
+    );
+    for await (const chunk of stream) if (chunk.choices[0]?.delta.content) break;
+    controller.abort();
+    // Both slots answer again, the cancelled one among them.
+    const started = Date.now();
+    await Promise.all([1, 2].map(() => client.chat.completions.create({ model, messages: question, max_tokens: 8 })));
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('stops the worker when its llama-server dies, rather than failing every job', async () => {
+    const worker = stack.workers[0];
+    const server = execFileSync('pgrep', ['-P', String(worker.pid), '-f', 'llama-server'], { encoding: 'utf8' })
+      .trim()
+      .split('\n')[0];
+    expect(server).toMatch(/^\d+$/);
+    process.kill(Number(server), 'SIGKILL');
+    await waitFor('the worker to stop', () => Promise.resolve(!worker.isRunning), 20_000);
+    expect(await worker.exit).not.toBe(0);
+  });
+});
