@@ -1,3 +1,4 @@
+import Ajv from 'ajv';
 import { execFileSync } from 'node:child_process';
 import OpenAI from 'openai';
 import { assertMatchesSchema } from './support/openai-schema';
@@ -124,12 +125,98 @@ describe('ENGINE=llama-server', () => {
     expect(plain.choices[0].message.content).toMatch(/\w/);
   });
 
-  it('refuses tools with a 400 naming the field, before queueing', async () => {
-    const refused = await client.chat.completions
-      .create({ model, messages: question, tools: [{ type: 'function', function: { name: 'look', parameters: { type: 'object' } } }] })
-      .catch((error: unknown) => error);
-    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((refused as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('tools');
+  const parameters = {
+    type: 'object',
+    properties: { city: { type: 'string', maxLength: 20 }, days: { type: 'integer', minimum: 1, maximum: 7 }, unit: { enum: ['celsius', 'fahrenheit'] } },
+    required: ['city', 'days', 'unit'],
+    additionalProperties: false,
+  };
+  const weather: OpenAI.ChatCompletionTool = { type: 'function', function: { name: 'get_weather', description: 'Weather for a city', parameters } };
+  const clock: OpenAI.ChatCompletionTool = { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: {} } } };
+  const asked: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'What is the weather in Paris?' }];
+
+  it('makes the call tool_choice requires, arguments under the schema, streamed as OpenAI streams calls', async () => {
+    const valid = new Ajv({ strict: false }).compile(parameters);
+    for (const seed of [1, 2, 3, 4, 5]) {
+      const args = new Map<number, string>();
+      const names = new Map<number, string>();
+      let finish: string | null | undefined;
+      for await (const chunk of await client.chat.completions.create({
+        model,
+        messages: asked,
+        tools: [weather, clock],
+        tool_choice: 'required',
+        max_tokens: 100,
+        seed,
+        stream: true,
+      })) {
+        assertMatchesSchema('CreateChatCompletionStreamResponse', chunk);
+        for (const call of chunk.choices[0]?.delta.tool_calls ?? []) {
+          if (call.function?.name) names.set(call.index, call.function.name);
+          args.set(call.index, (args.get(call.index) ?? '') + (call.function?.arguments ?? ''));
+        }
+        finish = chunk.choices[0]?.finish_reason ?? finish;
+      }
+      expect(finish).toBe('tool_calls');
+      expect(args.size).toBeGreaterThan(0);
+      for (const [index, text] of args) {
+        const name = names.get(index);
+        expect(['get_weather', 'get_time']).toContain(name);
+        if (name === 'get_weather') expect(valid(JSON.parse(text))).toBe(true);
+        else expect(JSON.parse(text)).toEqual(expect.any(Object));
+      }
+    }
+  });
+
+  it('calls the function tool_choice names, the same call as the llama engine makes greedily', async () => {
+    const request = {
+      model,
+      messages: asked,
+      tools: [weather, clock],
+      tool_choice: { type: 'function' as const, function: { name: 'get_weather' } },
+      max_tokens: 100,
+      temperature: 0,
+    };
+    const [served, reference] = await Promise.all([client.chat.completions.create(request), llamaEngine.chat.completions.create(request)]);
+    assertMatchesSchema('CreateChatCompletionResponse', served);
+    const [call] = served.choices[0].message.tool_calls as OpenAI.ChatCompletionMessageFunctionToolCall[];
+    expect(served.choices[0].finish_reason).toBe('tool_calls');
+    expect(call.id).toMatch(/^call_/);
+    expect(call.function.name).toBe('get_weather');
+    const [referenceCall] = reference.choices[0].message.tool_calls as OpenAI.ChatCompletionMessageFunctionToolCall[];
+    expect(JSON.parse(call.function.arguments)).toEqual(JSON.parse(referenceCall.function.arguments));
+    expect(served.usage?.prompt_tokens).toBe(reference.usage?.prompt_tokens);
+  });
+
+  it('answers the result of the call in the next turn, the conversation rendered as the llama engine renders it', async () => {
+    const first = await client.chat.completions.create({ model, messages: asked, tools: [weather], tool_choice: 'required', max_tokens: 100, seed: 3 });
+    const message = first.choices[0].message;
+    const [call] = message.tool_calls!;
+    const request = {
+      model,
+      messages: [...asked, message, { role: 'tool' as const, tool_call_id: call.id, content: '{"sky": "clear", "celsius": 21}' }],
+      tools: [weather],
+      max_tokens: 20,
+      temperature: 0,
+    };
+    const [next, reference] = await Promise.all([client.chat.completions.create(request), llamaEngine.chat.completions.create(request)]);
+    expect(next.choices[0].message.content).toMatch(/\w/);
+    expect(next.usage!.prompt_tokens).toBe(reference.usage!.prompt_tokens);
+    expect(next.usage!.prompt_tokens).toBeGreaterThan(first.usage!.prompt_tokens);
+  });
+
+  it('leaves the choice to the model with tool_choice auto: text, or calls that parse', async () => {
+    const finishes = new Set<string>();
+    for (const seed of [1, 2, 3, 4, 5, 6]) {
+      const completion = await client.chat.completions.create({ model, messages: asked, tools: [weather], tool_choice: 'auto', max_tokens: 150, seed });
+      const { message, finish_reason } = completion.choices[0];
+      finishes.add(finish_reason);
+      const calls = (message.tool_calls ?? []) as OpenAI.ChatCompletionMessageFunctionToolCall[];
+      if (finish_reason === 'tool_calls') expect(calls.length).toBeGreaterThan(0);
+      // max_tokens may cut a call short (finish_reason length), as at OpenAI; a finished one parses.
+      if (finish_reason === 'tool_calls') for (const call of calls) expect(JSON.parse(call.function.arguments)).toEqual(expect.any(Object));
+    }
+    expect(finishes.has('tool_calls')).toBe(true);
   });
 
   it('frees the slot of a cancelled stream at once', async () => {

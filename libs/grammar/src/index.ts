@@ -3,5 +3,6 @@
 // stay inside this library: their short names read well only here.
 export type { GrammarFault, GrammarNode, Rules } from './grammar-ast';
 export * from './schema-grammar';
+export * from './call-grammar';
 export * from './schema-limits';
 export * from './grammar-sampler';

@@ -43,7 +43,11 @@ export class ToolCallStream {
 
   constructor(private readonly output: OutputSink) {}
 
-  onParamsChunk = ({ callIndex, functionName, paramsChunk }: LlamaChatResponseFunctionCallParamsChunk): void => {
+  onParamsChunk = ({
+    callIndex,
+    functionName,
+    paramsChunk,
+  }: Pick<LlamaChatResponseFunctionCallParamsChunk, 'callIndex' | 'functionName' | 'paramsChunk'>): void => {
     let call = this.calls[callIndex];
     const opening = call === undefined;
     call ??= this.calls[callIndex] = { id: newToolCallId(), name: functionName, arguments: '' };

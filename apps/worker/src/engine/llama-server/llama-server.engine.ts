@@ -1,6 +1,6 @@
 import { MAX_CHOICES } from '@app/contracts';
 import type { EngineCapabilities, FinishReason, TokenLogprob } from '@app/contracts';
-import type { ChatWrapper, Llama, LlamaModel, LlamaText, Token } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
+import type { ChatWrapper, Llama, LlamaModel, Token } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
 import { answerBudget, GenerationAbortedError, UnsupportedOptionError } from '../inference-engine';
 import type {
   EmbeddingOutcome,
@@ -21,6 +21,9 @@ import { StopSequences } from '../stop-sequences';
 import { samplingFields, streamCompletion, toTokenLogprobs } from './llama-server-completion';
 import type { CompletionChunk } from './llama-server-completion';
 import { LlamaServerProcess, waitForHealth } from './llama-server-process';
+import { ToolCallStream } from '../llama-tool-calls';
+import { CallParser } from './call-parser';
+import { callSyntax, markText, offeredCalls } from './llama-server-tools';
 import { ThoughtSplitter } from './thought-splitter';
 
 export interface LlamaServerEngineOptions {
@@ -47,8 +50,10 @@ const ANY_OBJECT_GRAMMAR = schemaGbnf({ type: 'object' });
  * no weights are loaded here), the project's grammars, stop sequences, budgets; llama-server
  * runs the model: each answer is one streamed `/completion` of the prompt's token ids, on a slot
  * the server picks by the prompt it already holds (`cache_prompt`), so a conversation's next turn
- * lands where its prefix is. Tool calls and plain prompts are not offered yet (the API refuses them
- * for this engine's models), nor embeddings or ranking.
+ * lands where its prefix is. Tool calls are read from the answer in the template's own call syntax,
+ * their arguments under the project's grammar (lazy: from the call prefix on, unless a call is
+ * required). Plain prompts, embeddings and ranking are not offered yet (the API refuses them for
+ * this engine's models).
  */
 export class LlamaServerEngine implements InferenceEngine {
   readonly name = 'llama-server';
@@ -57,6 +62,7 @@ export class LlamaServerEngine implements InferenceEngine {
   private readonly prompts: LlamaPromptRenderer;
   private readonly stopTriggers: string[];
   private readonly thoughtMarks: { prefix: string; suffix: string } | undefined;
+  private readonly calls: ReturnType<typeof callSyntax>;
 
   private constructor(
     private readonly llama: Llama,
@@ -69,11 +75,12 @@ export class LlamaServerEngine implements InferenceEngine {
     this.slots = slots;
     this.prompts = new LlamaPromptRenderer(chatWrapper, model, contextSize);
     this.stopTriggers = textStopTriggers(chatWrapper);
+    this.calls = callSyntax(chatWrapper);
     const thought = chatWrapper.settings.segments?.thought;
     this.thoughtMarks = thought?.suffix !== undefined ? { prefix: markText(thought.prefix), suffix: markText(thought.suffix) } : undefined;
     this.capabilities = {
       kinds: ['generate', 'tokenize'],
-      tools: false,
+      tools: true,
       grammar: true,
       logprobs: this.thoughtMarks === undefined,
       maxChoices: MAX_CHOICES,
@@ -121,10 +128,11 @@ export class LlamaServerEngine implements InferenceEngine {
 
   async generate(request: GenerationRequest): Promise<GenerationOutcome> {
     if (request.prompt) throw new UnsupportedOptionError(this.name, 'prompt');
-    if (request.tools?.definitions.length) throw new UnsupportedOptionError(this.name, 'tools');
-    const { sampling, responseFormat, logprobs, thinking, signal, output } = request;
-    const answerStart = this.prompts.answerStart(thinking, false);
-    const { prompt } = this.prompts.fittedPrompt(request, answerStart, undefined);
+    const { sampling, tools, responseFormat, logprobs, thinking, signal, output } = request;
+    const calls = offeredCalls(tools, this.calls);
+    const answerStart = this.prompts.answerStart(thinking, calls?.mustCall ?? false);
+    const rendered = this.prompts.fittedPrompt(request, answerStart, calls?.functions).prompt;
+    const prompt = calls?.mustCall ? [...rendered, ...this.model.tokenize(this.calls.syntax.prefix, true)] : rendered;
     const maxTokens = answerBudget(this.contextSize, prompt.length, sampling.maxTokens);
     const grammar =
       responseFormat?.type === 'json_schema' ? schemaGbnf(responseFormat.schema) : responseFormat?.type === 'json_object' ? ANY_OBJECT_GRAMMAR : undefined;
@@ -133,9 +141,21 @@ export class LlamaServerEngine implements InferenceEngine {
     const stopped = new AbortController();
     const stop = new StopSequences(sampling.stop, logprobs ? () => undefined : (text) => output.write({ type: 'text', choice: 0, text }));
     const begins = answerStart === 'in thought' ? 'in thought' : answerStart === 'after thought' ? 'in answer' : 'perhaps in thought';
-    const thoughts = new ThoughtSplitter(this.thoughtMarks, begins, output, (text) => {
+    const toAnswer = (text: string): void => {
       if (!signal.aborted && !stop.push(text)) stopped.abort();
-    });
+    };
+    const toolCalls = new ToolCallStream(output);
+    const callsRead = new CallParser(
+      this.calls.syntax,
+      toAnswer,
+      (chunk) => {
+        if (signal.aborted) return;
+        stop.release(); // no text follows a call: what was held back for a stop sequence goes first
+        toolCalls.onParamsChunk(chunk);
+      },
+      calls?.mustCall,
+    );
+    const thoughts = new ThoughtSplitter(this.thoughtMarks, begins, output, calls ? (text) => callsRead.push(text) : toAnswer);
     const scored: Array<{ text: string; logprobs: TokenLogprob[] }> = [];
     let last: CompletionChunk | undefined;
     try {
@@ -145,6 +165,7 @@ export class LlamaServerEngine implements InferenceEngine {
         stop: this.stopTriggers,
         ...samplingFields(sampling),
         ...(grammar !== undefined ? { grammar } : {}),
+        ...calls?.fields,
         ...(logprobs ? { n_probs: logprobs.top } : {}),
       };
       for await (const chunk of streamCompletion(this.server.url, body, AbortSignal.any([signal, stopped.signal]))) {
@@ -153,6 +174,7 @@ export class LlamaServerEngine implements InferenceEngine {
         thoughts.push(chunk.content);
       }
       thoughts.finish();
+      callsRead.finish();
     } catch (error) {
       if (signal.aborted) throw new GenerationAbortedError();
       if (!stopped.signal.aborted) throw error;
@@ -162,14 +184,17 @@ export class LlamaServerEngine implements InferenceEngine {
     if (logprobs) writeScoredText(output, text, scored);
     // A stop sequence closes the request: the tokens it had generated by then are what it cost.
     const completionTokens = last?.stop ? (last.tokens_predicted ?? 0) : scored.length || countTokens(this.model, text + thoughts.reasoning);
-    const finishReason: FinishReason = !stop.stopped && last?.stop_type === 'limit' ? 'length' : 'stop';
+    const called = toolCalls.calls.length > 0;
+    const finishReason: FinishReason = !stop.stopped && last?.stop_type === 'limit' ? 'length' : called ? 'tool_calls' : 'stop';
     return {
       text,
+      ...(called ? { toolCalls: toolCalls.calls } : {}),
       finishReason,
       usage: {
-        prompt_tokens: prompt.length,
+        // The conversation as rendered, as the llama engine counts it (a required call's prefix is the answer's).
+        prompt_tokens: rendered.length,
         completion_tokens: completionTokens,
-        total_tokens: prompt.length + completionTokens,
+        total_tokens: rendered.length + completionTokens,
         prompt_tokens_details: { cached_tokens: last?.timings?.cache_n ?? 0 },
         ...(this.thoughtMarks ? { completion_tokens_details: { reasoning_tokens: countTokens(this.model, thoughts.reasoning) } } : {}),
       },
@@ -189,11 +214,11 @@ export class LlamaServerEngine implements InferenceEngine {
     await Promise.resolve();
     if (request.of === 'tokens') return { text: this.model.detokenize(request.tokens as Token[], true) };
     if (request.of === 'conversation') {
-      if (request.conversation.tools?.definitions.length) throw new UnsupportedOptionError(this.name, 'tools');
-      const answerStart = this.prompts.answerStart(request.conversation.thinking, false);
+      const calls = offeredCalls(request.conversation.tools, this.calls);
+      const answerStart = this.prompts.answerStart(request.conversation.thinking, calls?.mustCall ?? false);
       const sampling = { temperature: 1, topP: 1, stop: [], frequencyPenalty: 0, presencePenalty: 0, seed: 0 };
       const job = { ...request.conversation, sampling, signal: request.signal, output: { write: () => undefined } };
-      return { tokens: this.prompts.fittedPrompt(job, answerStart, undefined).prompt };
+      return { tokens: this.prompts.fittedPrompt(job, answerStart, calls?.functions).prompt };
     }
     return { tokens: textTokens(this.model, request.text, request.specialTokens) };
   }
@@ -217,9 +242,6 @@ function textStopTriggers(chatWrapper: ChatWrapper): string[] {
     .map((trigger) => trigger.toString())
     .filter((trigger) => trigger !== '');
 }
-
-/** A segment's marker as the text llama-server streams for it. */
-const markText = (mark: string | LlamaText | object): string => (typeof mark === 'string' ? mark : 'values' in mark ? mark.toString() : '');
 
 function countTokens(model: LlamaModel, text: string): number {
   return text === '' ? 0 : model.tokenize(text, false).length;
