@@ -1,8 +1,9 @@
 # syntax=docker/dockerfile:1
 #
-# Three images from one build, chosen with --target:
+# Four images from one build, chosen with --target:
 #   api          the stateless API (no inference engine in it at all)
 #   worker       a CPU worker; the project's tiny models are baked in (models/tiny-chat.gguf, tiny-embed.gguf)
+#   worker-llama-server  the same with ENGINE=llama-server: llama.cpp's own server, built from the same source
 #   worker-cuda  a CUDA worker for NVIDIA GPUs: mount your GGUF models and run it with a GPU
 #
 #   docker build --target api -t chat-api .
@@ -130,6 +131,26 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.HEALTH_PORT || 9464) + '/health/ready').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # The worker finishes the jobs it holds on SIGTERM: give it time (docker stop -t / stop_grace_period).
 CMD ["node", "dist/apps/worker/apps/worker/src/main.js"]
+
+# ---- llama-server from the same bundled llama.cpp source, for worker-llama-server ----
+# Portable (no -march=native): llama.cpp's CPU backend picks what the host's CPU has at run time.
+FROM build AS llama-server-build
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends cmake g++ make git ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+RUN LLAMA_SERVER_CACHE=/opt/llama-server npm run llama-server:build -- --portable \
+ && cp -L .llama-server/bin/llama-server /usr/local/bin/llama-server
+
+# ---- worker-llama-server: the CPU worker whose engine is llama.cpp's own server (ENGINE=llama-server) ----
+FROM worker AS worker-llama-server
+USER root
+# llama.cpp's CPU backend runs on OpenMP.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libgomp1 \
+ && rm -rf /var/lib/apt/lists/*
+COPY --from=llama-server-build /usr/local/bin/llama-server /usr/local/bin/llama-server
+ENV ENGINE=llama-server LLAMA_SERVER_BIN=/usr/local/bin/llama-server
+USER node
 
 # ---- worker-cuda: the same worker on NVIDIA's CUDA runtime, with Node and its llama.cpp build ----
 FROM nvidia/cuda:${CUDA_VERSION}-runtime-ubuntu24.04 AS worker-cuda

@@ -1,11 +1,14 @@
 /**
  * `npm start`: everything a newcomer needs on one machine. Redis (REDIS_URL, or a redis-server
- * started here), the tiny chat and embedding models, a worker for each and one API instance with Bull Board on; then it
+ * started here), the tiny chat and embedding models, a worker for each and one API instance with Bull Board on (the chat
+ * model on llama.cpp's own server when it is built, else node-llama-cpp); then it
  * prints how to call it and how to watch it. Ctrl-C stops it all. Operators run the pieces
  * separately: `npm run start:api`, `npm run start:worker`.
  */
 import { execSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { BUILT_LLAMA_SERVER } from '../apps/worker/src/engine/llama-server/llama-server-process';
 import { LocalService, describeLocalService } from './local-stack/local-service';
 import type { StartedService } from './local-stack/local-service';
 import { REDIS_INSTALL_HINT, hasRedisServerBinary } from './local-stack/redis-server';
@@ -17,6 +20,15 @@ const MODEL_PATH = resolve(REPO_ROOT, process.env.MODEL_PATH ?? 'models/tiny-cha
 const EMBEDDING_MODEL = process.env.EMBEDDING_MODEL_NAME ?? 'tiny-embed';
 const EMBEDDING_MODEL_PATH = resolve(REPO_ROOT, process.env.EMBEDDING_MODEL_PATH ?? 'models/tiny-embed.gguf');
 
+/**
+ * ENGINE as given; else llama.cpp's own server when `npm run llama-server:build` has built it
+ * (the faster engine), else node-llama-cpp, which needs no build.
+ */
+function chatEngine(): 'llama' | 'llama-server' {
+  if (process.env.ENGINE === 'llama' || process.env.ENGINE === 'llama-server') return process.env.ENGINE;
+  return existsSync(resolve(REPO_ROOT, BUILT_LLAMA_SERVER)) ? 'llama-server' : 'llama';
+}
+
 function step(message: string): void {
   console.log(`\n» ${message}`);
 }
@@ -26,6 +38,7 @@ async function main(): Promise<void> {
     model: MODEL,
     modelPath: MODEL_PATH,
     embeddingModel: EMBEDDING_MODEL === 'none' ? undefined : { name: EMBEDDING_MODEL, path: EMBEDDING_MODEL_PATH },
+    chatEngine: chatEngine(),
     port: Number(process.env.PORT ?? 8080),
     host: process.env.HOST ?? '0.0.0.0',
     redisUrl: process.env.REDIS_URL || undefined,

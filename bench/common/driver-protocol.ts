@@ -84,7 +84,16 @@ export type GpuSetting = WorkerEnv['GPU'];
 
 /** How the engine driver builds its engine: the same options the worker's factory passes. */
 export type EngineSpec =
-  | { kind: 'llama'; modelPath: string; parallelSequences: number; threads: number; contextSize: number; gpu?: GpuSetting; engineCpus?: string }
+  /** `llama`: node-llama-cpp (ENGINE=llama); `llama-server`: llama.cpp's own server (ENGINE=llama-server), alone driven through its own chat route. */
+  | {
+      kind: 'llama' | 'llama-server';
+      modelPath: string;
+      parallelSequences: number;
+      threads: number;
+      contextSize: number;
+      gpu?: GpuSetting;
+      engineCpus?: string;
+    }
   | { kind: 'synthetic'; tokens: number; tokenIntervalMs: number; slots: number; contextSize: number };
 
 /** How the HTTP driver reaches the service. */

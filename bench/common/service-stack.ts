@@ -34,7 +34,8 @@ export const GPU_SETTINGS: readonly GpuSetting[] = ['auto', 'cuda', 'vulkan', 'm
  * (the CPU when absent, as by default; `npm run bench -- --gpu cuda` sets it).
  */
 function workerEnv(engine: EngineSpec): NodeJS.ProcessEnv {
-  if (engine.kind === 'llama') return { GPU: engine.gpu ?? 'false', CONTEXT_SIZE: String(engine.contextSize), ENGINE_CPUS: engine.engineCpus ?? '' };
+  if (engine.kind !== 'synthetic')
+    return { ENGINE: engine.kind, GPU: engine.gpu ?? 'false', CONTEXT_SIZE: String(engine.contextSize), ENGINE_CPUS: engine.engineCpus ?? '' };
   return {
     ENGINE: 'synthetic',
     SYNTHETIC_TOKENS: String(engine.tokens),
@@ -58,9 +59,9 @@ export async function startServiceStack(label: string, engine: EngineSpec, apiPr
     const worker: ManagedProcess = await startWorker({
       redisUrl: redis.url,
       modelName: BENCH_MODEL,
-      modelPath: engine.kind === 'llama' ? engine.modelPath : resolve(REPO_ROOT, 'models/tiny-chat.gguf'),
-      parallelSequences: engine.kind === 'llama' ? engine.parallelSequences : undefined,
-      threads: engine.kind === 'llama' ? engine.threads : 1,
+      modelPath: engine.kind !== 'synthetic' ? engine.modelPath : resolve(REPO_ROOT, 'models/tiny-chat.gguf'),
+      parallelSequences: engine.kind !== 'synthetic' ? engine.parallelSequences : undefined,
+      threads: engine.kind !== 'synthetic' ? engine.threads : 1,
       workerId: `bench-${label}`,
       env: workerEnv(engine),
       logFile: logFile('worker'),

@@ -192,7 +192,7 @@ export function streamPlan(concurrency: number, requests: number, durationMs: nu
 }
 
 /** The llama phase's engine, alone and in the worker: `modelPath` on the `gpu` backend, with the plan's sequences, threads and context. */
-export function llamaEngine(llama: LlamaPlan, modelPath: string, gpu: GpuSetting): EngineSpec {
+export function llamaEngine(llama: LlamaPlan, modelPath: string, gpu: GpuSetting): Extract<EngineSpec, { modelPath: string }> {
   const { parallelSequences, threads, contextSize, engineCpus } = llama;
   return { kind: 'llama', modelPath, gpu, parallelSequences, threads, contextSize, engineCpus };
 }

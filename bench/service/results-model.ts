@@ -209,6 +209,12 @@ export interface BenchResults {
   machine: { cpus: number; cpuModel: string; node: string; loadAverageAtStart: number[]; openFilesLimit: number };
   settings: Record<string, unknown>;
   llama?: ComparisonLevel[];
+  /**
+   * llama.cpp's own server alone (its chat route, the worker's slots and threads) against the
+   * service on ENGINE=llama-server (`service`) and on ENGINE=llama (`llamaEngine`), each paired
+   * with its own runs of the server alone.
+   */
+  llamaServer?: { service: ComparisonLevel[]; llamaEngine: ComparisonLevel[] };
   synthetic?: ComparisonLevel[];
   relay?: ComparisonLevel[];
   openStreams?: { redisApiConnectionsIdle: number; levels: OpenStreamsLevel[]; skipped: string[] };

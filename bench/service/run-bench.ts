@@ -31,6 +31,7 @@ import { API_ENTRY, REPO_ROOT, WORKER_ENTRY } from '../../tools/local-stack/serv
 import { hasRedisServerBinary, REDIS_INSTALL_HINT } from '../../tools/local-stack/redis-server';
 import { llamaEngine, llamaLevelPlan, parseOptions, PHASES, streamPlan } from './bench-options';
 import { takeLlamaOverrides } from './llama-overrides';
+import { llamaServerBinary } from '@app/worker/engine';
 import { offEngineCpus } from '../common/off-engine-cpus';
 import { GPU_SETTINGS } from '../common/service-stack';
 import { stopEverythingOnSignals } from '../common/cleanup';
@@ -70,6 +71,16 @@ function staleSources(): string[] {
   for (const app of ['api', 'worker']) visit(resolve(REPO_ROOT, 'apps', app, 'src'), (relative) => [resolve(REPO_ROOT, 'dist/apps', app, relative)]);
   visit(resolve(REPO_ROOT, 'libs'), (relative) => ['api', 'worker'].map((app) => resolve(REPO_ROOT, 'dist/apps', app, relative)));
   return stale;
+}
+
+/** Whether a command is on the PATH. */
+function onPath(command: string): boolean {
+  try {
+    execSync(`command -v ${command}`, { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The model and backend the llama phase runs: `--model-path` and `--gpu` (or MODEL_PATH and GPU), the tiny model on the CPU by default. */
@@ -222,6 +233,16 @@ async function runPhases(options: BenchOptions, target: LlamaTarget, limit: numb
         return { plan: llamaLevelPlan(llama, concurrency, requests), repeats: concurrency <= llama.repeatUpTo ? llama.repeats : 1, profile: false };
       });
     results.llama = (await offEngineCpus(llama.engineCpus, () => runComparison('llama', engine, levels, options.apiProcesses))).levels;
+    const server = llamaServerBinary(process.env.LLAMA_SERVER_BIN ?? '');
+    if (server === 'llama-server' && !onPath('llama-server'))
+      console.log('\n» llama-server: not built (npm run llama-server:build) nor on the PATH: its columns are left out');
+    else {
+      console.log(`\n» llama.cpp's own server (${server}) alone vs the service on ENGINE=llama-server, then on ENGINE=llama`);
+      const alone: EngineSpec = { ...engine, kind: 'llama-server' };
+      const onServer = await offEngineCpus(llama.engineCpus, () => runComparison('llama-server', alone, levels, options.apiProcesses));
+      const onLlama = await offEngineCpus(llama.engineCpus, () => runComparison('llama-vs-server', alone, levels, options.apiProcesses, engine));
+      results.llamaServer = { service: onServer.levels, llamaEngine: onLlama.levels };
+    }
   }
   if (options.phases.has('synthetic')) {
     console.log(`\n» synthetic engine (${options.synthetic.tokens} tokens, ${options.synthetic.tokenIntervalMs} ms apart): engine alone vs service`);

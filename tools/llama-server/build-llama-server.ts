@@ -6,8 +6,9 @@
  * it once skips the build. `.llama-server` (git-ignored) then points at it, which is where the
  * worker looks for `llama-server` when LLAMA_SERVER_BIN is not set.
  *
- * CPU: GGML_NATIVE (this machine's instructions). CUDA: `--cuda-archs` as CMake takes them (90 for
- * H100/H200), with nvcc and cuBLAS on the host. About 10 minutes on 2 cores.
+ * CPU: GGML_NATIVE (this machine's instructions), or `--portable` for an image that runs elsewhere.
+ * CUDA: `--cuda-archs` as CMake takes them (90 for H100/H200), with nvcc and cuBLAS on the host.
+ * About 14 minutes on 2 busy cores with one job.
  */
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync } from 'node:fs';
@@ -20,9 +21,11 @@ const REPO_ROOT = resolve(__dirname, '..', '..');
 const LINK = join(REPO_ROOT, '.llama-server');
 const TARGETS = ['llama-server', 'llama-batched-bench'];
 
-const { values } = parseArgs({ options: { 'cuda-archs': { type: 'string' }, jobs: { type: 'string' } } });
+const { values } = parseArgs({ options: { 'cuda-archs': { type: 'string' }, jobs: { type: 'string' }, portable: { type: 'boolean' } } });
 const cudaArchs = values['cuda-archs'];
-const variant = cudaArchs ? `cuda-${cudaArchs.replace(/[^0-9a-z]+/gi, '_')}` : 'cpu-native';
+// Portable: for an image that runs on other CPUs than the build host's (no -march=native).
+const native = !cudaArchs && values.portable !== true;
+const variant = cudaArchs ? `cuda-${cudaArchs.replace(/[^0-9a-z]+/gi, '_')}` : native ? 'cpu-native' : 'cpu-portable';
 const cache = process.env.LLAMA_SERVER_CACHE || join(homedir(), '.cache/queued-inference/llama-server');
 const built = join(cache, `${bundledLlamaCppCommit().slice(0, 12)}-${variant}`);
 
@@ -46,7 +49,8 @@ else {
       '-DLLAMA_BUILD_TESTS=OFF',
       '-DLLAMA_BUILD_EXAMPLES=OFF',
       '-DLLAMA_BUILD_SERVER=ON',
-      ...(cudaArchs ? ['-DGGML_NATIVE=OFF', '-DGGML_CUDA=ON', `-DCMAKE_CUDA_ARCHITECTURES=${cudaArchs}`] : ['-DGGML_NATIVE=ON']),
+      `-DGGML_NATIVE=${native ? 'ON' : 'OFF'}`,
+      ...(cudaArchs ? ['-DGGML_CUDA=ON', `-DCMAKE_CUDA_ARCHITECTURES=${cudaArchs}`] : []),
     ]);
     cmake(['--build', build, '--target', ...TARGETS, '--parallel', values.jobs ?? String(cpus().length)]);
     mkdirSync(cache, { recursive: true });

@@ -17,6 +17,8 @@ export interface LocalServiceOptions {
   modelPath: string;
   /** An embedding model served beside the chat model, by a worker of its own. */
   embeddingModel?: LocalModel;
+  /** The chat model's engine (its worker's ENGINE): node-llama-cpp unless given. */
+  chatEngine?: 'llama' | 'llama-server';
   port: number;
   host: string;
   /** A running Redis; without it a redis-server is started here. */
@@ -41,6 +43,8 @@ export interface StartedService {
   baseUrl: string;
   apiKey: string;
   model: string;
+  /** The chat model's engine. */
+  engine: 'llama' | 'llama-server';
   /** The embedding model's name, when one is served. */
   embeddingModel?: string;
   redisUrl: string;
@@ -78,11 +82,13 @@ export class LocalService {
     const retainContent = options.retainContent ?? true;
     const admin = { user: options.adminUser ?? 'admin', password: options.adminPassword ?? secret('board-') };
     const { embeddingModel } = options;
-    const models = [{ name: options.model, path: options.modelPath, log: 'worker' }];
-    if (embeddingModel) models.push({ ...embeddingModel, log: 'embedding-worker' });
-    for (const { name, path, log } of models) {
-      step(`Starting a worker for ${name} (${path})`);
-      const env = { ...options.workerEnv, RETAIN_CONTENT: String(retainContent) };
+    const engine = options.chatEngine ?? 'llama';
+    const models = [{ name: options.model, path: options.modelPath, log: 'worker', engine }];
+    // Embedding models run on node-llama-cpp (llama-server's engine serves generative models only).
+    if (embeddingModel) models.push({ ...embeddingModel, log: 'embedding-worker', engine: 'llama' });
+    for (const { name, path, log, engine: modelEngine } of models) {
+      step(`Starting a worker for ${name} (${path}, ENGINE=${modelEngine})`);
+      const env = { ...options.workerEnv, ENGINE: modelEngine, RETAIN_CONTENT: String(retainContent) };
       this.processes.push(await startWorker({ redisUrl, modelName: name, modelPath: path, env, ...this.output(log) }));
     }
     step('Starting the API');
@@ -99,7 +105,7 @@ export class LocalService {
     });
     this.processes.push(api.process);
     const board = { url: `${api.baseUrl.replace(/\/v1$/, '')}/admin/queues`, ...admin };
-    return { baseUrl: api.baseUrl, apiKey: apiKeys[0], model: options.model, embeddingModel: embeddingModel?.name, redisUrl, board, retainContent };
+    return { baseUrl: api.baseUrl, apiKey: apiKeys[0], model: options.model, engine, embeddingModel: embeddingModel?.name, redisUrl, board, retainContent };
   }
 
   /** Stops the API and the worker (they drain), then the Redis started here. */
@@ -119,7 +125,7 @@ export function describeLocalService(service: StartedService): string {
 Ready.
   Base URL:   ${service.baseUrl}
   API key:    ${service.apiKey}
-  Model:      ${service.model}${service.embeddingModel ? `\n  Embedding model: ${service.embeddingModel}` : ''}
+  Model:      ${service.model} (engine: ${service.engine === 'llama-server' ? "llama.cpp's own server" : 'node-llama-cpp'})${service.embeddingModel ? `\n  Embedding model: ${service.embeddingModel}` : ''}
   Bull Board: ${service.board.url}  (user ${service.board.user}, password ${service.board.password})
 
 Stream a completion:

@@ -58,13 +58,20 @@ export async function profileApi(stack: ServiceStack, phase: string, work: () =>
  * level by level, alternating which side goes first on each repeat so that drift in the machine's
  * other load falls on both sides alike.
  */
-export async function runComparison(label: string, engine: EngineSpec, levels: ComparisonLevelPlan[], apiProcesses: number): Promise<ComparisonOutcome> {
+export async function runComparison(
+  label: string,
+  engine: EngineSpec,
+  levels: ComparisonLevelPlan[],
+  apiProcesses: number,
+  /** The service's engine, when it is not the one measured alone (the service on node-llama-cpp against llama-server alone). */
+  serviceEngine: EngineSpec = engine,
+): Promise<ComparisonOutcome> {
   const engineAlone = await DriverClient.start('engine-alone', 'engine-driver.ts', engine);
   let stack: ServiceStack | undefined;
   let load: DriverClient | undefined;
   try {
     // The engine-alone process stays idle while the service runs, and the other way round.
-    stack = await startServiceStack(label, engine, apiProcesses);
+    stack = await startServiceStack(label, serviceEngine, apiProcesses);
     load = await DriverClient.start('load-generator', 'http-load-driver.ts', stack.target);
     const meter = new CpuMeter({ ...stack.pids, load: load.pid });
     const engineMeter = new CpuMeter({ engine: engineAlone.pid });

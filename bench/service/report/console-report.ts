@@ -48,10 +48,29 @@ function comparisonTable(levels: ComparisonLevel[]): string {
   return [table(rows), ...cpuLines].join('\n');
 }
 
+/** llama-server alone, the service on it and the service on node-llama-cpp, level by level (pooled tokens/s). */
+function threeColumns({ service, llamaEngine }: NonNullable<BenchResults['llamaServer']>): string {
+  const rows = [['c', 'llama-server alone: tok/s, TTFT p50', 'service, ENGINE=llama-server', 'service, ENGINE=llama']];
+  for (const level of service) {
+    const other = llamaEngine.find((candidate) => candidate.concurrency === level.concurrency);
+    const side = (compared: ComparisonLevel | undefined): string =>
+      compared
+        ? `${Math.round(compared.service.pooledTokensPerSecond)} tok/s (${percent(compared.ratio.pooledTokensPerSecond)} ± ${percent(compared.ratio.repeatStandardError)}), ${compared.service.ttftMs.p50} ms (+${compared.addedTtftMs.p50})`
+        : '—';
+    rows.push([String(level.concurrency), `${Math.round(level.engine.pooledTokensPerSecond)} tok/s, ${level.engine.ttftMs.p50} ms`, side(level), side(other)]);
+  }
+  return table(rows);
+}
+
 /** The figures as text tables, for the terminal. */
 export function consoleReport(results: BenchResults): string {
   const out: string[] = [];
   if (results.llama) out.push('\nllama.cpp: engine alone vs service (same model, sequences, threads, prompts)', comparisonTable(results.llama));
+  if (results.llamaServer) {
+    out.push("\nllama.cpp's own server alone vs the service on each engine (same model, slots, threads, prompts)", threeColumns(results.llamaServer));
+    out.push('\nllama-server alone vs the service on ENGINE=llama-server', comparisonTable(results.llamaServer.service));
+    out.push('\nllama-server alone vs the service on ENGINE=llama', comparisonTable(results.llamaServer.llamaEngine));
+  }
   if (results.synthetic) out.push('\nSynthetic engine (64 tokens, 10 ms apart): engine alone vs service', comparisonTable(results.synthetic));
   if (results.relay) {
     const described = results.relay.map((level) => `c=${level.concurrency}: ${level.tokenIntervalMs} ms between tokens`).join(', ');

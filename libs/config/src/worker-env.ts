@@ -75,7 +75,8 @@ export class WorkerEnv extends RedisEnv {
    * so that neither interrupts the other midway through a token. Give the rest of the host (API, Redis) those other CPUs too
    * (`taskset`, a container's `cpuset`). Needs no more ENGINE_THREADS than CPUs, Linux and
    * util-linux's `taskset`. Empty: wherever the kernel puts them
-   * (docs/operations.md#capacity-and-sizing).
+   * (docs/operations.md#capacity-and-sizing). With `ENGINE=llama-server`, the server's process
+   * runs there.
    */
   @ValidateIf((env: WorkerEnv) => env.ENGINE_CPUS !== '')
   @Matches(/^\d+(-\d+)?(,\d+(-\d+)?)*$/, { message: 'must be a CPU list such as 1, 2-15 or 0,4-7' })

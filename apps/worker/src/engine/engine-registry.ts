@@ -44,6 +44,7 @@ const ENGINES: Record<WorkerEnv['ENGINE'], (env: WorkerEnv, log: EngineLog) => P
       contextSize: env.CONTEXT_SIZE,
       threads: env.ENGINE_THREADS,
       gpu: env.GPU,
+      cpus: env.ENGINE_CPUS,
       binary: env.LLAMA_SERVER_BIN,
       url: env.LLAMA_SERVER_URL,
       log,

@@ -8,6 +8,8 @@ export { LlamaCppEngine } from './llama-cpp.engine';
 export { plainDecodeSteps, shareDecodeSteps } from './llama-batching';
 export type { LlamaCppEngineOptions } from './llama-cpp.engine';
 export { ThreadedEngine } from './thread/threaded-engine';
+export { LlamaServerProcess, llamaServerBinary } from './llama-server/llama-server-process';
+export { readServerSentEvents } from './upstream/server-sent-events';
 export { SyntheticEngine, syntheticToken } from './synthetic.engine';
 export { StopSequences } from './stop-sequences';
 export { allowedCpus, keepEngineOnCpus, parseCpuList } from './engine-cpus';

@@ -3,6 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
+import { engineCpuList } from '../engine-cpus';
 
 /** Where `npm run llama-server:build` leaves the binary, under the directory the worker runs in. */
 export const BUILT_LLAMA_SERVER = '.llama-server/bin/llama-server';
@@ -18,6 +19,8 @@ export interface LlamaServerProcessOptions {
   threads: number;
   /** The worker's GPU setting; `'false'` keeps every layer on the CPU. */
   gpu: string;
+  /** ENGINE_CPUS: the server's threads on these CPUs (taskset), none when empty. */
+  cpus?: string;
   log: (message: string) => void;
   /** The server ended while the worker still needed it. */
   onLost: (error: Error) => void;
@@ -65,8 +68,13 @@ export class LlamaServerProcess {
       ['--metrics'],
       ['--no-webui'],
     ].flat();
-    options.log(`llama-server: starting ${binary} with ${options.slots} slots of ${options.contextSize} tokens on 127.0.0.1:${port}`);
-    const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    options.log(
+      `llama-server: starting ${binary} with ${options.slots} slots of ${options.contextSize} tokens on 127.0.0.1:${port}${options.cpus ? `, on CPUs ${options.cpus}` : ''}`,
+    );
+    const cpus = options.cpus ? engineCpuList(options.cpus, options.threads).join(',') : undefined;
+    const child = cpus
+      ? spawn('taskset', ['-c', cpus, binary, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     const server = new LlamaServerProcess(child, `http://127.0.0.1:${port}`);
     const keep = (chunk: Buffer): void => {
       for (const line of chunk.toString().split('\n')) if (line.trim() !== '') server.recent.push(line);

@@ -33,6 +33,8 @@ export interface LlamaServerEngineOptions {
   contextSize: number;
   threads: number;
   gpu: string;
+  /** ENGINE_CPUS. */
+  cpus?: string;
   /** LLAMA_SERVER_BIN. */
   binary: string;
   /** LLAMA_SERVER_URL: a server beside the worker; none is started then. */
@@ -109,6 +111,7 @@ export class LlamaServerEngine implements InferenceEngine {
               contextSize: options.contextSize,
               threads: options.threads,
               gpu: options.gpu,
+              cpus: options.cpus,
               log: options.log,
               onLost: options.onLost,
             });
