@@ -1,5 +1,8 @@
 import Ajv from 'ajv';
+import { LlamaServerProcess } from '@app/worker/engine';
 import { execFileSync } from 'node:child_process';
+import { resolve } from 'node:path';
+import { REPO_ROOT } from '../tools/local-stack/services';
 import OpenAI from 'openai';
 import { assertMatchesSchema } from './support/openai-schema';
 import { STACK_API_KEY, ServiceStack, waitFor } from './support/service-stack';
@@ -16,6 +19,7 @@ describe('ENGINE=llama-server', () => {
   const llamaEngine = new OpenAI({ baseURL: shared.apiUrls[0], apiKey: shared.apiKey, maxRetries: 0 });
   const model = 'tiny-chat';
   const thinking = 'tiny-think';
+  const sidecarModel = 'tiny-fables';
   let stack: ServiceStack;
   let client: OpenAI;
   const question: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Tell me about the rabbit.' }];
@@ -25,7 +29,7 @@ describe('ENGINE=llama-server', () => {
       name: 'llama-server',
       workers: 0,
       parallelSequences: 2,
-      models: [model, thinking],
+      models: [model, thinking, sidecarModel],
       workerEnv: { ENGINE: 'llama-server' },
     });
     await stack.addWorker({}, model);
@@ -231,6 +235,28 @@ describe('ENGINE=llama-server', () => {
     const started = Date.now();
     await Promise.all([1, 2].map(() => client.chat.completions.create({ model, messages: question, max_tokens: 8 })));
     expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('uses a llama-server beside it (LLAMA_SERVER_URL) instead of starting one', async () => {
+    const sidecar = await LlamaServerProcess.start({
+      binary: '',
+      modelPath: resolve(REPO_ROOT, 'models/tiny-fables.gguf'),
+      slots: 2,
+      contextSize: 2048,
+      threads: 1,
+      gpu: 'false',
+      log: () => undefined,
+      onLost: () => undefined,
+    });
+    try {
+      const worker = await stack.addWorker({ LLAMA_SERVER_URL: sidecar.url }, sidecarModel);
+      const completion = await client.chat.completions.create({ model: sidecarModel, messages: question, max_tokens: 6, temperature: 0 });
+      expect(completion.usage?.completion_tokens).toBe(6);
+      expect(worker.recentOutput).toContain(`llama-server at ${sidecar.url}: 2 slots of 2048 tokens`);
+      expect(worker.recentOutput).not.toContain('llama-server: starting');
+    } finally {
+      await sidecar.stop();
+    }
   });
 
   it('stops the worker when its llama-server dies, rather than failing every job', async () => {

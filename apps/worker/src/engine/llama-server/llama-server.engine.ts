@@ -21,26 +21,16 @@ import { StopSequences } from '../stop-sequences';
 import { samplingFields, streamCompletion, toTokenLogprobs } from './llama-server-completion';
 import type { CompletionChunk } from './llama-server-completion';
 import { LlamaServerProcess, waitForHealth } from './llama-server-process';
+import type { LlamaServerProcessOptions } from './llama-server-process';
 import { ToolCallStream } from '../llama-tool-calls';
 import { CallParser } from './call-parser';
 import { callSyntax, markText, offeredCalls } from './llama-server-tools';
 import { ThoughtSplitter } from './thought-splitter';
 
-export interface LlamaServerEngineOptions {
-  modelPath: string;
-  /** Sequences: one server slot each. */
-  slots: number;
-  contextSize: number;
-  threads: number;
-  gpu: string;
-  /** ENGINE_CPUS. */
-  cpus?: string;
-  /** LLAMA_SERVER_BIN. */
-  binary: string;
+/** How to start the server (unless `url` names one beside the worker), and where the engine logs. */
+export interface LlamaServerEngineOptions extends LlamaServerProcessOptions {
   /** LLAMA_SERVER_URL: a server beside the worker; none is started then. */
   url: string;
-  log: (message: string) => void;
-  onLost: (error: Error) => void;
 }
 
 /** A JSON object, as `response_format: {type: "json_object"}` asks: the project's own grammar, as for schemas. */
@@ -101,20 +91,7 @@ export class LlamaServerEngine implements InferenceEngine {
       if (isEmbeddingModel(model) || isRankingModel(model)) {
         throw new Error(`${options.modelPath} embeds or ranks: ENGINE=llama-server serves generative models for now (ENGINE=llama serves the others)`);
       }
-      server =
-        options.url !== ''
-          ? { url: options.url.replace(/\/+$/, ''), stop: () => Promise.resolve() }
-          : await LlamaServerProcess.start({
-              binary: options.binary,
-              modelPath: options.modelPath,
-              slots: options.slots,
-              contextSize: options.contextSize,
-              threads: options.threads,
-              gpu: options.gpu,
-              cpus: options.cpus,
-              log: options.log,
-              onLost: options.onLost,
-            });
+      server = options.url !== '' ? { url: options.url.replace(/\/+$/, ''), stop: () => Promise.resolve() } : await LlamaServerProcess.start(options);
       if (options.url !== '') await waitForHealth(server.url, 60_000);
       const props = (await (await fetch(`${server.url}/props`)).json()) as { total_slots: number; default_generation_settings: { n_ctx: number } };
       if (props.total_slots < options.slots)
