@@ -2,7 +2,7 @@ import Ajv from 'ajv';
 import { LlamaServerProcess } from '@app/worker/engine';
 import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
-import { REPO_ROOT } from '../tools/local-stack/services';
+import { REPO_ROOT, workerHealthUrl } from '../tools/local-stack/services';
 import OpenAI from 'openai';
 import { assertMatchesSchema } from './support/openai-schema';
 import { STACK_API_KEY, ServiceStack, waitFor } from './support/service-stack';
@@ -235,6 +235,17 @@ describe('ENGINE=llama-server', () => {
     const started = Date.now();
     await Promise.all([1, 2].map(() => client.chat.completions.create({ model, messages: question, max_tokens: 8 })));
     expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it("serves llama-server's own metrics beside the worker's, and its health behind the worker's readiness", async () => {
+    await client.chat.completions.create({ model, messages: question, max_tokens: 4 });
+    const health = await workerHealthUrl(stack.workers[0]);
+    const metrics = await (await fetch(`${health}/metrics`)).text();
+    expect(metrics).toMatch(/^llm_worker_generated_tokens_total\{[^}]*\} [1-9]/m);
+    expect(metrics).toMatch(/^llamacpp:tokens_predicted_total [1-9]/m);
+    const ready = await fetch(`${health}/health/ready`);
+    expect(ready.status).toBe(200);
+    expect(((await ready.json()) as { info: Record<string, unknown> }).info.model).toEqual({ status: 'up', name: model, slots: 2 });
   });
 
   it('uses a llama-server beside it (LLAMA_SERVER_URL) instead of starting one', async () => {

@@ -81,6 +81,10 @@ export interface InferenceEngine {
    * the job back in the queue for another worker.
    */
   readonly mayBeUnavailable?: boolean;
+  /** Why what the engine runs on does not answer now (a server of its own), behind the worker's readiness; undefined when it does. */
+  unhealthy?(): Promise<string | undefined>;
+  /** The engine's own Prometheus text (llama-server's /metrics), served beside the worker's. */
+  engineMetrics?(): Promise<string>;
   generate(request: GenerationRequest): Promise<GenerationOutcome>;
   embed(request: EmbeddingRequest): Promise<EmbeddingOutcome>;
   rank(request: RankRequest): Promise<RankOutcome>;

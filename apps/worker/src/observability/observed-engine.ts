@@ -46,6 +46,14 @@ export class ObservedEngine implements InferenceEngine {
     return this.engine.mayBeUnavailable === true;
   }
 
+  unhealthy(): Promise<string | undefined> {
+    return this.engine.unhealthy?.() ?? Promise.resolve(undefined);
+  }
+
+  engineMetrics(): Promise<string> {
+    return this.engine.engineMetrics?.() ?? Promise.resolve('');
+  }
+
   /** Slots not generating right now, as the registry announces them. */
   get freeSlots(): number {
     return Math.max(this.engine.slots - this.busy, 0);

@@ -17,7 +17,7 @@ const SHUTTING_DOWN: HealthCheckResult = { status: 'shutting_down', info: {}, er
 /**
  * The worker's health in Terminus's shape. Live: the process runs, draining included (an
  * orchestrator must let it finish its jobs). Ready: the model is loaded (this service exists only
- * once the engine has loaded it), Redis answers, and the BullMQ worker is taking jobs; 503
+ * once the engine has loaded it) and its engine answers (llama-server's /health), Redis answers, and the BullMQ worker is taking jobs; 503
  * `shutting_down` from the moment the worker starts to drain until it exits. Terminus's own
  * shutting_down comes only after every job has finished (beforeApplicationShutdown), too late.
  */
@@ -39,7 +39,11 @@ export class WorkerHealth {
   ready(): Promise<HealthCheckResult> {
     if (this.queueWorker.isDraining) return Promise.reject(new ServiceUnavailableException(SHUTTING_DOWN));
     return this.health.check([
-      () => this.indicators.check('model').up({ name: this.env.MODEL_NAME, slots: this.engine.slots }),
+      async () => {
+        const model = this.indicators.check('model');
+        const down = await this.engine.unhealthy?.();
+        return down === undefined ? model.up({ name: this.env.MODEL_NAME, slots: this.engine.slots }) : model.down(down);
+      },
       () => redisPing(this.indicators, this.redis),
       () => {
         const queue = this.indicators.check('queue');

@@ -6,6 +6,7 @@ import type { HealthCheckResult } from '@nestjs/terminus';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { WorkerHealth } from './worker-health';
+import { ObservedEngine } from './observed-engine';
 import { WorkerMetrics } from './worker-metrics';
 
 /** What the probes see while the model is still loading: alive, not ready. */
@@ -26,6 +27,7 @@ export class WorkerHttpServer implements OnApplicationBootstrap, OnApplicationSh
   private readonly logger = new Logger('WorkerHealth');
   private server: Server | undefined;
   private health: WorkerHealth | undefined;
+  private engine: ObservedEngine | undefined;
   private readonly metricsToken: MetricsToken;
 
   constructor(
@@ -58,6 +60,12 @@ export class WorkerHttpServer implements OnApplicationBootstrap, OnApplicationSh
   /** Everything is loaded now: readiness comes from the real checks. */
   onApplicationBootstrap(): void {
     this.health = this.moduleRef.get(WorkerHealth);
+    this.engine = this.moduleRef.get(ObservedEngine);
+  }
+
+  /** The engine's own metrics, or none (still loading, none of its own, or its server not answering). */
+  private async engineMetrics(): Promise<string> {
+    return (await this.engine?.engineMetrics().catch(() => '')) ?? '';
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -81,7 +89,8 @@ export class WorkerHttpServer implements OnApplicationBootstrap, OnApplicationSh
           response.setHeader('www-authenticate', 'Bearer realm="metrics"');
           return send(response, 401, 'text/plain; charset=utf-8', 'metrics need Authorization: Bearer METRICS_TOKEN\n');
         }
-        return send(response, 200, this.metrics.registry.contentType, await this.metrics.registry.metrics());
+        // The engine's own metrics (llama-server's llamacpp:*) after the worker's, in one scrape.
+        return send(response, 200, this.metrics.registry.contentType, (await this.metrics.registry.metrics()) + (await this.engineMetrics()));
       case '/health/live':
         return report(response, this.health ? this.health.live() : Promise.resolve({ ...LOADING, status: 'ok', error: {} }));
       case '/health/ready':

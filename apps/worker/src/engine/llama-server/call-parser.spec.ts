@@ -4,13 +4,14 @@ import type { CallChunk } from './call-parser';
 const QWEN = { prefix: '<tool_call>\n{"name": "', paramsPrefix: '", "arguments": ', suffix: '}\n</tool_call>', betweenCalls: '\n' };
 const PARENS = { prefix: '||call: ', paramsPrefix: '(', suffix: ')', betweenCalls: '\n' };
 
-function parse(syntax: typeof QWEN, chunks: string[]) {
+function parse(syntax: typeof QWEN, chunks: string[], inCall = false) {
   let text = '';
   const calls: CallChunk[] = [];
   const parser = new CallParser(
     syntax,
     (piece) => (text += piece),
     (chunk) => calls.push(chunk),
+    inCall,
   );
   for (const chunk of chunks) parser.push(chunk);
   parser.finish();
@@ -48,19 +49,12 @@ describe('CallParser', () => {
   });
 
   it('starts in the first call when the prompt ended with its prefix', () => {
-    let text = '';
-    const calls: CallChunk[] = [];
-    const parser = new CallParser(
-      QWEN,
-      (piece) => (text += piece),
-      (chunk) => calls.push(chunk),
-      true,
-    );
-    parser.push('look", "arguments": {"a": 1}}\n</tool_call>');
-    parser.finish();
-    expect(text).toBe('');
-    expect(calls.map((chunk) => chunk.functionName)).toEqual(['look']);
-    expect(calls.map((chunk) => chunk.paramsChunk).join('')).toBe('{"a": 1}');
+    expect(parse(QWEN, ['look", "arguments": {"a": 1}}\n</tool_call>'], true)).toEqual({
+      text: '',
+      calls: [{ name: 'look', args: '{"a": 1}' }],
+      pieces: 1,
+      called: true,
+    });
   });
 
   it('gives back text that only began like a call', () => {

@@ -19,10 +19,9 @@ interface ServerTokenProbability {
   top_logprobs?: Array<{ id: number; token: string; bytes: number[]; logprob: number }>;
 }
 
-/** A streamed `/completion` chunk: text and tokens so far, and on the last one how it ended. */
+/** A streamed `/completion` chunk: its text, and on the last one how it ended. */
 export interface CompletionChunk {
   content: string;
-  tokens?: number[];
   stop: boolean;
   completion_probabilities?: ServerTokenProbability[];
   stop_type?: 'none' | 'eos' | 'limit' | 'word';
@@ -81,7 +80,7 @@ export async function* streamCompletion(url: string, body: object, signal: Abort
   const response = await fetch(`${url}/completion`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ ...body, stream: true, cache_prompt: true, return_tokens: true }),
+    body: JSON.stringify({ ...body, stream: true, cache_prompt: true }),
     signal,
   });
   if (!response.ok || !response.body) {

@@ -181,6 +181,23 @@ export class LlamaServerEngine implements InferenceEngine {
     };
   }
 
+  /** llama-server's own health: 503 while it loads, no answer if it hangs. */
+  async unhealthy(): Promise<string | undefined> {
+    try {
+      const response = await fetch(`${this.server.url}/health`, { signal: AbortSignal.timeout(2000) });
+      await response.body?.cancel();
+      return response.ok ? undefined : `llama-server answered its /health with ${response.status}`;
+    } catch (error) {
+      return `llama-server did not answer its /health: ${error instanceof Error ? error.message : String(error)}`;
+    }
+  }
+
+  /** llama-server's Prometheus metrics (`llamacpp:*`: tokens, decode rate, slots busy and waiting). */
+  async engineMetrics(): Promise<string> {
+    const response = await fetch(`${this.server.url}/metrics`, { signal: AbortSignal.timeout(2000) });
+    return response.ok ? await response.text() : '';
+  }
+
   embed(): Promise<EmbeddingOutcome> {
     return Promise.reject(new Error('ENGINE=llama-server does not embed'));
   }
