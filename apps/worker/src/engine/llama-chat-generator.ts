@@ -97,9 +97,7 @@ export class LlamaChatGenerator {
     try {
       const mustCall = calls !== undefined && conversation.tools?.choice.type !== 'auto';
       const answerStart = this.prompts.answerStart(conversation.thinking, mustCall);
-      const sampling = { temperature: 1, topP: 1, stop: [], frequencyPenalty: 0, presencePenalty: 0, seed: 0 };
-      const request = { ...conversation, sampling, signal: AbortSignal.abort(), output: { write: () => undefined } };
-      return this.prompts.fittedPrompt(request, answerStart, calls?.functions).prompt;
+      return this.prompts.conversationPrompt(conversation, answerStart, calls?.functions);
     } finally {
       calls?.release();
     }

@@ -74,6 +74,20 @@ export class LlamaPromptRenderer {
     };
   }
 
+  /**
+   * The tokens a generate job of this conversation would evaluate as its prompt (a token count):
+   * the chat template's rendering with its tools, up to where the answer starts.
+   */
+  conversationPrompt(
+    conversation: Pick<GenerationRequest, 'messages' | 'truncation' | 'promptCache'>,
+    answerStart: AnswerStart | undefined,
+    functions: ChatModelFunctions | undefined,
+  ): Token[] {
+    const sampling = { temperature: 1, topP: 1, stop: [], frequencyPenalty: 0, presencePenalty: 0, seed: 0 };
+    const job = { ...conversation, sampling, signal: AbortSignal.abort(), output: { write: () => undefined } };
+    return this.fittedPrompt(job, answerStart, functions).prompt;
+  }
+
   /** How much of `prompt` a rendering of the first part of its history begins it with (see sharedStart). */
   startOf(prompt: Token[], firstPart: ChatHistoryItem[], functions: ChatModelFunctions | undefined): number {
     try {
