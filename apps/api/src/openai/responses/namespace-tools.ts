@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
 
-/** A namespace member as the client knows it: its own name and its namespace's. */
+/** A tool the model knows by a name of its own as the client knows it: its name, its namespace's, whether it is a custom tool. */
 export interface CalledAs {
   name: string;
-  namespace: string;
+  namespace?: string;
+  /** A custom tool: its call is a `custom_tool_call` of the input the model wrote (custom-tools.ts). */
+  custom?: true;
 }
 
 /** Longest tool name the model is offered (OpenAI's function name limit). */
@@ -22,20 +24,25 @@ export class NamespacedToolNames {
   /** `taken`: the names of the request's plain function tools. */
   constructor(private readonly taken: Set<string>) {}
 
+  /** A custom tool outside any namespace: offered by its own name (a plain tool's, so `taken` holds it). */
+  offerCustom(name: string): void {
+    this.byModelName.set(name, { name, custom: true });
+  }
+
   /** The name the model is offered for `name` of `namespace`. */
-  offer(namespace: string, name: string): string {
+  offer(namespace: string, name: string, custom = false): string {
     const joined = `${namespace}_${name}`;
     const hash = createHash('sha256').update(`${namespace}\0${name}`).digest('hex').slice(0, 8);
     const hashed = `${joined.slice(0, MAX_NAME - hash.length - 1)}_${hash}`;
     const candidates = joined.length <= MAX_NAME ? [name, joined, hashed] : [name, hashed];
     const modelName = candidates.find((candidate) => !this.taken.has(candidate) && !this.byModelName.has(candidate));
     if (modelName === undefined) throw new Error(`no name left for ${namespace}.${name}`);
-    this.byModelName.set(modelName, { name, namespace });
+    this.byModelName.set(modelName, { name, namespace, ...(custom ? { custom: true as const } : {}) });
     this.byMember.set(`${namespace}\0${name}`, modelName);
     return modelName;
   }
 
-  /** The model's names of namespace members, for the output (stored with the response's settings). */
+  /** Who the model's names stand for (namespace members, custom tools), for the output (stored with the response's settings). */
   calledAs(): Record<string, CalledAs> {
     return Object.fromEntries(this.byModelName);
   }

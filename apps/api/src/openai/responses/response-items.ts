@@ -36,6 +36,17 @@ export type ConversationItem =
     }
   | { type: 'function_call_output'; id: string; call_id: string; output: string; status: 'completed' }
   | {
+      type: 'custom_tool_call';
+      id: string;
+      call_id: string;
+      name: string;
+      /** The free-form input the model wrote (custom-tools.ts). */
+      input: string;
+      status: 'completed' | 'incomplete' | 'in_progress';
+      namespace?: string;
+    }
+  | { type: 'custom_tool_call_output'; id: string; call_id: string; output: string; status: 'completed' }
+  | {
       type: 'reasoning';
       id: string;
       summary: Array<{ type: 'summary_text'; text: string }>;
@@ -112,6 +123,14 @@ function reasoningTexts<T extends 'summary_text' | 'reasoning_text'>(parts: unkn
   });
 }
 
+/** A tool output's text: a string, or a list of output parts, whose text is what the model reads. */
+function outputText(raw: Record<string, unknown>, at: string): string {
+  if (!Array.isArray(raw.output)) return requiredString(raw, 'output', at);
+  return contentParts(raw.output, 'user', `${at}.output`)
+    .map((part) => part.text)
+    .join('');
+}
+
 /** One input item, checked and given an id; an `item_reference` is looked up among the key's stored items. */
 async function normaliseItem(raw: Record<string, unknown>, at: string, lookup: ItemLookup): Promise<ConversationItem> {
   const type = raw.type ?? (raw.role !== undefined ? 'message' : undefined);
@@ -137,22 +156,25 @@ async function normaliseItem(raw: Record<string, unknown>, at: string, lookup: I
         status: 'completed',
         ...namespaceOf(raw, at),
       };
-    case 'function_call_output': {
-      const output = raw.output;
-      // A list of output parts is allowed; their text is what the model reads.
-      const text = Array.isArray(output)
-        ? contentParts(output, 'user', `${at}.output`)
-            .map((part) => part.text)
-            .join('')
-        : requiredString(raw, 'output', at);
+    case 'custom_tool_call':
       return {
-        type: 'function_call_output',
-        id: optionalId(raw, at) ?? newItemId('fco'),
+        type: 'custom_tool_call',
+        id: optionalId(raw, at) ?? newItemId('ctc'),
         call_id: requiredString(raw, 'call_id', at),
-        output: text,
+        name: requiredString(raw, 'name', at),
+        input: requiredString(raw, 'input', at),
+        status: 'completed',
+        ...namespaceOf(raw, at),
+      };
+    case 'function_call_output':
+    case 'custom_tool_call_output':
+      return {
+        type: type as 'function_call_output' | 'custom_tool_call_output',
+        id: optionalId(raw, at) ?? newItemId(type === 'function_call_output' ? 'fco' : 'ctco'),
+        call_id: requiredString(raw, 'call_id', at),
+        output: outputText(raw, at),
         status: 'completed',
       };
-    }
     case 'reasoning': {
       const summary = reasoningTexts(raw.summary, 'summary_text', `${at}.summary`);
       const content = raw.content === undefined || raw.content === null ? undefined : reasoningTexts(raw.content, 'reasoning_text', `${at}.content`);
@@ -173,7 +195,7 @@ async function normaliseItem(raw: Record<string, unknown>, at: string, lookup: I
     default:
       if (HOSTED_TOOL_ITEM_TYPES.includes(type as HostedToolItem['type'])) return hostedToolItem(raw, type as HostedToolItem['type'], at);
       throw invalid(
-        `Input items of type ${JSON.stringify(type)} are not supported here; use message, function_call, function_call_output, reasoning, item_reference or a replayed ${HOSTED_TOOL_ITEM_TYPES.join(', ')}.`,
+        `Input items of type ${JSON.stringify(type)} are not supported here; use message, function_call, function_call_output, custom_tool_call, custom_tool_call_output, reasoning, item_reference or a replayed ${HOSTED_TOOL_ITEM_TYPES.join(', ')}.`,
         `${at}.type`,
       );
   }

@@ -3,6 +3,7 @@ import type { OutputPart, TokenLogprob } from '@app/contracts';
 import { outputItemId } from './response-ids';
 import type { ConversationItem } from './response-items';
 import type { ResponseSettings } from './responses-job.mapper';
+import { CustomInputReader, customCallInput } from './custom-tools';
 
 /** One server-sent event of a Responses stream: its type (the `event:` line) and its JSON (the `data:` line). */
 export interface ResponseEventFrame {
@@ -31,6 +32,8 @@ interface FunctionCallState {
   /** The engine's index of the call, to tell a new call from more of the last. */
   index: number;
   status: ItemStatus;
+  /** A custom tool's call: its input read out of the arguments as they stream. */
+  custom?: { reader: CustomInputReader; input: string };
 }
 
 /** A reasoning model's thought: one `reasoning_text` part, and (when asked) a summary of one part. */
@@ -51,7 +54,20 @@ const messageItem = (item: MessageState): ConversationItem & { type: 'message' }
   content: item.status === 'in_progress' && item.text === '' ? [] : [{ type: 'output_text', text: item.text, annotations: [], logprobs: item.logprobs }],
 });
 
-const functionCallItem = (item: FunctionCallState): ConversationItem => ({
+/** A custom tool's call: the input it was given, whole once its arguments are (a call cut short keeps what was read). */
+const customToolCallItem = (item: FunctionCallState, custom: NonNullable<FunctionCallState['custom']>): ConversationItem => ({
+  type: 'custom_tool_call',
+  id: item.id,
+  call_id: item.callId,
+  name: item.name,
+  input: item.status === 'in_progress' ? custom.input : (customCallInput(item.arguments) ?? custom.input),
+  status: item.status,
+  ...(item.namespace === undefined ? {} : { namespace: item.namespace }),
+});
+
+const functionCallItem = (item: FunctionCallState): ConversationItem => (item.custom ? customToolCallItem(item, item.custom) : plainCallItem(item));
+
+const plainCallItem = (item: FunctionCallState): ConversationItem => ({
   type: 'function_call',
   id: item.id,
   call_id: item.callId,
@@ -253,6 +269,7 @@ export class ResponseOutput {
         status: 'in_progress',
       };
       if (name !== undefined) this.nameCall(call, name);
+      if (call.custom) call.id = outputItemId(this.responseId, 'ctc', outputIndex);
       this.items.push(call);
       this.open = call;
       this.event('response.output_item.added', { output_index: outputIndex, item: functionCallItem(call) });
@@ -261,14 +278,22 @@ export class ResponseOutput {
     if (name !== undefined && call.name === '') this.nameCall(call, name);
     if (args === '') return;
     call.arguments += args;
-    this.event('response.function_call_arguments.delta', { item_id: call.id, output_index: this.items.length - 1, delta: args });
+    const where = { item_id: call.id, output_index: this.items.length - 1 };
+    if (!call.custom) {
+      this.event('response.function_call_arguments.delta', { ...where, delta: args });
+      return;
+    }
+    const input = call.custom.reader.feed(args);
+    call.custom.input += input;
+    if (input !== '') this.event('response.custom_tool_call_input.delta', { ...where, delta: input });
   }
 
-  /** The call's name as the client knows it: a namespace member's own, with its namespace. */
+  /** The call's name as the client knows it: a namespace member's own, with its namespace; a custom tool's call reads its input. */
   private nameCall(call: FunctionCallState, modelName: string): void {
     const member = Object.hasOwn(this.calledAs, modelName) ? this.calledAs[modelName] : undefined;
     call.name = member?.name ?? modelName;
-    if (member) call.namespace = member.namespace;
+    if (member?.namespace !== undefined) call.namespace = member.namespace;
+    if (member?.custom) call.custom = { reader: new CustomInputReader(), input: '' };
   }
 
   private openMessage(): void {
@@ -303,7 +328,9 @@ export class ResponseOutput {
         break;
       }
       case 'function_call':
-        this.event('response.function_call_arguments.done', { ...where, name: item.name, arguments: item.arguments });
+        if (item.custom)
+          this.event('response.custom_tool_call_input.done', { ...where, input: (customToolCallItem(item, item.custom) as { input: string }).input });
+        else this.event('response.function_call_arguments.done', { ...where, name: item.name, arguments: item.arguments });
         break;
       case 'reasoning':
         this.event('response.reasoning_text.done', { ...where, content_index: 0, text: item.text });

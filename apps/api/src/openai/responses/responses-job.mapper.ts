@@ -22,6 +22,8 @@ import { hostedToolTurn } from './hosted-tool-items';
 import type { ConversationItem } from './response-items';
 import { NamespacedToolNames } from './namespace-tools';
 import type { CalledAs } from './namespace-tools';
+import { customCallArguments, customTool } from './custom-tools';
+import type { CustomToolEcho } from './custom-tools';
 
 const invalid = (message: string, param: string): OpenAiError => OpenAiError.invalidRequest(message, param, 'invalid_value');
 
@@ -41,8 +43,8 @@ export type TextFormatEcho =
 /** The request's settings as every Response object of it repeats them. */
 export interface ResponseSettings {
   instructions: string | null;
-  tools: Array<FunctionToolEcho | NamespaceToolEcho>;
-  /** The names the model was offered for namespace members, and who they are (absent in records stored before namespaces). */
+  tools: Array<FunctionToolEcho | CustomToolEcho | NamespaceToolEcho>;
+  /** The names the model was offered for namespace members and custom tools, and who they are (absent in records stored before namespaces). */
   calledAs?: Record<string, CalledAs>;
   toolChoice: unknown;
   parallelToolCalls: boolean;
@@ -66,40 +68,51 @@ export interface ResponseSettings {
   background: boolean;
 }
 
-/** A `namespace` tool as the Response object echoes it: its member functions as offered. */
+/** A `namespace` tool as the Response object echoes it: its member tools as offered. */
 export interface NamespaceToolEcho {
   type: 'namespace';
   name: string;
   description: string | null;
-  tools: FunctionToolEcho[];
+  tools: Array<FunctionToolEcho | CustomToolEcho>;
 }
 
+/** A function or custom tool, offered by its own name. */
+function ownTool(tool: Record<string, unknown>, param: string): { definition: ToolDefinition; echo: FunctionToolEcho | CustomToolEcho } {
+  return tool.type === 'custom' ? customTool(tool, checkedName(tool.name, `${param}.name`), param) : functionTool(tool, param);
+}
+
+const isOwnTool = (tool: unknown): tool is Record<string, unknown> => isRecord(tool) && (tool.type === 'function' || tool.type === 'custom');
+
 /**
- * Function tools, and the functions of `namespace` tools (Codex sends each MCP server's tools as
- * one), are offered to the model; a namespace member's call comes back with its own name and its
- * `namespace` (NamespacedToolNames). Tools that run on OpenAI's side (web search, file search, code
- * interpreter, image generation, computer use, MCP connectors, `tool_search`, custom grammar tools)
- * cannot run here, so they are not offered. A client that sends them by default (Codex sends
- * `web_search`) still works; the response's `tools` lists only what the model was offered.
+ * Function and custom tools, and those of `namespace` tools (Codex sends each MCP server's tools
+ * as one), are offered to the model; a namespace member's call comes back with its own name and
+ * its `namespace`, a custom tool's as a `custom_tool_call` (NamespacedToolNames). Tools that run on
+ * OpenAI's side (web search, file search, code interpreter, image generation, computer use, MCP
+ * connectors, `tool_search`) cannot run here, so they are not offered. A client that sends them by
+ * default (Codex sends `web_search`) still works; the response's `tools` lists only what the model
+ * was offered.
  */
-function functionTools(request: CreateResponseDto): {
+function offeredTools(request: CreateResponseDto): {
   definitions: ToolDefinition[];
-  echoes: Array<FunctionToolEcho | NamespaceToolEcho>;
+  echoes: Array<FunctionToolEcho | CustomToolEcho | NamespaceToolEcho>;
   names: NamespacedToolNames;
 } {
   const tools = request.tools ?? [];
   const definitions: ToolDefinition[] = [];
-  const echoes: Array<FunctionToolEcho | NamespaceToolEcho> = [];
+  const echoes: Array<FunctionToolEcho | CustomToolEcho | NamespaceToolEcho> = [];
   const plain = new Set<string>();
+  const customs: string[] = [];
   for (const [index, tool] of tools.entries()) {
-    if (tool.type !== 'function') continue;
-    const offered = functionTool(tool, `tools[${index}]`);
+    if (!isOwnTool(tool)) continue;
+    const offered = ownTool(tool, `tools[${index}]`);
     if (plain.has(offered.definition.name)) throw invalid(`Two tools are named '${offered.definition.name}'.`, `tools[${index}].name`);
     plain.add(offered.definition.name);
+    if (tool.type === 'custom') customs.push(offered.definition.name);
     definitions.push(offered.definition);
     echoes.push(offered.echo);
   }
   const names = new NamespacedToolNames(plain);
+  for (const name of customs) names.offerCustom(name);
   const namespaces = new Set<string>();
   for (const [index, tool] of tools.entries()) {
     if (tool.type !== 'namespace') continue;
@@ -109,16 +122,15 @@ function functionTools(request: CreateResponseDto): {
     if (namespaces.has(name)) throw invalid(`Two namespaces are named '${name}'.`, `${param}.name`);
     namespaces.add(name);
     if (!Array.isArray(members) || members.length === 0) throw invalid(`'${param}.tools' must be a non-empty array of tools.`, `${param}.tools`);
-    const memberEchoes: FunctionToolEcho[] = [];
+    const memberEchoes: Array<FunctionToolEcho | CustomToolEcho> = [];
     const memberNames = new Set<string>();
     for (const [at, member] of (members as unknown[]).entries()) {
-      // A namespace's custom tools are not offered, as custom tools outside one are not.
-      if (!isRecord(member) || member.type !== 'function') continue;
-      const offered = functionTool(member, `${param}.tools[${at}]`);
+      if (!isOwnTool(member)) continue;
+      const offered = ownTool(member, `${param}.tools[${at}]`);
       const own = offered.definition.name;
       if (memberNames.has(own)) throw invalid(`Two tools of namespace '${name}' are named '${own}'.`, `${param}.tools[${at}].name`);
       memberNames.add(own);
-      definitions.push({ ...offered.definition, name: names.offer(name, own) });
+      definitions.push({ ...offered.definition, name: names.offer(name, own, member.type === 'custom') });
       memberEchoes.push(offered.echo);
     }
     echoes.push({ type: 'namespace', name, description: typeof description === 'string' ? description : null, tools: memberEchoes });
@@ -163,10 +175,10 @@ function toolChoice(request: CreateResponseDto, names: Set<string>): ToolChoice 
   const choice = request.tool_choice;
   if (choice === undefined || choice === null || choice === 'auto') return { type: 'auto' };
   if (choice === 'none' || choice === 'required') return { type: choice };
-  if (choice.type === 'function') {
+  if (choice.type === 'function' || choice.type === 'custom') {
     const name = choice.name;
     if (typeof name !== 'string' || !names.has(name))
-      throw invalid(`'tool_choice' names '${String(name)}', which is not among the function tools.`, 'tool_choice');
+      throw invalid(`'tool_choice' names '${String(name)}', which is not among the ${choice.type} tools.`, 'tool_choice');
     return { type: 'function', name };
   }
   if (choice.type === 'allowed_tools') {
@@ -263,7 +275,11 @@ export function toChatMessages(
       case 'function_call':
         addCall({ id: item.call_id, name: modelName(item), arguments: item.arguments });
         break;
+      case 'custom_tool_call':
+        addCall({ id: item.call_id, name: modelName(item), arguments: customCallArguments(checkedText(item.input, `${at}.input`)) });
+        break;
       case 'function_call_output':
+      case 'custom_tool_call_output':
         addOutput(item.call_id, item.output, at);
         break;
       case 'reasoning': {
@@ -318,7 +334,7 @@ export function toResponseJob(
   // A background response is polled, cancelled and resumed through its stored record.
   if (request.background === true && request.store === false)
     throw invalid(`Background responses must be stored; 'background': true requires 'store': true.`, 'background');
-  const { definitions, echoes, names } = functionTools(request);
+  const { definitions, echoes, names } = offeredTools(request);
   const choice = toolChoice(request, new Set(definitions.map((tool) => tool.name)));
   if (definitions.length === 0 && (choice.type === 'required' || choice.type === 'function'))
     throw invalid(`'tool_choice' requires function tools in 'tools'.`, 'tool_choice');
