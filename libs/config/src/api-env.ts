@@ -194,6 +194,19 @@ export class ApiEnv extends RedisEnv {
   RESUME_GRACE_MS = 30_000;
 
   /**
+   * Comma-separated secrets (at least 32 characters each) that seal the `compaction` items of
+   * `POST /v1/responses/compact`: the first seals, every one opens, so a secret is rotated by
+   * putting a new one first and dropping the old once its items have aged out. Set it alike on every
+   * API instance.
+   * @default — (one secret generated on first start and kept in Redis for every instance)
+   */
+  @SecretEnv()
+  @CommaList()
+  @IsString({ each: true })
+  @MinLength(32, { each: true, message: 'each secret must be at least 32 characters' })
+  COMPACTION_KEYS: string[] = [];
+
+  /**
    * Comma-separated keys (of API_KEYS) whose requests may use `service_tier: "priority"`; other keys
    * asking for it are served (and answered) as `default`.
    * @default — (nobody)

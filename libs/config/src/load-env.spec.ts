@@ -79,7 +79,15 @@ describe('loadEnv', () => {
   describe('secrets', () => {
     it('marks every secret-bearing variable of both apps, and nothing else, once in its env class', () => {
       const secretsOf = (config: object): string[] => Object.keys(config).filter((name) => isSecretEnv(config, name));
-      expect(secretsOf(new ApiEnv())).toEqual(['REDIS_PASSWORD', 'API_KEYS', 'PRIORITY_TIER_KEYS', 'FAIR_SHARE_WEIGHTS', 'ADMIN_PASSWORD', 'METRICS_TOKEN']);
+      expect(secretsOf(new ApiEnv())).toEqual([
+        'REDIS_PASSWORD',
+        'API_KEYS',
+        'COMPACTION_KEYS',
+        'PRIORITY_TIER_KEYS',
+        'FAIR_SHARE_WEIGHTS',
+        'ADMIN_PASSWORD',
+        'METRICS_TOKEN',
+      ]);
       expect(secretsOf(new WorkerEnv())).toEqual(['REDIS_PASSWORD', 'UPSTREAM_API_KEY', 'METRICS_TOKEN']);
     });
 

@@ -11,7 +11,7 @@ export const newResponseId = (now: number): string => newTimeOrderedId(PREFIX, n
 export const responseIdTime = (id: string): number | undefined => (PATTERN.test(id) ? timeOfId(id, PREFIX) : undefined);
 
 /** An item's id in OpenAI's forms (`msg_…`, `fc_…`, `fco_…`, `rs_…`): random, unique across responses. */
-export const newItemId = (prefix: 'msg' | 'fc' | 'fco' | 'ctc' | 'ctco' | 'rs' | 'lsh' | 'lsho' | 'tsc' | 'tso'): string =>
+export const newItemId = (prefix: 'msg' | 'fc' | 'fco' | 'ctc' | 'ctco' | 'cmp' | 'rs' | 'lsh' | 'lsho' | 'tsc' | 'tso'): string =>
   `${prefix}_${randomBytes(18).toString('hex')}`;
 
 /**

@@ -46,6 +46,8 @@ export type ConversationItem =
       namespace?: string;
     }
   | { type: 'custom_tool_call_output'; id: string; call_id: string; output: string; status: 'completed' }
+  /** What `POST /v1/responses/compact` sealed (compaction/): opened only when a job is built of it. */
+  | { type: 'compaction'; id: string; encrypted_content: string }
   | {
       type: 'reasoning';
       id: string;
@@ -186,6 +188,8 @@ async function normaliseItem(raw: Record<string, unknown>, at: string, lookup: I
         encrypted_content: typeof raw.encrypted_content === 'string' ? raw.encrypted_content : null,
       };
     }
+    case 'compaction':
+      return { type: 'compaction', id: optionalId(raw, at) ?? newItemId('cmp'), encrypted_content: requiredString(raw, 'encrypted_content', at) };
     case 'item_reference': {
       const id = requiredString(raw, 'id', at);
       const item = await lookup(id);
@@ -195,7 +199,7 @@ async function normaliseItem(raw: Record<string, unknown>, at: string, lookup: I
     default:
       if (HOSTED_TOOL_ITEM_TYPES.includes(type as HostedToolItem['type'])) return hostedToolItem(raw, type as HostedToolItem['type'], at);
       throw invalid(
-        `Input items of type ${JSON.stringify(type)} are not supported here; use message, function_call, function_call_output, custom_tool_call, custom_tool_call_output, reasoning, item_reference or a replayed ${HOSTED_TOOL_ITEM_TYPES.join(', ')}.`,
+        `Input items of type ${JSON.stringify(type)} are not supported here; use message, function_call, function_call_output, custom_tool_call, custom_tool_call_output, reasoning, compaction, item_reference or a replayed ${HOSTED_TOOL_ITEM_TYPES.join(', ')}.`,
         `${at}.type`,
       );
   }

@@ -239,6 +239,10 @@ export function toChatMessages(
   firstInputIndex: number,
   /** The name the model knows a call by (a namespace member's is the name it was offered). */
   modelName: (call: { name: string; namespace?: string }) => string = (call) => call.name,
+  /** What a `compaction` item holds, as the message the model reads (a 400 naming `at` when it does not open). */
+  openCompaction: (sealed: string, at: string) => string = (_, at) => {
+    throw invalid('This compaction item cannot be read here.', `${at}.encrypted_content`);
+  },
 ): ChatMessage[] {
   const messages: ChatMessage[] = instructions ? [{ role: 'system', content: checkedText(instructions, 'instructions') }] : [];
   const calledIds = new Set<string>();
@@ -281,6 +285,10 @@ export function toChatMessages(
       case 'function_call_output':
       case 'custom_tool_call_output':
         addOutput(item.call_id, item.output, at);
+        break;
+      case 'compaction':
+        thought = undefined;
+        messages.push({ role: 'user', content: openCompaction(item.encrypted_content, at) });
         break;
       case 'reasoning': {
         const parts = item.content?.length ? item.content : item.summary;
@@ -325,6 +333,7 @@ export function toResponseJob(
   acceptedAt: number,
   maxQueueWaitMs: number,
   continuedKey?: string,
+  openCompaction?: (sealed: string, at: string) => string,
 ): ResponseJob {
   if (request.prompt !== undefined && request.prompt !== null)
     throw OpenAiError.invalidRequest(`Reusable prompts ('prompt') are not available here; send 'instructions' and 'input'.`, 'prompt', 'unsupported_parameter');
@@ -345,7 +354,7 @@ export function toResponseJob(
   const job = generationJob({
     id: responseId,
     request,
-    messages: toChatMessages(instructions, items, firstInputIndex, (call) => names.modelName(call)),
+    messages: toChatMessages(instructions, items, firstInputIndex, (call) => names.modelName(call), openCompaction),
     // The Responses API has no seed; answers must vary, and a retried job samples the same way.
     sampling: { maxTokens: request.max_output_tokens ?? undefined, stop: [], seed: randomInt(2 ** 32) },
     tools,

@@ -7,6 +7,8 @@ import { cursorPage, parseCursorQuery } from '../../http/cursor-query';
 import type { CursorPage } from '../../http/cursor-query';
 import { resumeCursor } from '../common/resume-cursor';
 import { CreateResponseDto } from './responses-request.dto';
+import { CompactRequestDto } from './compact-request.dto';
+import { CompactionService } from './compaction.service';
 import type { ConversationItem } from './response-items';
 import { responseObject } from './response-object';
 import { ResponseCancellation } from './response-cancellation';
@@ -38,6 +40,7 @@ export class ResponsesController {
     private readonly settlement: ResponseSettlement,
     private readonly replay: ResponseReplay,
     private readonly cancellation: ResponseCancellation,
+    private readonly compaction: CompactionService,
   ) {}
 
   @Post()
@@ -47,6 +50,15 @@ export class ResponsesController {
     // Before any await: a client that leaves while the conversation is read or admitted is seen too.
     const clientGone = clientGoneSignal(reply);
     await this.responses.create({ request, owner: callerOf(http), acceptedAt, clientGone, reply });
+  }
+
+  /** OpenAI's compaction of a conversation: its last user messages and one sealed `compaction` item (compaction/). */
+  @Post('compact')
+  @HttpCode(200)
+  async compact(@Body() request: CompactRequestDto, @Req() http: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    const acceptedAt = Date.now();
+    const clientGone = clientGoneSignal(reply);
+    await this.compaction.compact({ request, owner: callerOf(http), acceptedAt, clientGone, reply });
   }
 
   /** OpenAI's count of a request's input tokens: the body of `POST /v1/responses`, answered `{object: "response.input_tokens", input_tokens}`. */

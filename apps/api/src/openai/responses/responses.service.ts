@@ -9,6 +9,7 @@ import { OpenAiError } from '../../errors/openai-error';
 import type { ReleaseLease } from '../common/completion-lease';
 import type { CreateResponseDto } from './responses-request.dto';
 import { BackgroundResponses } from './background-responses';
+import { CompactionSeal } from './compaction-seal';
 import { newResponseId } from './response-ids';
 import { inputItems } from './response-items';
 import type { ConversationItem } from './response-items';
@@ -37,7 +38,7 @@ interface KeptResponse extends KeptRequest {
 }
 
 /** OpenAI's `fast` and `ultrafast` are its priority processing. */
-const requestedTier = (tier: string | undefined): string | undefined => (tier === 'fast' || tier === 'ultrafast' ? 'priority' : tier);
+export const requestedTier = (tier: string | undefined): string | undefined => (tier === 'fast' || tier === 'ultrafast' ? 'priority' : tier);
 
 /**
  * The Responses door's use case: the conversation a request continues (`previous_response_id`,
@@ -53,6 +54,7 @@ export class ResponsesService {
     private readonly stored: StoredResponses,
     private readonly settlement: ResponseSettlement,
     private readonly background: BackgroundResponses,
+    private readonly seal: CompactionSeal,
   ) {}
 
   /**
@@ -77,17 +79,23 @@ export class ResponsesService {
     );
   }
 
+  /** The conversation a request continues (`previous_response_id`: its history, then its output), then its own input. */
+  async history(owner: string, previousId: string | undefined, input: CreateResponseDto['input']) {
+    const previous = await this.previous(owner, previousId);
+    const earlier = previous ? [...previous.history, ...(previous.state.output as ConversationItem[])] : [];
+    const own = await inputItems(input ?? undefined, (itemId) => this.stored.findItem(owner, itemId));
+    return { previous, earlier, history: [...earlier, ...own] };
+  }
+
   /** The request's job, after the conversation it continues, and the history it answers. */
   private async mapped(request: CreateResponseDto, owner: string, id: string, acceptedAt: number) {
-    const previous = await this.previous(owner, request.previous_response_id ?? undefined);
-    const earlier = previous ? [...previous.history, ...(previous.state.output as ConversationItem[])] : [];
-    const input = await inputItems(request.input ?? undefined, (itemId) => this.stored.findItem(owner, itemId));
-    const history = [...earlier, ...input];
+    const { previous, earlier, history } = await this.history(owner, request.previous_response_id ?? undefined, request.input);
+    const { MAX_QUEUE_WAIT_MS } = this.env;
     return {
       previous,
       earlier,
       history,
-      ...toResponseJob(request, history, earlier.length, id, acceptedAt, this.env.MAX_QUEUE_WAIT_MS, previous?.affinityKey),
+      ...toResponseJob(request, history, earlier.length, id, acceptedAt, MAX_QUEUE_WAIT_MS, previous?.affinityKey, this.seal.opener(owner)),
     };
   }
 
