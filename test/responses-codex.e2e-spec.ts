@@ -39,6 +39,17 @@ function codexConfig(baseUrl: string): string {
   ].join('\n');
 }
 
+/** One local MCP server, started by Codex over stdio: Codex sends its tools as a `namespace` tool. */
+const MCP_EVERYTHING = [
+  '[mcp_servers.everything]',
+  `command = ${JSON.stringify(process.execPath)}`,
+  `args = [${JSON.stringify(resolve(REPO_ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js'))}]`,
+  'startup_timeout_sec = 30',
+  // Two of its tools: all of them would not fit the context beside Codex's own prompt.
+  'enabled_tools = ["echo", "get-sum"]',
+  '',
+].join('\n');
+
 function runCodex(home: string, workdir: string, prompt: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [CODEX, 'exec', '--skip-git-repo-check', '--sandbox', 'read-only', prompt], {
@@ -95,5 +106,22 @@ describe('Codex CLI (codex exec) on /v1/responses', () => {
     const tools = data.options.tools?.definitions.map((tool) => tool.name) ?? [];
     expect(tools.length).toBeGreaterThan(0);
     expect(tools).not.toContain('web_search');
+  }, 120_000);
+
+  it("offers the model a configured MCP server's tools (Codex's namespace tool)", async () => {
+    const mcpHome = mkdtempSync(join(tmpdir(), 'codex-home-mcp-'));
+    try {
+      writeFileSync(join(mcpHome, 'config.toml'), `${codexConfig(stack.baseUrl)}\n${MCP_EVERYTHING}`);
+      const before = new Set((await stack.queue().getJobs(['completed'])).map((job) => job.id));
+      const { code, stderr } = await runCodex(mcpHome, mcpHome, 'Echo the word hello with the echo tool.');
+      expect({ code, stderr: code === 0 ? '' : stderr }).toEqual({ code: 0, stderr: '' });
+      const [first] = (await stack.queue().getJobs(['completed'])).filter((job) => !before.has(job.id)).sort((a, b) => a.timestamp - b.timestamp);
+      // Names only: the worker keeps no contents (RETAIN_CONTENT=false), schemas included.
+      const names = (first.data as JobOf<'generate'>).options.tools?.definitions.map((tool) => tool.name) ?? [];
+      // The server's members (Codex names get-sum get_sum) under their own names, where no other tool has them.
+      expect(names).toEqual(expect.arrayContaining(['echo', 'get_sum']));
+    } finally {
+      rmSync(mcpHome, { recursive: true, force: true });
+    }
   }, 120_000);
 });
