@@ -85,6 +85,14 @@ describe('custom tools in the mapper', () => {
     expect(refusal({ tools: [{ type: 'custom', name: 'x' }], tool_choice: { type: 'custom', name: 'y' } }).param).toBe('tool_choice');
   });
 
+  it('refuses a remote MCP server, which nothing here can reach, naming its server_url', () => {
+    expect(refusal({ tools: [{ type: 'web_search' }, { type: 'mcp', server_label: 'x', server_url: 'https://mcp.example' }] })).toMatchObject({
+      status: 400,
+      param: 'tools[1].server_url',
+      code: 'unsupported_value',
+    });
+  });
+
   it('shows a replayed custom call to the model as a call of its input, and its output as the answer', () => {
     const messages = toChatMessages(
       null,

@@ -87,8 +87,8 @@ const isOwnTool = (tool: unknown): tool is Record<string, unknown> => isRecord(t
  * Function and custom tools, and those of `namespace` tools (Codex sends each MCP server's tools
  * as one), are offered to the model; a namespace member's call comes back with its own name and
  * its `namespace`, a custom tool's as a `custom_tool_call` (NamespacedToolNames). Tools that run on
- * OpenAI's side (web search, file search, code interpreter, image generation, computer use, MCP
- * connectors, `tool_search`) cannot run here, so they are not offered. A client that sends them by
+ * OpenAI's side (web search, file search, code interpreter, image generation, computer use,
+ * `tool_search`) cannot run here, so they are not offered; a remote MCP server is refused. A client that sends them by
  * default (Codex sends `web_search`) still works; the response's `tools` lists only what the model
  * was offered.
  */
@@ -103,6 +103,14 @@ function offeredTools(request: CreateResponseDto): {
   const plain = new Set<string>();
   const customs: string[] = [];
   for (const [index, tool] of tools.entries()) {
+    // The model would be told it has the server's tools and never get them: refused rather than dropped.
+    if (tool.type === 'mcp') {
+      throw OpenAiError.invalidRequest(
+        `Remote MCP servers ('mcp' tools) cannot be reached from this service; run the server's tools as function tools.`,
+        `tools[${index}].server_url`,
+        'unsupported_value',
+      );
+    }
     if (!isOwnTool(tool)) continue;
     const offered = ownTool(tool, `tools[${index}]`);
     if (plain.has(offered.definition.name)) throw invalid(`Two tools are named '${offered.definition.name}'.`, `tools[${index}].name`);
