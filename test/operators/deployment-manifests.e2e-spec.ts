@@ -140,6 +140,22 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
     }
   });
 
+  it("a llama-server sidecar serves what its worker expects: the URL's port, one slot per sequence, their context", () => {
+    const withSidecar = workers.filter((worker) => containers(worker).some((container) => container.name === 'llama-server'));
+    expect(withSidecar.length).toBeGreaterThanOrEqual(1);
+    for (const worker of withSidecar) {
+      const [main, sidecar] = [containers(worker)[0], containers(worker).find((container) => container.name === 'llama-server') as Container];
+      const env = literalEnv(main);
+      const flags = Object.fromEntries(asArray(sidecar.args).map((arg) => String(arg).replace(/^--/, '').split('=') as [string, string]));
+      expect(env.ENGINE).toBe('llama-server');
+      expect(new URL(env.LLAMA_SERVER_URL)).toMatchObject({ hostname: '127.0.0.1', port: flags.port });
+      expect(Number(flags.parallel)).toBe(Number(env.PARALLEL_SEQUENCES));
+      expect(Number(flags['ctx-size'])).toBe(Number(env.CONTEXT_SIZE) * Number(env.PARALLEL_SEQUENCES));
+      expect(Number(flags.threads)).toBeLessThanOrEqual(Number(at(sidecar, 'resources', 'requests', 'cpu')));
+      expect(flags.model).toBe(env.MODEL_PATH);
+    }
+  });
+
   it('GPU workers request a GPU; each worker Deployment has a ScaledObject and the API an HPA on CPU', () => {
     const gpuWorkers = workers.filter((worker) => literalEnv(containers(worker)[0]).GPU === 'cuda');
     expect(gpuWorkers.length).toBeGreaterThanOrEqual(1);
