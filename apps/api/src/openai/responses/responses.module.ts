@@ -4,6 +4,11 @@ import { PipelineModule } from '../../pipeline/pipeline.module';
 import { OpenAiCommonModule } from '../common/openai-common.module';
 import { BackgroundResponses } from './background-responses';
 import { CancelMessages } from './cancel-messages';
+import { ConversationLocks } from './conversation-locks';
+import { ConversationStore } from './conversation-store';
+import { ConversationTurns } from './conversation-turns';
+import { ConversationsController } from './conversations.controller';
+import { ConversationsService } from './conversations.service';
 import { ResponseCancellation } from './response-cancellation';
 import { ResponseReplay } from './response-replay';
 import { ResponseSettlement } from './response-settlement';
@@ -11,10 +16,26 @@ import { ResponsesController } from './responses.controller';
 import { ResponsesService } from './responses.service';
 import { StoredResponses } from './stored-responses';
 
-/** The Responses door: `POST /v1/responses`, its stored and background responses, their items. */
+/**
+ * The Responses door: `POST /v1/responses`, its stored and background responses, their items, and
+ * the Conversations API (`/v1/conversations`), whose items are Responses items and whose turns
+ * are responses: one door, since each needs the other and no door imports another.
+ */
 @Module({
   imports: [PipelineModule, OpenAiCommonModule, CompletionQueuesModule],
-  controllers: [ResponsesController],
-  providers: [ResponsesService, StoredResponses, ResponseSettlement, BackgroundResponses, CancelMessages, ResponseReplay, ResponseCancellation],
+  controllers: [ResponsesController, ConversationsController],
+  providers: [
+    ResponsesService,
+    StoredResponses,
+    ResponseSettlement,
+    BackgroundResponses,
+    CancelMessages,
+    ResponseReplay,
+    ResponseCancellation,
+    ConversationsService,
+    ConversationStore,
+    ConversationLocks,
+    ConversationTurns,
+  ],
 })
 export class ResponsesModule {}

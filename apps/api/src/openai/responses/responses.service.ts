@@ -12,7 +12,9 @@ import { BackgroundResponses } from './background-responses';
 import { newResponseId } from './response-ids';
 import { inputItems } from './response-items';
 import type { ConversationItem } from './response-items';
-import { toResponseJob } from './responses-job.mapper';
+import { conversationOf, toResponseJob } from './responses-job.mapper';
+import { ConversationLocks } from './conversation-locks';
+import { ConversationsService } from './conversations.service';
 import type { ResponseIdentity } from './response-object';
 import { BufferedResponse, InputTokensReply, StreamedResponse } from './responses-replies';
 import type { ResponseOutcome } from './responses-replies';
@@ -53,6 +55,8 @@ export class ResponsesService {
     private readonly stored: StoredResponses,
     private readonly settlement: ResponseSettlement,
     private readonly background: BackgroundResponses,
+    private readonly conversations: ConversationsService,
+    private readonly conversationLocks: ConversationLocks,
   ) {}
 
   /**
@@ -80,7 +84,12 @@ export class ResponsesService {
   /** The request's job, after the conversation it continues, and the history it answers. */
   private async mapped(request: CreateResponseDto, owner: string, id: string, acceptedAt: number) {
     const previous = await this.previous(owner, request.previous_response_id ?? undefined);
-    const earlier = previous ? [...previous.history, ...(previous.state.output as ConversationItem[])] : [];
+    const conversation = conversationOf(request);
+    const earlier = conversation
+      ? await this.conversations.history(owner, conversation)
+      : previous
+        ? [...previous.history, ...(previous.state.output as ConversationItem[])]
+        : [];
     const input = await inputItems(request.input ?? undefined, (itemId) => this.stored.findItem(owner, itemId));
     const history = [...earlier, ...input];
     return {
@@ -91,8 +100,25 @@ export class ResponsesService {
     };
   }
 
-  async create({ request, owner, acceptedAt, clientGone, reply }: CreateResponseCall): Promise<void> {
-    const id = newResponseId(acceptedAt);
+  /**
+   * A response on a conversation holds the conversation's lock from before it reads its items
+   * until its turn is appended (ConversationLocks): two never interleave their turns.
+   */
+  async create(call: CreateResponseCall): Promise<void> {
+    const id = newResponseId(call.acceptedAt);
+    const conversation = conversationOf(call.request);
+    if (conversation === undefined) return this.respond(call, id);
+    // Another key's conversation is a 404 before any lock is taken on it.
+    await this.conversations.find(call.owner, conversation, 'conversation');
+    const release = await this.conversationLocks.take(conversation, id);
+    try {
+      await this.respond(call, id);
+    } finally {
+      release();
+    }
+  }
+
+  private async respond({ request, owner, acceptedAt, clientGone, reply }: CreateResponseCall, id: string): Promise<void> {
     const { earlier, history, job: mapped, settings } = await this.mapped(request, owner, id, acceptedAt);
     const job = this.completions.withGrantedTier(mapped, requestedTier(request.service_tier ?? undefined), owner);
     const identity: ResponseIdentity = { id, model: job.model, createdAtMs: acceptedAt, serviceTier: job.schedule.tier ?? 'default', settings };
