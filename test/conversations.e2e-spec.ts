@@ -145,11 +145,14 @@ describe('Conversations API', () => {
     expect(afterFirst.map((item) => item.id)).toEqual([expect.any(String), ...first.output.map((item) => item.id)]);
     expect(afterFirst[0]).toMatchObject({ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Tell me about the rabbit.' }] });
 
+    // Counting the next turn's input reads the conversation as creating it does.
+    const counted = await client.responses.inputTokens.count({ model: STACK_MODEL, input: 'And then?', conversation: conversation.id });
     // The second turn on the other instance, naming the conversation as an object.
     const second = checkedResponse(
       await elsewhere.responses.create({ model: STACK_MODEL, input: 'And then?', conversation: { id: conversation.id }, max_output_tokens: 16 }),
     );
     expect(second.conversation).toEqual({ id: conversation.id });
+    expect(second.usage!.input_tokens).toBe(counted.input_tokens);
     // Its prompt held the first turn: more tokens than the first's, by at least the first's answer.
     expect(second.usage!.input_tokens).toBeGreaterThan(first.usage!.input_tokens + first.usage!.output_tokens - 1);
     const afterSecond = await itemsOf(client, conversation.id);
