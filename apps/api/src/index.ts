@@ -10,3 +10,6 @@ export { FilesService } from './files/files.service';
 export { LocalFileStorage } from './files/local-file-storage';
 export { WaitingLimit } from './pipeline/waiting-limit';
 export type { ModelRegistry } from './models/model-registry';
+export { ConversationStore, conversationKeys } from './openai/responses/conversation-store';
+export type { ConversationRecord } from './openai/responses/conversation-store';
+export { ConversationLocks } from './openai/responses/conversation-locks';

@@ -205,14 +205,17 @@ async function normaliseItem(raw: Record<string, unknown>, at: string, lookup: I
   }
 }
 
-/** The request's `input` as conversation items, in order (a string is one user message). */
-export async function inputItems(input: string | Array<Record<string, unknown>> | undefined, lookup: ItemLookup): Promise<ConversationItem[]> {
+/**
+ * The request's `input` as conversation items, in order (a string is one user message). `field`
+ * names them in errors: `input`, or `items` (the Conversations API's).
+ */
+export async function inputItems(input: string | Array<Record<string, unknown>> | undefined, lookup: ItemLookup, field = 'input'): Promise<ConversationItem[]> {
   if (input === undefined) return [];
   if (typeof input === 'string')
     return [{ type: 'message', id: newItemId('msg'), role: 'user', content: [{ type: 'input_text', text: input }], status: 'completed' }];
-  if (input.length > MAX_MESSAGES) throw OpenAiError.tooLarge(`Too many items in 'input': at most ${MAX_MESSAGES}.`, 'input');
+  if (input.length > MAX_MESSAGES) throw OpenAiError.tooLarge(`Too many items in '${field}': at most ${MAX_MESSAGES}.`, field);
   const items: ConversationItem[] = [];
-  for (const [index, raw] of input.entries()) items.push(await normaliseItem(raw, `input[${index}]`, lookup));
+  for (const [index, raw] of input.entries()) items.push(await normaliseItem(raw, `${field}[${index}]`, lookup));
   return items;
 }
 

@@ -52,6 +52,7 @@ export function responseObject(identity: ResponseIdentity, state: ResponseState)
     output: state.output,
     parallel_tool_calls: settings.parallelToolCalls,
     previous_response_id: settings.previousResponseId,
+    conversation: settings.conversation ? { id: settings.conversation } : null,
     prompt_cache_key: settings.promptCacheKey,
     reasoning: settings.reasoning,
     safety_identifier: settings.safetyIdentifier,

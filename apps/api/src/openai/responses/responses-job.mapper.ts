@@ -63,6 +63,8 @@ export interface ResponseSettings {
   safetyIdentifier: string | null;
   promptCacheKey: string | null;
   previousResponseId: string | null;
+  /** The conversation it belongs to (absent in records stored before conversations). */
+  conversation?: string | null;
   metadata: Record<string, string>;
   store: boolean;
   background: boolean;
@@ -327,6 +329,27 @@ export interface ResponseJob {
 }
 
 /**
+ * The id of the conversation the request continues (`conversation`: an id or `{id}`), if any.
+ * Its turn is appended when its stored record ends, so it needs `store`; and it has one history,
+ * so not `previous_response_id` as well (a 400 as OpenAI words it).
+ */
+export function conversationOf(request: CreateResponseDto): string | undefined {
+  const conversation = request.conversation;
+  if (conversation === undefined || conversation === null) return undefined;
+  const id = typeof conversation === 'string' ? conversation : isRecord(conversation) ? conversation.id : undefined;
+  if (typeof id !== 'string' || id === '')
+    throw OpenAiError.invalidRequest(`'conversation' must be a conversation id or an object with its 'id'.`, 'conversation', 'invalid_type');
+  if (request.previous_response_id !== undefined && request.previous_response_id !== null)
+    throw OpenAiError.invalidRequest(
+      `Mutually exclusive parameters: Ensure you are only providing one of: 'previous_response_id' or 'conversation'.`,
+      'conversation',
+      'mutually_exclusive_parameters',
+    );
+  if (request.store === false) throw invalid(`A response on a conversation is stored; 'conversation' requires 'store': true.`, 'store');
+  return id;
+}
+
+/**
  * A validated request, with its conversation items resolved (`previous_response_id` and
  * `item_reference`), becomes the same job the chat door queues, plus the settings its Response
  * objects echo. Its affinity key is its `prompt_cache_key`, else the key of the response it
@@ -345,9 +368,6 @@ export function toResponseJob(
 ): ResponseJob {
   if (request.prompt !== undefined && request.prompt !== null)
     throw OpenAiError.invalidRequest(`Reusable prompts ('prompt') are not available here; send 'instructions' and 'input'.`, 'prompt', 'unsupported_parameter');
-  if (request.conversation !== undefined && request.conversation !== null) {
-    throw OpenAiError.invalidRequest(`Conversations are not available here; continue with 'previous_response_id'.`, 'conversation', 'unsupported_parameter');
-  }
   // A background response is polled, cancelled and resumed through its stored record.
   if (request.background === true && request.store === false)
     throw invalid(`Background responses must be stored; 'background': true requires 'store': true.`, 'background');
@@ -396,6 +416,7 @@ export function toResponseJob(
     safetyIdentifier: request.safety_identifier ?? null,
     promptCacheKey: request.prompt_cache_key ?? null,
     previousResponseId: request.previous_response_id ?? null,
+    conversation: conversationOf(request) ?? null,
     metadata: request.metadata ?? {},
     store: request.store ?? true,
     background: request.background ?? false,

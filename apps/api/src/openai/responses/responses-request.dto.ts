@@ -188,7 +188,7 @@ export class CreateResponseDto extends GenerationRequestDto {
   @IsObject()
   prompt?: Record<string, unknown>;
 
-  /** A conversation object (OpenAI's Conversations API): not served here, so it is refused by the mapper. */
+  /** The conversation it continues and extends (OpenAI's Conversations API): an id or `{id}`, checked by the mapper. */
   @IsOptional()
   conversation?: unknown;
 }

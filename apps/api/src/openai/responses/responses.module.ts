@@ -6,6 +6,11 @@ import { BackgroundResponses } from './background-responses';
 import { CancelMessages } from './cancel-messages';
 import { CompactionSeal } from './compaction-seal';
 import { CompactionService } from './compaction.service';
+import { ConversationLocks } from './conversation-locks';
+import { ConversationStore } from './conversation-store';
+import { ConversationTurns } from './conversation-turns';
+import { ConversationsController } from './conversations.controller';
+import { ConversationsService } from './conversations.service';
 import { ResponseCancellation } from './response-cancellation';
 import { ResponseReplay } from './response-replay';
 import { ResponseSettlement } from './response-settlement';
@@ -13,10 +18,14 @@ import { ResponsesController } from './responses.controller';
 import { ResponsesService } from './responses.service';
 import { StoredResponses } from './stored-responses';
 
-/** The Responses door: `POST /v1/responses`, its stored and background responses, their items, compaction. */
+/**
+ * The Responses door: `POST /v1/responses`, its stored and background responses, their items,
+ * compaction, and the Conversations API (`/v1/conversations`), whose items are Responses items and whose turns
+ * are responses: one door, since each needs the other and no door imports another.
+ */
 @Module({
   imports: [PipelineModule, OpenAiCommonModule, CompletionQueuesModule],
-  controllers: [ResponsesController],
+  controllers: [ResponsesController, ConversationsController],
   providers: [
     ResponsesService,
     StoredResponses,
@@ -27,6 +36,10 @@ import { StoredResponses } from './stored-responses';
     ResponseCancellation,
     CompactionSeal,
     CompactionService,
+    ConversationsService,
+    ConversationStore,
+    ConversationLocks,
+    ConversationTurns,
   ],
 })
 export class ResponsesModule {}

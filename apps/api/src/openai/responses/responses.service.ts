@@ -13,7 +13,9 @@ import { CompactionSeal } from './compaction-seal';
 import { newResponseId } from './response-ids';
 import { inputItems } from './response-items';
 import type { ConversationItem } from './response-items';
-import { toResponseJob } from './responses-job.mapper';
+import { conversationOf, toResponseJob } from './responses-job.mapper';
+import { ConversationLocks } from './conversation-locks';
+import { ConversationsService } from './conversations.service';
 import type { ResponseIdentity } from './response-object';
 import { BufferedResponse, InputTokensReply, StreamedResponse } from './responses-replies';
 import type { ResponseOutcome } from './responses-replies';
@@ -55,6 +57,8 @@ export class ResponsesService {
     private readonly settlement: ResponseSettlement,
     private readonly background: BackgroundResponses,
     private readonly seal: CompactionSeal,
+    private readonly conversations: ConversationsService,
+    private readonly conversationLocks: ConversationLocks,
   ) {}
 
   /**
@@ -79,17 +83,24 @@ export class ResponsesService {
     );
   }
 
-  /** The conversation a request continues (`previous_response_id`: its history, then its output), then its own input. */
-  async history(owner: string, previousId: string | undefined, input: CreateResponseDto['input']) {
+  /**
+   * What a request continues (its `conversation`'s items, else `previous_response_id`'s history
+   * then output), then its own input.
+   */
+  async history(owner: string, previousId: string | undefined, input: CreateResponseDto['input'], conversation?: string) {
     const previous = await this.previous(owner, previousId);
-    const earlier = previous ? [...previous.history, ...(previous.state.output as ConversationItem[])] : [];
+    const earlier = conversation
+      ? await this.conversations.history(owner, conversation)
+      : previous
+        ? [...previous.history, ...(previous.state.output as ConversationItem[])]
+        : [];
     const own = await inputItems(input ?? undefined, (itemId) => this.stored.findItem(owner, itemId));
     return { previous, earlier, history: [...earlier, ...own] };
   }
 
   /** The request's job, after the conversation it continues, and the history it answers. */
   private async mapped(request: CreateResponseDto, owner: string, id: string, acceptedAt: number) {
-    const { previous, earlier, history } = await this.history(owner, request.previous_response_id ?? undefined, request.input);
+    const { previous, earlier, history } = await this.history(owner, request.previous_response_id ?? undefined, request.input, conversationOf(request));
     const { MAX_QUEUE_WAIT_MS } = this.env;
     return {
       previous,
@@ -99,8 +110,25 @@ export class ResponsesService {
     };
   }
 
-  async create({ request, owner, acceptedAt, clientGone, reply }: CreateResponseCall): Promise<void> {
-    const id = newResponseId(acceptedAt);
+  /**
+   * A response on a conversation holds the conversation's lock from before it reads its items
+   * until its turn is appended (ConversationLocks): two never interleave their turns.
+   */
+  async create(call: CreateResponseCall): Promise<void> {
+    const id = newResponseId(call.acceptedAt);
+    const conversation = conversationOf(call.request);
+    if (conversation === undefined) return this.respond(call, id);
+    // Another key's conversation is a 404 before any lock is taken on it.
+    await this.conversations.find(call.owner, conversation, 'conversation');
+    const release = await this.conversationLocks.take(conversation, id);
+    try {
+      await this.respond(call, id);
+    } finally {
+      release();
+    }
+  }
+
+  private async respond({ request, owner, acceptedAt, clientGone, reply }: CreateResponseCall, id: string): Promise<void> {
     const { earlier, history, job: mapped, settings } = await this.mapped(request, owner, id, acceptedAt);
     const job = this.completions.withGrantedTier(mapped, requestedTier(request.service_tier ?? undefined), owner);
     const identity: ResponseIdentity = { id, model: job.model, createdAtMs: acceptedAt, serviceTier: job.schedule.tier ?? 'default', settings };

@@ -6,6 +6,7 @@ import { COMMANDS_REDIS } from '../../redis/api-redis.module';
 import { holdLease } from '../common/completion-lease';
 import type { ReleaseLease } from '../common/completion-lease';
 import { OwnedRecords } from '../common/owned-records';
+import { ConversationTurns } from './conversation-turns';
 import type { ConversationItem } from './response-items';
 import type { ResponseIdentity, ResponseState } from './response-object';
 
@@ -89,6 +90,7 @@ export class StoredResponses {
   constructor(
     private readonly env: ApiEnv,
     @Inject(COMMANDS_REDIS) redis: RedisClient,
+    private readonly turns: ConversationTurns,
   ) {
     this.ttlMs = env.STORE_TTL_SECONDS * 1000;
     redis.defineCommand('endResponseIfOpen', { numberOfKeys: 1, lua: END_IF_OPEN_LUA });
@@ -139,6 +141,7 @@ export class StoredResponses {
   async end(record: StoredResponseRecord, state: ResponseState, output: ConversationItem[]): Promise<StoredResponseRecord> {
     const ended = { ...record, state };
     await Promise.all([this.records.update(record.identity.id, ended), this.writeItems(record.owner, output)]);
+    await this.endTurn(record, state, output);
     await this.keepWithinLimit(record.owner);
     return ended;
   }
@@ -154,8 +157,17 @@ export class StoredResponses {
     if (stored === null) return undefined;
     if (stored !== json) return parseChecked<StoredResponseRecord>(stored, storedResponseRecord, 'stored response record');
     await this.writeItems(record.owner, output);
+    await this.endTurn(record, state, output);
     await this.keepWithinLimit(record.owner);
     return ended;
+  }
+
+  /** A response on a conversation ends its turn there: its input and output are appended when it completed (or ran out of tokens). */
+  private async endTurn(record: StoredResponseRecord, state: ResponseState, output: ConversationItem[]): Promise<void> {
+    const conversation = record.identity.settings.conversation;
+    if (!conversation) return;
+    const kept = state.status === 'completed' || state.status === 'incomplete';
+    await this.turns.end(conversation, record.identity.id, kept ? [...record.history.slice(record.inputStart), ...output] : undefined);
   }
 
   /** The record, only for its owner. */
