@@ -27,8 +27,10 @@ describe('conversation store and locks (Redis)', () => {
   afterAll(() => closeRedis(redis));
 
   const owner = (): string => `owner-${randomBytes(4).toString('hex')}`;
+  // Each a millisecond after the last: records made in one millisecond tie in the owner's index.
+  let clock = Date.now();
   const conversation = async (who = owner()): Promise<ConversationRecord> => {
-    const record = { owner: who, id: `conv_test${randomBytes(8).toString('hex')}`, createdAtMs: Date.now(), metadata: {} };
+    const record = { owner: who, id: `conv_test${randomBytes(8).toString('hex')}`, createdAtMs: ++clock, metadata: {} };
     await store.create(record);
     return record;
   };
