@@ -68,8 +68,8 @@ export function responseObject(identity: ResponseIdentity, state: ResponseState)
     frequency_penalty: settings.frequencyPenalty,
     presence_penalty: settings.presencePenalty,
     truncation: settings.truncation,
-    // An object in OpenAI's schema: absent until the response has ended.
-    ...(state.usage ? { usage: responseUsage(state.usage) } : {}),
+    // null until the response has ended, as OpenAI sends it and Open Responses requires (OpenAI's document omits the null).
+    usage: state.usage ? responseUsage(state.usage) : null,
     // A string in OpenAI's schema: absent rather than null when not given.
     ...(settings.user === null ? {} : { user: settings.user }),
     metadata: settings.metadata,
