@@ -280,4 +280,24 @@ describe('ENGINE=llama-server', () => {
     await waitFor('the worker to stop', () => Promise.resolve(!worker.isRunning), 20_000);
     expect(await worker.exit).not.toBe(0);
   });
+
+  it('takes its llama-server down with it when the worker is killed outright (SIGKILL)', async () => {
+    const worker = stack.workers[1];
+    const server = Number(
+      execFileSync('pgrep', ['-P', String(worker.pid), '-f', 'llama-server'], { encoding: 'utf8' })
+        .trim()
+        .split('\n')[0],
+    );
+    expect(server).toBeGreaterThan(0);
+    await worker.stop('SIGKILL');
+    const alive = (): boolean => {
+      try {
+        process.kill(server, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    await waitFor('the orphaned llama-server to end', () => Promise.resolve(!alive()), 10_000);
+  });
 });

@@ -2,8 +2,20 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { resolve } from 'node:path';
+import { delimiter, join, resolve } from 'node:path';
 import { engineCpuList } from '../engine-cpus';
+
+/**
+ * The kernel kills the server when the worker dies, however it dies (SIGKILL after a shutdown
+ * that ran out of time, an OOM kill, a crash): a server left behind would hold its port, its
+ * CPUs and its memory (`setpriv --pdeathsig`, util-linux, where it is installed; a graceful stop
+ * stops the server itself).
+ */
+const DIES_WITH_WORKER = onPath('setpriv') ? ['setpriv', '--pdeathsig', 'KILL', '--'] : [];
+
+function onPath(name: string): boolean {
+  return (process.env.PATH ?? '').split(delimiter).some((dir) => dir !== '' && existsSync(join(dir, name)));
+}
 
 /** Where `npm run llama-server:build` leaves the binary, under the directory the worker runs in. */
 export const BUILT_LLAMA_SERVER = '.llama-server/bin/llama-server';
@@ -72,9 +84,8 @@ export class LlamaServerProcess {
       `llama-server: starting ${binary} with ${options.slots} slots of ${options.contextSize} tokens on 127.0.0.1:${port}${options.cpus ? `, on CPUs ${options.cpus}` : ''}`,
     );
     const cpus = options.cpus ? engineCpuList(options.cpus, options.threads).join(',') : undefined;
-    const child = cpus
-      ? spawn('taskset', ['-c', cpus, binary, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
-      : spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const [command, ...rest] = [...DIES_WITH_WORKER, ...(cpus ? ['taskset', '-c', cpus] : []), binary, ...args];
+    const child = spawn(command, rest, { stdio: ['ignore', 'pipe', 'pipe'] });
     const server = new LlamaServerProcess(child, `http://127.0.0.1:${port}`);
     const keep = (chunk: Buffer): void => {
       for (const line of chunk.toString().split('\n')) if (line.trim() !== '') server.recent.push(line);
