@@ -10,11 +10,25 @@ import { ResponseSettlement } from './response-settlement';
 import { ResponsesController } from './responses.controller';
 import { ResponsesService } from './responses.service';
 import { StoredResponses } from './stored-responses';
+import { ResponseWarmUp } from './response-warm-up';
+import { ResponsesWebSocketRoute } from './responses-websocket.route';
+import { ApiKeyGuard } from '../../auth/api-key.guard';
 
-/** The Responses door: `POST /v1/responses`, its stored and background responses, their items. */
+/** The Responses door: `POST /v1/responses`, its stored and background responses, their items, and its WebSocket mode. */
 @Module({
   imports: [PipelineModule, OpenAiCommonModule, CompletionQueuesModule],
   controllers: [ResponsesController],
-  providers: [ResponsesService, StoredResponses, ResponseSettlement, BackgroundResponses, CancelMessages, ResponseReplay, ResponseCancellation],
+  providers: [
+    ResponsesService,
+    StoredResponses,
+    ResponseSettlement,
+    BackgroundResponses,
+    CancelMessages,
+    ResponseReplay,
+    ResponseCancellation,
+    ApiKeyGuard,
+    ResponseWarmUp,
+    ResponsesWebSocketRoute,
+  ],
 })
 export class ResponsesModule {}
