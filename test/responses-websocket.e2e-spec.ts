@@ -119,6 +119,8 @@ describe('Responses WebSocket mode', () => {
     const [invalid] = await socket.turn({ ...settings, temperature: 7, input: user('Hi.') });
     expectErrorEvent(invalid, 400, 'invalid_value', 'temperature');
 
+    // Codex's acknowledgement of a response is answered with nothing: the next event is the next turn's.
+    socket.ws.sendRaw(JSON.stringify({ type: 'response.processed', response_id: 'resp_0123456789abcdef' }));
     expectWellFormedTurn(await socket.turn({ ...settings, input: user('Hi.') }));
   });
 

@@ -6,7 +6,7 @@ import { OpenAiError } from '../../errors/openai-error';
 import { validateBody } from '../../request-pipes';
 import { CreateResponseDto } from './responses-request.dto';
 import type { ResponsesService } from './responses.service';
-import { readCreateFrame } from './socket-frames';
+import { readClientFrame } from './socket-frames';
 import { LastResponse } from './socket-last-response';
 import type { ResponseWarmUp } from './response-warm-up';
 import { SocketEvents, errorEvent } from './socket-events';
@@ -78,7 +78,8 @@ export class ResponsesSocket {
     const acceptedAt = Date.now();
     let frame;
     try {
-      frame = readCreateFrame(data, isBinary, this.context.frameLimitBytes);
+      frame = readClientFrame(data, isBinary, this.context.frameLimitBytes);
+      if (frame.type === 'response.processed') return;
       if (this.running) throw busy();
       if (this.expired) throw lifetimeReached();
     } catch (error) {

@@ -3,10 +3,22 @@ import { MAX_JSON_DEPTH, findDepthViolation } from '../../http/json-depth';
 
 /** A `response.create` frame as the create use case takes it: the body of `POST /v1/responses`, and whether to generate. */
 export interface CreateFrame {
+  type: 'response.create';
   body: Record<string, unknown>;
   /** `false`: a warm-up that prepares the response's state and runs no model. */
   generate: boolean;
 }
+
+/**
+ * Codex's acknowledgement that it has handled a response (`{type: "response.processed",
+ * response_id}`, sent on a reused connection after each turn): it expects no answer, and an
+ * `error` event would be read as its next turn's failure.
+ */
+export interface ProcessedFrame {
+  type: 'response.processed';
+}
+
+export type ClientFrame = CreateFrame | ProcessedFrame;
 
 /** What the WebSocket carries besides the create body; `stream` is implied (the Agents SDK still sends `stream: true`). */
 const ENVELOPE = new Set(['type', 'generate', 'stream']);
@@ -15,11 +27,11 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 
 /**
  * Reads one client frame: JSON text within the body limit of `POST /v1/responses`, nested no
- * deeper than a body may be, of type `response.create` (the only client event served here), not
- * asking for `background` (which OpenAI does not serve over a WebSocket either). Throws the
- * OpenAiError the client gets as an `error` event.
+ * deeper than a body may be, of type `response.create` (not asking for `background`, which OpenAI
+ * does not serve over a WebSocket either) or Codex's `response.processed`. Throws the OpenAiError
+ * the client gets as an `error` event.
  */
-export function readCreateFrame(data: Buffer, isBinary: boolean, limitBytes: number): CreateFrame {
+export function readClientFrame(data: Buffer, isBinary: boolean, limitBytes: number): ClientFrame {
   if (data.byteLength > limitBytes) throw OpenAiError.tooLarge(`The frame is ${data.byteLength} bytes; at most ${limitBytes} bytes are accepted.`);
   if (isBinary) throw OpenAiError.invalidRequest('Frames must be JSON text, not binary.', null, 'invalid_frame');
   const text = data.toString('utf8');
@@ -38,9 +50,14 @@ export function readCreateFrame(data: Buffer, isBinary: boolean, limitBytes: num
     throw OpenAiError.invalidRequest('The frame is not valid JSON.', null, 'invalid_json');
   }
   if (!isObject(frame)) throw OpenAiError.invalidRequest('A frame must be a JSON object with a `type`.', 'type', 'invalid_value');
+  if (frame.type === 'response.processed') return { type: 'response.processed' };
   if (frame.type !== 'response.create') {
     const named = typeof frame.type === 'string' ? `'${frame.type}'` : 'missing';
-    throw OpenAiError.invalidRequest(`Unsupported event type ${named}: this WebSocket accepts 'response.create'.`, 'type', 'unknown_event_type');
+    throw OpenAiError.invalidRequest(
+      `Unsupported event type ${named}: this WebSocket accepts 'response.create' (and 'response.processed').`,
+      'type',
+      'unknown_event_type',
+    );
   }
   if (frame.generate !== undefined && typeof frame.generate !== 'boolean') {
     throw OpenAiError.invalidRequest(`Invalid value for 'generate': expected a boolean.`, 'generate', 'invalid_type');
@@ -49,5 +66,5 @@ export function readCreateFrame(data: Buffer, isBinary: boolean, limitBytes: num
     throw OpenAiError.invalidRequest(`'background' is not supported in WebSocket mode.`, 'background', 'invalid_value');
   }
   const body = Object.fromEntries(Object.entries(frame).filter(([name]) => !ENVELOPE.has(name)));
-  return { body, generate: frame.generate !== false };
+  return { type: 'response.create', body, generate: frame.generate !== false };
 }
