@@ -1,7 +1,7 @@
 import type { JobOf } from '@app/contracts';
 import type { GenerationContentRemoved } from '@app/worker';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { REPO_ROOT } from '../tools/local-stack/services';
@@ -17,8 +17,14 @@ const CODEX = resolve(REPO_ROOT, 'node_modules/@openai/codex/bin/codex.js');
  */
 const CODEX_CONTEXT = '32768';
 
-/** A custom provider on wire_api "responses", with every call that would leave the machine turned off. */
-function codexConfig(baseUrl: string): string {
+/** The stack's API log (ServiceStack names it after the stack), where every request's line is. */
+const API_LOG = resolve(REPO_ROOT, 'test-artifacts/logs/responses-codex-api.log');
+
+/**
+ * A custom provider on wire_api "responses", with every call that would leave the machine turned
+ * off; `websockets`: `supports_websockets = true`, Codex's switch to the Responses WebSocket mode.
+ */
+function codexConfig(baseUrl: string, websockets = false): string {
   return [
     `model = "${STACK_MODEL}"`,
     'model_provider = "queued"',
@@ -35,6 +41,7 @@ function codexConfig(baseUrl: string): string {
     'wire_api = "responses"',
     'request_max_retries = 0',
     'stream_max_retries = 0',
+    ...(websockets ? ['supports_websockets = true'] : []),
     '',
   ].join('\n');
 }
@@ -122,6 +129,31 @@ describe('Codex CLI (codex exec) on /v1/responses', () => {
       expect(names).toEqual(expect.arrayContaining(['echo', 'get_sum']));
     } finally {
       rmSync(mcpHome, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it('runs its turns over the WebSocket mode with supports_websockets = true, no POST', async () => {
+    const wsHome = mkdtempSync(join(tmpdir(), 'codex-home-ws-'));
+    try {
+      writeFileSync(join(wsHome, 'config.toml'), codexConfig(stack.baseUrl, true));
+      const logFrom = readFileSync(API_LOG, 'utf8').length;
+      const jobsBefore = (await stack.queue().getJobs(['completed'])).length;
+      const { code, stdout, stderr } = await runCodex(wsHome, wsHome, 'Say hello.');
+      expect({ code, stderr: code === 0 ? '' : stderr }).toEqual({ code: 0, stderr: '' });
+      expect(stdout.trim()).toMatch(/[a-z]{2,}/);
+      // The answer came from the worker, and the API's request log holds only upgrades (101) on
+      // /v1/responses, no POST: Codex may open one to probe or warm up before the one its turns use.
+      expect((await stack.queue().getJobs(['completed'])).length).toBeGreaterThan(jobsBefore);
+      const requests = readFileSync(API_LOG, 'utf8')
+        .slice(logFrom)
+        .split('\n')
+        .filter((line) => line.includes('"request completed"'))
+        .map((line) => JSON.parse(line) as { method: string; route: string; status: number });
+      const responses = requests.filter((request) => request.route.startsWith('/v1/responses'));
+      expect(responses.length).toBeGreaterThanOrEqual(1);
+      for (const request of responses) expect(request).toMatchObject({ method: 'GET', route: '/v1/responses', status: 101 });
+    } finally {
+      rmSync(wsHome, { recursive: true, force: true });
     }
   }, 120_000);
 });

@@ -13,6 +13,7 @@ import { installJsonBodyParser } from './http/json-body-parser';
 import { installOversizedUploadHandling } from './http/oversized-upload';
 import { requestLoggingOptions } from './observability/request-logging';
 import { RequestTelemetry } from './observability/request-telemetry';
+import { ResponsesWebSocketRoute } from './openai/responses/responses-websocket.route';
 import { requestPipes } from './request-pipes';
 
 /** Within the orchestrators' grace periods (Kubernetes: preStop 5 s + drain 30 s + this < 45 s). */
@@ -43,6 +44,8 @@ async function bootstrap(env: ApiEnv): Promise<void> {
   installJsonBodyParser(fastify);
   // multipart/form-data for POST /v1/files only; its limits are set per upload (files/upload-form.ts).
   await app.register(fastifyMultipart);
+  // GET /v1/responses upgraded to a WebSocket (the Responses API's WebSocket mode).
+  await app.get(ResponsesWebSocketRoute).install(fastify);
   app.useGlobalFilters(new OpenAiExceptionFilter());
   app.useGlobalPipes(...requestPipes());
   setupApiDocs(app);

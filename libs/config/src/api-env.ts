@@ -167,6 +167,31 @@ export class ApiEnv extends RedisEnv {
   STORE_MAX_PER_KEY = 10_000;
 
   /**
+   * Responses WebSocket connections (`GET /v1/responses` upgraded) one API key may hold open on
+   * one API instance; the upgrade beyond is answered 429 `websocket_connections_exceeded`.
+   */
+  @EnvInteger()
+  @IsInt()
+  @Min(1)
+  RESPONSES_WS_MAX_CONNECTIONS_PER_KEY = 32;
+
+  /**
+   * How long a Responses WebSocket connection lives (OpenAI: 60 minutes); then the client gets an
+   * `error` event `websocket_connection_limit_reached` (after the response it is running) and the
+   * connection is closed.
+   */
+  @EnvInteger()
+  @IsInt()
+  @Min(1000)
+  RESPONSES_WS_CONNECTION_LIMIT_MS = 3_600_000;
+
+  /** How often a Responses WebSocket is pinged; a peer that has not answered by the next ping is dropped. */
+  @EnvInteger()
+  @IsInt()
+  @Min(100)
+  RESPONSES_WS_PING_INTERVAL_MS = 30_000;
+
+  /**
    * How long after its last event a stored completion's stream can still be resumed (its event log's
    * lifetime).
    */

@@ -36,7 +36,12 @@ export class ApiKeyGuard implements CanActivate {
   }
 
   canActivate(context: ExecutionContext): boolean {
-    const request = context.switchToHttp().getRequest<FastifyRequest>();
+    this.authenticate(context.switchToHttp().getRequest<FastifyRequest>());
+    return true;
+  }
+
+  /** Marks the request with its caller's id, or throws the 401 (also for a WebSocket's upgrade, which no guard sees). */
+  authenticate(request: FastifyRequest): void {
     const header = request.headers.authorization;
     const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
     if (!match) {
@@ -50,6 +55,5 @@ export class ApiKeyGuard implements CanActivate {
     for (const keyDigest of this.keyDigests) known = timingSafeEqual(given, keyDigest) || known;
     if (!known) throw OpenAiError.unauthorized('Incorrect API key provided.', 'invalid_api_key');
     request.apiKeyId = apiKeyIdOf(given);
-    return true;
   }
 }

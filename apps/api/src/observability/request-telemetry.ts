@@ -74,6 +74,8 @@ export class RequestTelemetry {
 
   /** Links a request to the completion it runs; call once it is known to be for a served model. */
   trackCompletion(reply: FastifyReply, job: Pick<CompletionJobData, 'id' | 'model'>, stream: boolean): void {
+    // A WebSocket's upgrade carries many responses, long after it arrived: timed from it, they would lie.
+    if (reply.request.ws) return;
     const request = this.requests.get(reply.request);
     if (!request || request.completion) return;
     const completion: CompletionRecord = { completionId: job.id, model: job.model, stream };
@@ -128,7 +130,8 @@ export class RequestTelemetry {
     // A completion the handler links after this (its client left during admission) is not tracked.
     this.requests.delete(request);
     const durationMs = performance.now() - record.arrivedAt;
-    const status = reply.raw.writableFinished ? reply.raw.statusCode : CLIENT_CLOSED;
+    // An upgrade that was not refused ends when its WebSocket closes; it was answered 101 Switching Protocols.
+    const status = reply.raw.writableFinished ? reply.raw.statusCode : request.ws ? 101 : CLIENT_CLOSED;
     const route = request.routeOptions.url ?? 'unmatched';
     const labels = { method: request.method, route, status: String(status) };
     this.metrics.httpRequests.inc(labels);

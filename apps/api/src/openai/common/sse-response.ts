@@ -1,4 +1,5 @@
 import type { FastifyReply } from 'fastify';
+import type { EventSink } from './event-sink';
 
 /**
  * Frame ids of a resumable stream: every frame carries `id: <n>`, counted from 0 over the whole
@@ -15,7 +16,7 @@ export interface FrameIds {
  * lines, ended by `data: [DONE]`. Headers go out with the first frame (or `open`), so an error
  * found before then can still be an ordinary HTTP error.
  */
-export class SseResponse {
+export class SseResponse implements EventSink {
   private headersSent = false;
   private firstFrameSent = false;
   private nextId = 0;

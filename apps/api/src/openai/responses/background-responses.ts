@@ -12,6 +12,7 @@ import { toOpenAiError } from '../../errors/http-error-mapping';
 import { OpenAiError } from '../../errors/openai-error';
 import { CancelMessages } from './cancel-messages';
 import { responseObject } from './response-object';
+import { SseResponse } from '../common/sse-response';
 import { PROMPT_PARAM, StreamedResponse } from './responses-replies';
 import type { ResponseOutcome } from './responses-replies';
 import { OUTCOME_FIELD, ResponseSettlement, stateOfAnswer } from './response-settlement';
@@ -109,7 +110,7 @@ export class BackgroundResponses {
    * numbers them; a client that leaves does not stop it (nor this instance's following).
    */
   async stream(job: CompletionJobInput, admission: Admission, record: StoredResponseRecord, reply: FastifyReply): Promise<void> {
-    const streamed = new StreamedResponse(reply, record.identity, { after: -1 });
+    const streamed = new StreamedResponse(new SseResponse(reply, undefined, { after: -1 }), record.identity);
     // Its headers go out once the job is queued: an error before then is an HTTP error, any later one an event.
     const sink: CompletionSink = {
       canRestart: false,

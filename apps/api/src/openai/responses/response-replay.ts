@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { OpenAiError } from '../../errors/openai-error';
 import { EventLogReplay } from '../common/event-log-replay';
+import { SseResponse } from '../common/sse-response';
 import { PROMPT_PARAM, StreamedResponse } from './responses-replies';
 import { StoredResponses, storedResponseKeys } from './stored-responses';
 import type { StoredResponseRecord } from './stored-responses';
@@ -22,7 +23,7 @@ export class ResponseReplay {
 
   async stream(record: StoredResponseRecord, after: number, reply: FastifyReply, signal: AbortSignal): Promise<void> {
     const { id, model } = record.identity;
-    const streamed = new StreamedResponse(reply, record.identity, { after });
+    const streamed = new StreamedResponse(new SseResponse(reply, undefined, { after }), record.identity);
     const gone = OpenAiError.notFound(`The events of response '${id}' are no longer kept; retrieve it without 'stream'.`, 'response_id');
     await this.replay.replay(
       { id, model, log: storedResponseKeys(id).log, gone },

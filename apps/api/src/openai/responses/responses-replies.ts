@@ -3,8 +3,7 @@ import type { FastifyReply } from 'fastify';
 import type { CompletionEnding } from '../../pipeline/completion-runner';
 import type { CompletionSink } from '../../pipeline/completion-sink';
 import { BufferedReply } from '../common/buffered-reply';
-import { SseResponse } from '../common/sse-response';
-import type { FrameIds } from '../common/sse-response';
+import type { EventSink } from '../common/event-sink';
 import { toOpenAiError } from '../../errors/http-error-mapping';
 import type { OpenAiError } from '../../errors/openai-error';
 import type { ConversationItem } from './response-items';
@@ -23,6 +22,8 @@ export function endedState(output: ConversationItem[], ending: CompletionEnding)
   const cutShort = ending.finishReason === 'length';
   return { status: cutShort ? 'incomplete' : 'completed', output, usage: ending.usage, ...(cutShort ? {} : { completedAtMs: Date.now() }) };
 }
+
+const NO_USAGE = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
 
 /** This door's prompt, which a failure about the prompt names. */
 export const PROMPT_PARAM = 'input';
@@ -82,24 +83,22 @@ export class BufferedResponse extends BufferedReply implements ResponseReply {
 }
 
 /**
- * `stream: true`: OpenAI's named events as the output arrives. `response.created` and
- * `response.in_progress` go out with the first output (headers too), so an error found before
- * then is still an ordinary HTTP error. Frames are numbered by sequence number; a resumed stream
- * skips those up to `ids.after`.
+ * `stream: true` (and every response of WebSocket mode): OpenAI's named events as the output
+ * arrives, into an EventSink (server-sent events or WebSocket frames). `response.created` and
+ * `response.in_progress` go out with the first output (SSE's headers too), so an error found
+ * before then is still an ordinary HTTP error (or `error` event). Over SSE frames are numbered by
+ * sequence number; a resumed stream skips those up to its `after` (SseResponse's FrameIds).
  */
 export class StreamedResponse implements ResponseReply {
   readonly canRestart = false;
   readonly promptParam = PROMPT_PARAM;
-  private readonly sse: SseResponse;
   private readonly output: ResponseOutput;
   private started = false;
 
   constructor(
-    reply: FastifyReply,
+    private readonly sse: EventSink,
     private readonly identity: ResponseIdentity,
-    ids?: FrameIds,
   ) {
-    this.sse = new SseResponse(reply, undefined, ids);
     this.output = new ResponseOutput(identity.id, identity.settings, (frame) => this.sse.send(frame.data, frame.event));
   }
 
@@ -123,6 +122,15 @@ export class StreamedResponse implements ResponseReply {
     const state = endedState(items, ending);
     await beforeLast({ state, output: items });
     this.output.event(state.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response: responseObject(this.identity, state) });
+    this.sse.end(false);
+  }
+
+  /** Ends with no output and no model run (a WebSocket's warm-up, `generate: false`): created, in progress, completed. */
+  async prepared(beforeLast: (outcome: ResponseOutcome) => Promise<void>): Promise<void> {
+    this.start();
+    const state: ResponseState = { status: 'completed', output: [], usage: NO_USAGE, completedAtMs: Date.now() };
+    await beforeLast({ state, output: [] });
+    this.output.event('response.completed', { response: responseObject(this.identity, state) });
     this.sse.end(false);
   }
 

@@ -17,10 +17,13 @@ import { ResponseSettlement } from './response-settlement';
 import { ResponsesController } from './responses.controller';
 import { ResponsesService } from './responses.service';
 import { StoredResponses } from './stored-responses';
+import { ResponseWarmUp } from './response-warm-up';
+import { ResponsesWebSocketRoute } from './responses-websocket.route';
+import { ApiKeyGuard } from '../../auth/api-key.guard';
 
 /**
  * The Responses door: `POST /v1/responses`, its stored and background responses, their items,
- * compaction, and the Conversations API (`/v1/conversations`), whose items are Responses items and whose turns
+ * compaction, its WebSocket mode, and the Conversations API (`/v1/conversations`), whose items are Responses items and whose turns
  * are responses: one door, since each needs the other and no door imports another.
  */
 @Module({
@@ -40,6 +43,9 @@ import { StoredResponses } from './stored-responses';
     ConversationStore,
     ConversationLocks,
     ConversationTurns,
+    ApiKeyGuard,
+    ResponseWarmUp,
+    ResponsesWebSocketRoute,
   ],
 })
 export class ResponsesModule {}

@@ -3,6 +3,7 @@ import { ApiEnv } from '@app/config';
 import type { JobInputOf } from '@app/contracts';
 import type { FastifyReply } from 'fastify';
 import { keeplessDoor } from '../common/buffered-reply';
+import { SseResponse } from '../common/sse-response';
 import { CompletionUseCase } from '../../pipeline/completion-use-case';
 import type { FrontDoor, KeptRequest } from '../../pipeline/completion-use-case';
 import { OpenAiError } from '../../errors/openai-error';
@@ -22,6 +23,7 @@ import type { ResponseOutcome } from './responses-replies';
 import { ResponseSettlement } from './response-settlement';
 import { StoredResponses } from './stored-responses';
 import type { StoredResponseRecord } from './stored-responses';
+import type { SocketTurn } from './socket-turn';
 
 /** One `POST /v1/responses` as the service needs it, once HTTP has been read. */
 export interface CreateResponseCall {
@@ -30,7 +32,10 @@ export interface CreateResponseCall {
   acceptedAt: number;
   /** Aborts when the client leaves (taken before any await). */
   clientGone: AbortSignal;
+  /** The HTTP exchange (in WebSocket mode, the upgrade's): the request log follows it. */
   reply: FastifyReply;
+  /** WebSocket mode: the events go to the connection, which keeps the response it ends. */
+  socket?: SocketTurn;
 }
 
 /** A stored response, recorded before its job is queued, and its lease (held while this instance follows it). */
@@ -87,8 +92,8 @@ export class ResponsesService {
    * What a request continues (its `conversation`'s items, else `previous_response_id`'s history
    * then output), then its own input.
    */
-  async history(owner: string, previousId: string | undefined, input: CreateResponseDto['input'], conversation?: string) {
-    const previous = await this.previous(owner, previousId);
+  async history(owner: string, previousId: string | undefined, input: CreateResponseDto['input'], conversation?: string, socket?: SocketTurn) {
+    const previous = await this.previous(owner, previousId, socket);
     const earlier = conversation
       ? await this.conversations.history(owner, conversation)
       : previous
@@ -99,8 +104,8 @@ export class ResponsesService {
   }
 
   /** The request's job, after the conversation it continues, and the history it answers. */
-  private async mapped(request: CreateResponseDto, owner: string, id: string, acceptedAt: number) {
-    const { previous, earlier, history } = await this.history(owner, request.previous_response_id ?? undefined, request.input, conversationOf(request));
+  async mapped(request: CreateResponseDto, owner: string, id: string, acceptedAt: number, socket?: SocketTurn) {
+    const { previous, earlier, history } = await this.history(owner, request.previous_response_id ?? undefined, request.input, conversationOf(request), socket);
     const { MAX_QUEUE_WAIT_MS } = this.env;
     return {
       previous,
@@ -128,12 +133,13 @@ export class ResponsesService {
     }
   }
 
-  private async respond({ request, owner, acceptedAt, clientGone, reply }: CreateResponseCall, id: string): Promise<void> {
-    const { earlier, history, job: mapped, settings } = await this.mapped(request, owner, id, acceptedAt);
+  private async respond({ request, owner, acceptedAt, clientGone, reply, socket }: CreateResponseCall, id: string): Promise<void> {
+    const { earlier, history, job: mapped, settings } = await this.mapped(request, owner, id, acceptedAt, socket);
     const job = this.completions.withGrantedTier(mapped, requestedTier(request.service_tier ?? undefined), owner);
     const identity: ResponseIdentity = { id, model: job.model, createdAtMs: acceptedAt, serviceTier: job.schedule.tier ?? 'default', settings };
-    const streamed = request.stream === true;
-    const response = streamed ? new StreamedResponse(reply, identity) : new BufferedResponse(reply, identity);
+    const streamed = request.stream === true || socket !== undefined;
+    const events = socket?.events ?? new SseResponse(reply, undefined);
+    const response = streamed ? new StreamedResponse(events, identity) : new BufferedResponse(reply, identity);
     const { affinityKey } = job.schedule;
     const record: StoredResponseRecord = {
       owner,
@@ -157,7 +163,10 @@ export class ResponsesService {
       // A response its request follows to the end: a client that leaves (or an instance that dies) stops its job.
       finish: async (ending, kept) => {
         try {
-          await response.finish(ending, (outcome) => keepEnd(kept, outcome));
+          await response.finish(ending, async (outcome) => {
+            socket?.remember({ ...record, state: outcome.state });
+            await keepEnd(kept, outcome);
+          });
         } finally {
           kept?.release();
         }
@@ -182,10 +191,12 @@ export class ResponsesService {
   }
 
   /** The response a `previous_response_id` continues (its history, then its output, come before the input). */
-  private async previous(owner: string, previousId: string | undefined): Promise<StoredResponseRecord | undefined> {
+  private async previous(owner: string, previousId: string | undefined, socket?: SocketTurn): Promise<StoredResponseRecord | undefined> {
     if (previousId === undefined) return undefined;
-    const found = await this.stored.find(owner, previousId);
-    const previous = found && (await this.settlement.current(found));
+    // A WebSocket's last response first: it may be unstored, and it has ended.
+    const recalled = socket?.recall(previousId);
+    const found = recalled ?? (await this.stored.find(owner, previousId));
+    const previous = recalled ?? (found && (await this.settlement.current(found)));
     // A 400, as OpenAI answers it: clients branch on the code (Open Responses, the Agents SDK).
     if (!previous)
       throw OpenAiError.invalidRequest(`Previous response with id '${previousId}' not found.`, 'previous_response_id', 'previous_response_not_found');
