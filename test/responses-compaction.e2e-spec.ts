@@ -124,6 +124,8 @@ describe('Responses: compaction', () => {
     await expect(send(client, sealedNew)).rejects.toMatchObject({ status: 400, code: 'invalid_encrypted_content' });
     // And the body is checked as OpenAI's is.
     await expect(client.post('/responses/compact', { body: { model: MODEL, input: 'x', temperature: 1 } })).rejects.toMatchObject({ status: 400 });
+    await expect(client.post('/responses/compact', { body: { input: 'x' } })).rejects.toMatchObject({ status: 400, param: 'model' });
+    await expect(client.post('/responses/compact', { body: { model: MODEL, input: 42 } })).rejects.toMatchObject({ status: 400, param: 'input' });
   });
 
   it("compacts an Agents SDK session's history with OpenAIResponsesCompactionSession, and the session goes on", async () => {

@@ -20,7 +20,7 @@ export const INCLUDE_ENTRIES = [
 ] as const;
 
 /** A string, or a list of JSON objects (each item's fields are checked by type when the job is built). */
-export const IsResponseInput = shapeValidator(
+const IsResponseInput = shapeValidator(
   'isResponseInput',
   (value) => typeof value === 'string' || (Array.isArray(value) && value.every(isJsonObject)),
   'input must be a string or an array of input items (objects)',
