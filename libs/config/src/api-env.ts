@@ -1,9 +1,19 @@
-import { ArrayNotEmpty, IsBoolean, IsIn, IsInt, IsString, IsUrl, Matches, Max, Min, MinLength, ValidateIf } from 'class-validator';
+import { ArrayMaxSize, ArrayNotEmpty, IsBoolean, IsIn, IsInt, IsString, IsUrl, Matches, Max, Min, MinLength, ValidateIf } from 'class-validator';
+import { Transform } from 'class-transformer';
 import { availableParallelism } from 'node:os';
 import { CommaList, EnvBoolean, EnvInteger } from './env-transforms';
+import { parseMcpServers } from './mcp-servers-env';
+import type { McpServerRegistration } from './mcp-servers-env';
 import { MetricsTokenEnv } from './metrics-token';
 import { RedisEnv } from './redis-env';
 import { SecretEnv } from './secret-env';
+
+export type { McpServerRegistration } from './mcp-servers-env';
+export { HTTP_HEADER_NAME, HTTP_HEADER_VALUE, MCP_SERVER_LABEL } from './mcp-servers-env';
+
+/** An MCP_ALLOWED_SERVERS entry: an http(s) URL prefix without user-info, `*`, or a host (`*.` for its subdomains) with an optional port. */
+const MCP_ALLOWED_SERVER =
+  /^(https?:\/\/[^\s@/?#]+(\/[^\s?#]*)?|\*|(\*\.)?[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?)$/;
 
 /**
  * The API process (`npm run start:api`, the `api` image): HTTP, admission, the queues' producer
@@ -408,4 +418,71 @@ export class ApiEnv extends RedisEnv {
   @EnvBoolean()
   @IsBoolean()
   FILES_S3_FORCE_PATH_STYLE = false;
+
+  // Remote MCP servers (the Responses `mcp` tool): where this service may connect for its clients,
+  // and how much it spends on each server. docs/mcp.md has the threat model.
+
+  /**
+   * Comma-separated MCP servers a request may name by `server_url`: URL prefixes
+   * (`https://mcp.example.com/`, matched on whole path segments) or hosts (`mcp.example.com`,
+   * `*.example.com` for its subdomains, `127.0.0.1:4010` for one port, `*` for any host), over
+   * http or https. Empty: no request may name a server by URL. A private, loopback or link-local
+   * address is reached only through an entry naming its host exactly, never through a wildcard;
+   * the Redis this API uses, never.
+   * @default — (no server by URL)
+   */
+  @CommaList()
+  @Matches(MCP_ALLOWED_SERVER, { each: true, message: 'each entry must be an http(s):// URL prefix without credentials, a host, *.domain, host:port or *' })
+  MCP_ALLOWED_SERVERS: string[] = [];
+
+  /**
+   * MCP servers the operator registers, as JSON: `[{"label": "docs", "url": "https://…",
+   * "headers": {"Authorization": "Bearer …"}}]`. A request naming a `server_label` alone gets that
+   * server with these headers; they are reachable whatever MCP_ALLOWED_SERVERS says, their hosts
+   * included (the operator named them).
+   * @default — (none)
+   */
+  @SecretEnv()
+  @Transform(({ value }: { value: unknown }) => parseMcpServers(value))
+  @ArrayMaxSize(256, {
+    message:
+      'must be a JSON array (at most 256) of {"label", "url", "headers"} with unique labels of [A-Za-z0-9_-], http(s) URLs without credentials, string headers',
+  })
+  MCP_SERVERS: McpServerRegistration[] = [];
+
+  /** How long listing a server's tools, or one tool call, may take, connecting included (`http_error` 504 beyond). */
+  @EnvInteger()
+  @IsInt()
+  @Min(100)
+  MCP_CALL_TIMEOUT_MS = 30_000;
+
+  /** Largest body of one answer from an MCP server, counted as it arrives (`http_error` 413 beyond). */
+  @EnvInteger()
+  @IsInt()
+  @Min(1024)
+  MCP_MAX_RESULT_BYTES = 1024 * 1024;
+
+  /** Tools kept of one server's listing; the rest are left out. */
+  @EnvInteger()
+  @IsInt()
+  @Min(1)
+  MCP_MAX_TOOLS_PER_SERVER = 128;
+
+  /** `mcp` tools one request may give (400 beyond). */
+  @EnvInteger()
+  @IsInt()
+  @Min(1)
+  MCP_MAX_SERVERS_PER_REQUEST = 8;
+
+  /** MCP tool calls the service makes for one response, at most. */
+  @EnvInteger()
+  @IsInt()
+  @Min(1)
+  MCP_MAX_CALLS_PER_RESPONSE = 16;
+
+  /** How long a server's tool listing is reused, per server URL and headers (`0`: list it for every request). */
+  @EnvInteger()
+  @IsInt()
+  @Min(0)
+  MCP_LIST_CACHE_MS = 60_000;
 }

@@ -87,6 +87,7 @@ describe('loadEnv', () => {
         'FAIR_SHARE_WEIGHTS',
         'ADMIN_PASSWORD',
         'METRICS_TOKEN',
+        'MCP_SERVERS',
       ]);
       expect(secretsOf(new WorkerEnv())).toEqual(['REDIS_PASSWORD', 'UPSTREAM_API_KEY', 'METRICS_TOKEN']);
     });
