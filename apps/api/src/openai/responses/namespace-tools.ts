@@ -6,6 +6,8 @@ export interface CalledAs {
   namespace?: string;
   /** A custom tool: its call is a `custom_tool_call` of the input the model wrote (custom-tools.ts). */
   custom?: true;
+  /** A remote MCP server's tool: the service calls it (or asks for approval first) and the call is an `mcp_call` item. */
+  mcp?: { server: string; approval: boolean };
 }
 
 /** Longest tool name the model is offered (OpenAI's function name limit). */
@@ -31,14 +33,27 @@ export class NamespacedToolNames {
 
   /** The name the model is offered for `name` of `namespace`. */
   offer(namespace: string, name: string, custom = false): string {
+    return this.offerAs(namespace, name, `${namespace}\0${name}`, { name, namespace, ...(custom ? { custom: true as const } : {}) });
+  }
+
+  /**
+   * The name the model is offered for tool `name` of MCP server `server`: as a namespace member's,
+   * its characters outside a function name's replaced (MCP allows dots and more).
+   */
+  offerMcp(server: string, name: string, approval: boolean): string {
+    const safe = (text: string): string => text.replace(/[^A-Za-z0-9_-]/g, '_');
+    return this.offerAs(safe(server), safe(name), `mcp\0${server}\0${name}`, { name, mcp: { server, approval } });
+  }
+
+  private offerAs(namespace: string, name: string, member: string, calledAs: CalledAs): string {
     const joined = `${namespace}_${name}`;
     const hash = createHash('sha256').update(`${namespace}\0${name}`).digest('hex').slice(0, 8);
     const hashed = `${joined.slice(0, MAX_NAME - hash.length - 1)}_${hash}`;
     const candidates = joined.length <= MAX_NAME ? [name, joined, hashed] : [name, hashed];
-    const modelName = candidates.find((candidate) => !this.taken.has(candidate) && !this.byModelName.has(candidate));
+    const modelName = candidates.find((candidate) => candidate.length <= MAX_NAME && !this.taken.has(candidate) && !this.byModelName.has(candidate));
     if (modelName === undefined) throw new Error(`no name left for ${namespace}.${name}`);
-    this.byModelName.set(modelName, { name, namespace, ...(custom ? { custom: true as const } : {}) });
-    this.byMember.set(`${namespace}\0${name}`, modelName);
+    this.byModelName.set(modelName, calledAs);
+    this.byMember.set(member, modelName);
     return modelName;
   }
 
@@ -50,5 +65,10 @@ export class NamespacedToolNames {
   /** The name the model knows a replayed call by: its offered name, else the member's own. */
   modelName(call: { name: string; namespace?: string }): string {
     return call.namespace === undefined ? call.name : (this.byMember.get(`${call.namespace}\0${call.name}`) ?? call.name);
+  }
+
+  /** The name the model knows a replayed MCP call by: its offered name, else the tool's own. */
+  mcpModelName(server: string, name: string): string {
+    return this.byMember.get(`mcp\0${server}\0${name}`) ?? name;
   }
 }

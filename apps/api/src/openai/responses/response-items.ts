@@ -1,6 +1,8 @@
 import { isJsonObject, jsonKindOf } from '@app/contracts';
 import { hostedToolItem, HOSTED_TOOL_ITEM_TYPES } from './hosted-tool-items';
 import type { HostedToolItem } from './hosted-tool-items';
+import { MCP_ITEM_TYPES, mcpItem } from './mcp-items';
+import type { McpItem } from './mcp-items';
 import { invalid, missing, optionalId, requiredString } from './item-fields';
 import { MAX_MESSAGES } from '../common/request-limits';
 import { OpenAiError } from '../../errors/openai-error';
@@ -57,7 +59,8 @@ export type ConversationItem =
       encrypted_content?: string | null;
       status?: 'completed' | 'incomplete' | 'in_progress';
     }
-  | HostedToolItem;
+  | HostedToolItem
+  | McpItem;
 
 const MESSAGE_PHASES = ['commentary', 'final_answer'] as const;
 export type MessagePhase = (typeof MESSAGE_PHASES)[number];
@@ -198,8 +201,9 @@ async function normaliseItem(raw: Record<string, unknown>, at: string, lookup: I
     }
     default:
       if (HOSTED_TOOL_ITEM_TYPES.includes(type as HostedToolItem['type'])) return hostedToolItem(raw, type as HostedToolItem['type'], at);
+      if (MCP_ITEM_TYPES.includes(type as McpItem['type'])) return mcpItem(raw, type as McpItem['type'], at);
       throw invalid(
-        `Input items of type ${JSON.stringify(type)} are not supported here; use message, function_call, function_call_output, custom_tool_call, custom_tool_call_output, reasoning, compaction, item_reference or a replayed ${HOSTED_TOOL_ITEM_TYPES.join(', ')}.`,
+        `Input items of type ${JSON.stringify(type)} are not supported here; use message, function_call, function_call_output, custom_tool_call, custom_tool_call_output, reasoning, compaction, item_reference, ${MCP_ITEM_TYPES.join(', ')} or a replayed ${HOSTED_TOOL_ITEM_TYPES.join(', ')}.`,
         `${at}.type`,
       );
   }

@@ -9,6 +9,8 @@ export interface ResponseState {
   output: object[];
   usage?: CompletionUsage;
   error?: { code: string; message: string };
+  /** Why it is `incomplete` when its token bound is not why (`max_tool_calls`). */
+  incompleteReason?: string;
   /** Unix milliseconds when it completed (status `completed` only). */
   completedAtMs?: number;
 }
@@ -44,10 +46,10 @@ export function responseObject(identity: ResponseIdentity, state: ResponseState)
     background: settings.background,
     completed_at: state.completedAtMs === undefined ? null : Math.floor(state.completedAtMs / 1000),
     error: state.error ?? null,
-    incomplete_details: state.status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
+    incomplete_details: state.status === 'incomplete' ? { reason: state.incompleteReason ?? 'max_output_tokens' } : null,
     instructions: settings.instructions,
     max_output_tokens: settings.maxOutputTokens,
-    max_tool_calls: null,
+    max_tool_calls: settings.maxToolCalls ?? null,
     model: identity.model,
     output: state.output,
     parallel_tool_calls: settings.parallelToolCalls,

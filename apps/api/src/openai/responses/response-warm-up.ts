@@ -21,9 +21,9 @@ export class ResponseWarmUp {
     private readonly stored: StoredResponses,
   ) {}
 
-  async prepare({ request, owner, acceptedAt, socket }: CreateResponseCall & { socket: SocketTurn }): Promise<void> {
+  async prepare({ request, owner, acceptedAt, clientGone, socket }: CreateResponseCall & { socket: SocketTurn }): Promise<void> {
     const id = newResponseId(acceptedAt);
-    const { earlier, history, job, settings } = await this.responses.mapped(request, owner, id, acceptedAt, socket);
+    const { earlier, history, job, settings } = await this.responses.mapped(request, owner, id, acceptedAt, clientGone, socket);
     const identity: ResponseIdentity = { id, model: job.model, createdAtMs: acceptedAt, serviceTier: 'default', settings };
     const record: StoredResponseRecord = { owner, identity, history, inputStart: earlier.length, state: { status: 'in_progress', output: [] } };
     const response = new StreamedResponse(socket.events, identity);

@@ -4,6 +4,7 @@ import { outputItemId } from './response-ids';
 import type { ConversationItem } from './response-items';
 import type { ResponseSettings } from './responses-job.mapper';
 import { CustomInputReader, customCallInput } from './custom-tools';
+import type { McpCallError, McpCallResult, McpToolInfo } from '../../mcp/mcp-types';
 
 /** One server-sent event of a Responses stream: its type (the `event:` line) and its JSON (the `data:` line). */
 export interface ResponseEventFrame {
@@ -34,6 +35,36 @@ interface FunctionCallState {
   status: ItemStatus;
   /** A custom tool's call: its input read out of the arguments as they stream. */
   custom?: { reader: CustomInputReader; input: string };
+  /** A remote MCP server's tool: an `mcp_call` the service makes, or an `mcp_approval_request` when it waits for the client's approval. */
+  mcp?: McpCallState;
+}
+
+interface McpCallState {
+  server: string;
+  approval: boolean;
+  /** Made, or given up: its `output_item.done` has gone out. */
+  settled: boolean;
+  output: string | null;
+  error: McpCallError | null;
+  /** The approval it was made on, for a call the client approved. */
+  approvalRequestId: string | null;
+}
+
+/** A server's tools, listed for the response (`mcp_list_tools`). */
+interface ListToolsState {
+  type: 'mcp_list_tools';
+  id: string;
+  server: string;
+  tools: McpToolInfo[];
+  error: string | null;
+}
+
+/** An MCP call waiting to be made: its item's id, and what to call. */
+export interface PendingMcpCall {
+  id: string;
+  server: string;
+  name: string;
+  arguments: string;
 }
 
 /** A reasoning model's thought: one `reasoning_text` part, and (when asked) a summary of one part. */
@@ -44,7 +75,7 @@ interface ReasoningState {
   status: ItemStatus;
 }
 
-type ItemState = MessageState | FunctionCallState | ReasoningState;
+type ItemState = MessageState | FunctionCallState | ReasoningState | ListToolsState;
 
 const messageItem = (item: MessageState): ConversationItem & { type: 'message' } => ({
   type: 'message',
@@ -65,7 +96,24 @@ const customToolCallItem = (item: FunctionCallState, custom: NonNullable<Functio
   ...(item.namespace === undefined ? {} : { namespace: item.namespace }),
 });
 
-const functionCallItem = (item: FunctionCallState): ConversationItem => (item.custom ? customToolCallItem(item, item.custom) : plainCallItem(item));
+const functionCallItem = (item: FunctionCallState): ConversationItem =>
+  item.mcp ? mcpCallItem(item, item.mcp) : item.custom ? customToolCallItem(item, item.custom) : plainCallItem(item);
+
+/** A call of an MCP server's tool: made by the service (`mcp_call`), or waiting for approval (`mcp_approval_request`). */
+function mcpCallItem(item: FunctionCallState, mcp: McpCallState): ConversationItem {
+  const asked = { id: item.id, server_label: mcp.server, name: item.name, arguments: item.arguments };
+  if (mcp.approval) return { type: 'mcp_approval_request', ...asked };
+  const status = !mcp.settled ? 'in_progress' : item.status === 'incomplete' ? 'incomplete' : mcp.error ? 'failed' : 'completed';
+  return { type: 'mcp_call', ...asked, output: mcp.output, error: mcp.error, status, approval_request_id: mcp.approvalRequestId };
+}
+
+const listToolsItem = (item: ListToolsState): ConversationItem => ({
+  type: 'mcp_list_tools',
+  id: item.id,
+  server_label: item.server,
+  tools: item.tools,
+  error: item.error,
+});
 
 const plainCallItem = (item: FunctionCallState): ConversationItem => ({
   type: 'function_call',
@@ -169,7 +217,7 @@ export class ResponseOutput {
    * door gives empty content; one cut short while thinking ends with its thought, as OpenAI's do.
    */
   finish(cutShort: boolean): ConversationItem[] {
-    const answered = this.items.some((item) => item.type !== 'reasoning');
+    const answered = this.items.some((item) => item.type !== 'reasoning' && item.type !== 'mcp_list_tools');
     if (!answered && (!cutShort || this.items.length === 0)) this.openMessage();
     this.close(cutShort ? 'incomplete' : 'completed');
     return this.snapshot();
@@ -188,6 +236,82 @@ export class ResponseOutput {
         return functionCallItem(item);
       case 'reasoning':
         return reasoningItem(item, this.withSummary);
+      case 'mcp_list_tools':
+        return listToolsItem(item);
+    }
+  }
+
+  /** Ends a model turn of a tool loop: its open item is closed (an MCP call's arguments are done, the call not yet made). */
+  closeTurn(): void {
+    this.close('completed');
+  }
+
+  /** The MCP calls of the turn waiting to be made (not those waiting for approval). */
+  pendingMcpCalls(): PendingMcpCall[] {
+    return this.items.flatMap((item) =>
+      item.type === 'function_call' && item.mcp && !item.mcp.approval && !item.mcp.settled
+        ? [{ id: item.id, server: item.mcp.server, name: item.name, arguments: item.arguments }]
+        : [],
+    );
+  }
+
+  /** Whether the output waits on the client: an approval asked, or a call of its own function tool. */
+  waitsOnClient(): boolean {
+    return this.items.some((item) => item.type === 'function_call' && (!item.mcp || item.mcp.approval) && item.status !== 'incomplete');
+  }
+
+  /** A server's tools, listed: `output_item.added`, `mcp_list_tools.in_progress`, `.completed` (or `.failed`), `output_item.done`. */
+  addListTools(server: string, tools: McpToolInfo[], error: string | null): void {
+    this.close('completed');
+    const outputIndex = this.items.length;
+    const listed: ListToolsState = { type: 'mcp_list_tools', id: outputItemId(this.responseId, 'mcpl', outputIndex), server, tools, error };
+    this.items.push(listed);
+    const where = { item_id: listed.id, output_index: outputIndex };
+    this.event('response.output_item.added', { output_index: outputIndex, item: { ...listToolsItem(listed), tools: [] } });
+    this.event('response.mcp_list_tools.in_progress', where);
+    this.event(error === null ? 'response.mcp_list_tools.completed' : 'response.mcp_list_tools.failed', where);
+    this.event('response.output_item.done', { output_index: outputIndex, item: listToolsItem(listed) });
+  }
+
+  /** A call the client approved, about to be made: its item, as a model's call would have opened it. */
+  addApprovedCall(approvalRequestId: string, server: string, name: string, args: string): PendingMcpCall {
+    this.close('completed');
+    const outputIndex = this.items.length;
+    const call: FunctionCallState = {
+      type: 'function_call',
+      id: outputItemId(this.responseId, 'mcp', outputIndex),
+      callId: approvalRequestId,
+      name,
+      arguments: args,
+      index: -1,
+      status: 'completed',
+      mcp: { server, approval: false, settled: false, output: null, error: null, approvalRequestId },
+    };
+    this.items.push(call);
+    const where = { item_id: call.id, output_index: outputIndex };
+    this.event('response.output_item.added', { output_index: outputIndex, item: functionCallItem(call) });
+    this.event('response.mcp_call.in_progress', where);
+    this.event('response.mcp_call_arguments.done', { ...where, arguments: args });
+    return { id: call.id, server, name, arguments: args };
+  }
+
+  /** An MCP call made: `mcp_call.completed` (or `.failed`), then its `output_item.done` with the output or error. */
+  settleMcpCall(id: string, result: McpCallResult): void {
+    const outputIndex = this.items.findIndex((item) => item.id === id);
+    const call = this.items[outputIndex] as FunctionCallState & { mcp: McpCallState };
+    Object.assign(call.mcp, { settled: true, ...('output' in result ? { output: result.output } : { error: result.error }) });
+    this.event('output' in result ? 'response.mcp_call.completed' : 'response.mcp_call.failed', { item_id: id, output_index: outputIndex });
+    this.event('response.output_item.done', { output_index: outputIndex, item: functionCallItem(call) });
+  }
+
+  /** MCP calls the response will not make (it reached its bound on calls): `incomplete`, and done. */
+  abandonMcpCalls(): void {
+    for (const pending of this.pendingMcpCalls()) {
+      const outputIndex = this.items.findIndex((item) => item.id === pending.id);
+      const call = this.items[outputIndex] as FunctionCallState & { mcp: McpCallState };
+      call.status = 'incomplete';
+      call.mcp.settled = true;
+      this.event('response.output_item.done', { output_index: outputIndex, item: functionCallItem(call) });
     }
   }
 
@@ -270,15 +394,22 @@ export class ResponseOutput {
       };
       if (name !== undefined) this.nameCall(call, name);
       if (call.custom) call.id = outputItemId(this.responseId, 'ctc', outputIndex);
+      if (call.mcp) call.id = outputItemId(this.responseId, call.mcp.approval ? 'mcpr' : 'mcp', outputIndex);
       this.items.push(call);
       this.open = call;
       this.event('response.output_item.added', { output_index: outputIndex, item: functionCallItem(call) });
+      if (call.mcp && !call.mcp.approval) this.event('response.mcp_call.in_progress', { item_id: call.id, output_index: outputIndex });
     }
     const call = this.open as FunctionCallState;
     if (name !== undefined && call.name === '') this.nameCall(call, name);
     if (args === '') return;
     call.arguments += args;
     const where = { item_id: call.id, output_index: this.items.length - 1 };
+    if (call.mcp) {
+      // An approval request streams no arguments: it is whole in its `output_item.done`.
+      if (!call.mcp.approval) this.event('response.mcp_call_arguments.delta', { ...where, delta: args });
+      return;
+    }
     if (!call.custom) {
       this.event('response.function_call_arguments.delta', { ...where, delta: args });
       return;
@@ -294,6 +425,7 @@ export class ResponseOutput {
     call.name = member?.name ?? modelName;
     if (member?.namespace !== undefined) call.namespace = member.namespace;
     if (member?.custom) call.custom = { reader: new CustomInputReader(), input: '' };
+    if (member?.mcp) call.mcp = { ...member.mcp, settled: false, output: null, error: null, approvalRequestId: null };
   }
 
   private openMessage(): void {
@@ -317,7 +449,7 @@ export class ResponseOutput {
     if (!item) return;
     this.open = undefined;
     this.flushDelta([]);
-    item.status = status;
+    if (item.type !== 'mcp_list_tools') item.status = status;
     const outputIndex = this.items.length - 1;
     const where = { item_id: item.id, output_index: outputIndex };
     switch (item.type) {
@@ -328,6 +460,14 @@ export class ResponseOutput {
         break;
       }
       case 'function_call':
+        if (item.mcp) {
+          if (item.mcp.approval) break;
+          this.event('response.mcp_call_arguments.done', { ...where, arguments: item.arguments });
+          // The call is made next (McpToolLoop), and its item is done once it has been; one cut short is not made.
+          if (status === 'completed') return;
+          item.mcp.settled = true;
+          break;
+        }
         if (item.custom)
           this.event('response.custom_tool_call_input.done', { ...where, input: (customToolCallItem(item, item.custom) as { input: string }).input });
         else this.event('response.function_call_arguments.done', { ...where, name: item.name, arguments: item.arguments });
@@ -340,6 +480,8 @@ export class ResponseOutput {
           const cut = status === 'incomplete' ? { status: 'incomplete' } : {};
           this.event('response.reasoning_summary_part.done', { ...where, summary_index: 0, part: { type: 'summary_text', text: item.text }, ...cut });
         }
+        break;
+      case 'mcp_list_tools':
         break;
     }
     this.event('response.output_item.done', { output_index: outputIndex, item: this.itemObject(item) });

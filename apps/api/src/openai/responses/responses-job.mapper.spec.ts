@@ -106,7 +106,7 @@ describe('toResponseJob: namespace tools (Codex sends each MCP server as one)', 
     ]);
     expect(job.options.tools?.definitions.map((tool) => tool.name)).toEqual(['search', 'crm_search', 'lookup']);
     expect(settings.calledAs).toEqual({ crm_search: { name: 'search', namespace: 'crm' }, lookup: { name: 'lookup', namespace: 'crm' } });
-    expect(settings.tools.map((tool) => [tool.type, tool.name])).toEqual([
+    expect(settings.tools.map((tool) => [tool.type, (tool as { name: string }).name])).toEqual([
       ['function', 'search'],
       ['namespace', 'crm'],
     ]);

@@ -24,6 +24,9 @@ import { NamespacedToolNames } from './namespace-tools';
 import type { CalledAs } from './namespace-tools';
 import { customCallArguments, customTool } from './custom-tools';
 import type { CustomToolEcho } from './custom-tools';
+import { declinedText, mcpResultText } from './mcp-items';
+import type { McpItem } from './mcp-items';
+import type { McpOffer, McpToolEcho } from './mcp-tools';
 
 const invalid = (message: string, param: string): OpenAiError => OpenAiError.invalidRequest(message, param, 'invalid_value');
 
@@ -43,7 +46,7 @@ export type TextFormatEcho =
 /** The request's settings as every Response object of it repeats them. */
 export interface ResponseSettings {
   instructions: string | null;
-  tools: Array<FunctionToolEcho | CustomToolEcho | NamespaceToolEcho>;
+  tools: OfferedToolEcho[];
   /** The names the model was offered for namespace members and custom tools, and who they are (absent in records stored before namespaces). */
   calledAs?: Record<string, CalledAs>;
   toolChoice: unknown;
@@ -52,6 +55,8 @@ export interface ResponseSettings {
   maxOutputTokens: number | null;
   temperature: number;
   topP: number;
+  /** At most this many MCP calls in the response (`max_tool_calls`; null: the service's own bound). */
+  maxToolCalls?: number | null;
   frequencyPenalty: number;
   presencePenalty: number;
   topLogprobs: number;
@@ -78,6 +83,9 @@ export interface NamespaceToolEcho {
   tools: Array<FunctionToolEcho | CustomToolEcho>;
 }
 
+/** A tool as the Response object echoes it. */
+export type OfferedToolEcho = FunctionToolEcho | CustomToolEcho | NamespaceToolEcho | McpToolEcho;
+
 /** A function or custom tool, offered by its own name. */
 function ownTool(tool: Record<string, unknown>, param: string): { definition: ToolDefinition; echo: FunctionToolEcho | CustomToolEcho } {
   return tool.type === 'custom' ? customTool(tool, checkedName(tool.name, `${param}.name`), param) : functionTool(tool, param);
@@ -90,28 +98,28 @@ const isOwnTool = (tool: unknown): tool is Record<string, unknown> => isRecord(t
  * as one), are offered to the model; a namespace member's call comes back with its own name and
  * its `namespace`, a custom tool's as a `custom_tool_call` (NamespacedToolNames). Tools that run on
  * OpenAI's side (web search, file search, code interpreter, image generation, computer use,
- * `tool_search`) cannot run here, so they are not offered; a remote MCP server is refused. A client that sends them by
- * default (Codex sends `web_search`) still works; the response's `tools` lists only what the model
- * was offered.
+ * `tool_search`) cannot run here, so they are not offered. A remote MCP server's tools, as it listed
+ * them (`mcpOffers`, McpToolLoop), are offered as its members, their calls made by the service. A
+ * client that sends hosted tools by default (Codex sends `web_search`) still works; the response's
+ * `tools` lists only what the model was offered.
  */
-function offeredTools(request: CreateResponseDto): {
+function offeredTools(
+  request: CreateResponseDto,
+  mcpOffers: McpOffer[],
+): {
   definitions: ToolDefinition[];
-  echoes: Array<FunctionToolEcho | CustomToolEcho | NamespaceToolEcho>;
+  echoes: OfferedToolEcho[];
   names: NamespacedToolNames;
 } {
   const tools = request.tools ?? [];
   const definitions: ToolDefinition[] = [];
-  const echoes: Array<FunctionToolEcho | CustomToolEcho | NamespaceToolEcho> = [];
+  const echoes: OfferedToolEcho[] = [];
   const plain = new Set<string>();
   const customs: string[] = [];
   for (const [index, tool] of tools.entries()) {
     // The model would be told it has the server's tools and never get them: refused rather than dropped.
-    if (tool.type === 'mcp') {
-      throw OpenAiError.invalidRequest(
-        `Remote MCP servers ('mcp' tools) cannot be reached from this service; run the server's tools as function tools.`,
-        `tools[${index}].server_url`,
-        'unsupported_value',
-      );
+    if (tool.type === 'mcp' && !mcpOffers.some((offer) => offer.index === index)) {
+      throw OpenAiError.invalidRequest(`Remote MCP servers ('mcp' tools) cannot be used here.`, `tools[${index}].server_url`, 'unsupported_value');
     }
     if (!isOwnTool(tool)) continue;
     const offered = ownTool(tool, `tools[${index}]`);
@@ -145,7 +153,26 @@ function offeredTools(request: CreateResponseDto): {
     }
     echoes.push({ type: 'namespace', name, description: typeof description === 'string' ? description : null, tools: memberEchoes });
   }
+  for (const offer of mcpOffers) {
+    for (const tool of offer.tools) definitions.push(mcpToolDefinition(names.offerMcp(offer.label, tool.name, offer.needsApproval(tool)), tool));
+    echoes.push(offer.echo);
+  }
   return { definitions, echoes, names };
+}
+
+/**
+ * An MCP server's tool as the model is offered it: its input schema enforced as a function tool's
+ * without `strict` (as far as the grammar can); one no grammar can read at all (the server's fault,
+ * not the client's) leaves the arguments a free JSON object.
+ */
+function mcpToolDefinition(name: string, tool: { description: string | null; input_schema: Record<string, unknown> }): ToolDefinition {
+  let parameters: ToolDefinition['parameters'];
+  try {
+    parameters = checkedSchema({ type: 'object', ...tool.input_schema }, 'tools', false, 'invalid_function_parameters');
+  } catch {
+    parameters = checkedSchema({ type: 'object' }, 'tools', false, 'invalid_function_parameters');
+  }
+  return { name, ...(tool.description ? { description: tool.description } : {}), parameters };
 }
 
 /** A tool's, namespace's or format's name, as OpenAI allows them. */
@@ -181,10 +208,11 @@ function functionTool(tool: Record<string, unknown>, param: string): { definitio
   return { definition, echo };
 }
 
-function toolChoice(request: CreateResponseDto, names: Set<string>): ToolChoice {
+function toolChoice(request: CreateResponseDto, names: Set<string>, calledAs: Record<string, CalledAs>): ToolChoice {
   const choice = request.tool_choice;
   if (choice === undefined || choice === null || choice === 'auto') return { type: 'auto' };
   if (choice === 'none' || choice === 'required') return { type: choice };
+  if (choice.type === 'mcp') return mcpToolChoice(choice, names, calledAs);
   if (choice.type === 'function' || choice.type === 'custom') {
     const name = choice.name;
     if (typeof name !== 'string' || !names.has(name))
@@ -204,6 +232,32 @@ function toolChoice(request: CreateResponseDto, names: Set<string>): ToolChoice 
     'tool_choice.type',
     'unsupported_value',
   );
+}
+
+/**
+ * `{type: "mcp", server_label, name}`: that tool of that server; without a name, any of its tools
+ * when it is the only one offering tools; without a label (the Agents SDK's `toolChoice: "mcp"`),
+ * the one server there is.
+ */
+function mcpToolChoice(choice: Record<string, unknown>, names: Set<string>, calledAs: Record<string, CalledAs>): ToolChoice {
+  const servers = new Set([...names].flatMap((modelName) => calledAs[modelName]?.mcp?.server ?? []));
+  const { name } = choice;
+  const label = choice.server_label ?? (servers.size === 1 ? [...servers][0] : undefined);
+  const serverTools = [...names].filter((modelName) => calledAs[modelName]?.mcp?.server === label);
+  if (serverTools.length === 0)
+    throw invalid(`'tool_choice' names the MCP server ${JSON.stringify(label)}, which offers no tools here.`, 'tool_choice.server_label');
+  if (name === undefined || name === null) {
+    if (serverTools.length === names.size) return { type: 'required' };
+    throw OpenAiError.invalidRequest(
+      `'tool_choice' of type 'mcp' without a 'name' is supported only when that server's tools are the only tools.`,
+      'tool_choice.name',
+      'unsupported_value',
+    );
+  }
+  const modelName = serverTools.find((offered) => calledAs[offered].name === name);
+  if (modelName === undefined)
+    throw invalid(`'tool_choice' names ${JSON.stringify(name)}, which the MCP server ${JSON.stringify(label)} does not offer.`, 'tool_choice.name');
+  return { type: 'function', name: modelName };
 }
 
 function textFormat(request: CreateResponseDto): { format: ResponseFormat; echo: TextFormatEcho } {
@@ -247,8 +301,8 @@ export function toChatMessages(
   instructions: string | null,
   items: ConversationItem[],
   firstInputIndex: number,
-  /** The name the model knows a call by (a namespace member's is the name it was offered). */
-  modelName: (call: { name: string; namespace?: string }) => string = (call) => call.name,
+  /** The name the model knows a call by (a namespace member's or an MCP server's tool's is the name it was offered). */
+  modelName: (call: { name: string; namespace?: string; server?: string }) => string = (call) => call.name,
   /** What a `compaction` item holds, as the message the model reads (a 400 naming `at` when it does not open). */
   openCompaction: (sealed: string, at: string) => string = (_, at) => {
     throw invalid('This compaction item cannot be read here.', `${at}.encrypted_content`);
@@ -256,6 +310,7 @@ export function toChatMessages(
 ): ChatMessage[] {
   const messages: ChatMessage[] = instructions ? [{ role: 'system', content: checkedText(instructions, 'instructions') }] : [];
   const calledIds = new Set<string>();
+  const approvalRequests = new Map<string, McpItem & { type: 'mcp_approval_request' }>();
   let thought: string | undefined;
   const takeThought = (): { reasoning?: string } => {
     const reasoning = thought;
@@ -296,6 +351,25 @@ export function toChatMessages(
       case 'custom_tool_call_output':
         addOutput(item.call_id, item.output, at);
         break;
+      case 'mcp_list_tools':
+        // What it listed is offered as tools.
+        break;
+      case 'mcp_call':
+        addCall({ id: item.id, name: modelName({ name: item.name, server: item.server_label }), arguments: item.arguments });
+        addOutput(item.id, mcpResultText(item), at);
+        break;
+      case 'mcp_approval_request':
+        approvalRequests.set(item.id, item);
+        break;
+      case 'mcp_approval_response': {
+        // An approved call is made, and its `mcp_call` item follows; a declined one is told to the model.
+        const asked = approvalRequests.get(item.approval_request_id);
+        if (asked && !item.approve) {
+          addCall({ id: asked.id, name: modelName({ name: asked.name, server: asked.server_label }), arguments: asked.arguments });
+          addOutput(asked.id, declinedText(item.reason), at);
+        }
+        break;
+      }
       case 'compaction':
         thought = undefined;
         messages.push({ role: 'user', content: openCompaction(item.encrypted_content, at) });
@@ -365,14 +439,16 @@ export function toResponseJob(
   maxQueueWaitMs: number,
   continuedKey?: string,
   openCompaction?: (sealed: string, at: string) => string,
+  /** The request's remote MCP servers' tools, as listed (McpToolLoop). */
+  mcpOffers: McpOffer[] = [],
 ): ResponseJob {
   if (request.prompt !== undefined && request.prompt !== null)
     throw OpenAiError.invalidRequest(`Reusable prompts ('prompt') are not available here; send 'instructions' and 'input'.`, 'prompt', 'unsupported_parameter');
   // A background response is polled, cancelled and resumed through its stored record.
   if (request.background === true && request.store === false)
     throw invalid(`Background responses must be stored; 'background': true requires 'store': true.`, 'background');
-  const { definitions, echoes, names } = offeredTools(request);
-  const choice = toolChoice(request, new Set(definitions.map((tool) => tool.name)));
+  const { definitions, echoes, names } = offeredTools(request, mcpOffers);
+  const choice = toolChoice(request, new Set(definitions.map((tool) => tool.name)), names.calledAs());
   if (definitions.length === 0 && (choice.type === 'required' || choice.type === 'function'))
     throw invalid(`'tool_choice' requires function tools in 'tools'.`, 'tool_choice');
   const tools: ToolOptions | undefined = definitions.length > 0 ? { definitions, choice, parallel: request.parallel_tool_calls ?? true } : undefined;
@@ -382,7 +458,13 @@ export function toResponseJob(
   const job = generationJob({
     id: responseId,
     request,
-    messages: toChatMessages(instructions, items, firstInputIndex, (call) => names.modelName(call), openCompaction),
+    messages: toChatMessages(
+      instructions,
+      items,
+      firstInputIndex,
+      (call) => (call.server === undefined ? names.modelName(call) : names.mcpModelName(call.server, call.name)),
+      openCompaction,
+    ),
     // The Responses API has no seed; answers must vary, and a retried job samples the same way.
     sampling: { maxTokens: request.max_output_tokens ?? undefined, stop: [], seed: randomInt(2 ** 32) },
     tools,
@@ -405,6 +487,7 @@ export function toResponseJob(
     maxOutputTokens: request.max_output_tokens ?? null,
     temperature: job.options.sampling.temperature,
     topP: job.options.sampling.topP,
+    maxToolCalls: request.max_tool_calls ?? null,
     frequencyPenalty: job.options.sampling.frequencyPenalty,
     presencePenalty: job.options.sampling.presencePenalty,
     topLogprobs: request.top_logprobs ?? 0,

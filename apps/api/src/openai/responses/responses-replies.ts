@@ -17,13 +17,23 @@ export interface ResponseOutcome {
   output: ConversationItem[];
 }
 
+/** What stopped a response before its answer, besides its token bound: its bound on MCP calls. */
+export type CutShortBy = 'max_tool_calls';
+
 /** The state a completed (or cut short) answer leaves. */
-export function endedState(output: ConversationItem[], ending: CompletionEnding): ResponseState {
-  const cutShort = ending.finishReason === 'length';
-  return { status: cutShort ? 'incomplete' : 'completed', output, usage: ending.usage, ...(cutShort ? {} : { completedAtMs: Date.now() }) };
+export function endedState(output: ConversationItem[], ending: CompletionEnding, cutShortBy?: CutShortBy): ResponseState {
+  const cutShort = ending.finishReason === 'length' || cutShortBy !== undefined;
+  return {
+    status: cutShort ? 'incomplete' : 'completed',
+    output,
+    usage: ending.usage,
+    ...(cutShort ? {} : { completedAtMs: Date.now() }),
+    ...(cutShortBy ? { incompleteReason: cutShortBy } : {}),
+  };
 }
 
-const NO_USAGE = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+/** The usage of a response that ran no model. */
+export const NO_USAGE = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
 
 /** This door's prompt, which a failure about the prompt names. */
 export const PROMPT_PARAM = 'input';
@@ -40,7 +50,12 @@ export interface ResponseReply extends CompletionSink {
    * Sends the rest once the completion has ended. `beforeLast` runs before the final body or
    * event goes out (the response is stored by then: a client's next turn may reference it at once).
    */
-  finish(ending: CompletionEnding, beforeLast: (outcome: ResponseOutcome) => Promise<void>): Promise<void>;
+  finish(ending: CompletionEnding, beforeLast: (outcome: ResponseOutcome) => Promise<void>, cutShortBy?: CutShortBy): Promise<void>;
+  /**
+   * Ends a model turn of a tool loop (McpToolLoop) and gives the output so far, where the service
+   * adds the items of what it did between turns.
+   */
+  betweenTurns(): ResponseOutput;
   /**
    * Reports a failure: rethrown while nothing is on the wire (the exception filter answers with
    * a plain HTTP error), else sent as `response.failed`. Returns what is to be stored.
@@ -64,19 +79,29 @@ export class InputTokensReply extends BufferedReply {
 /** `stream: false`: the Response object in one JSON body, so a lost worker can be retried unnoticed. */
 export class BufferedResponse extends BufferedReply implements ResponseReply {
   readonly promptParam = PROMPT_PARAM;
+  /** The output of the turns before this one (a tool loop's); a lost worker retries only the turn's parts. */
+  private readonly output: ResponseOutput;
 
   constructor(
     private readonly reply: FastifyReply,
     private readonly identity: ResponseIdentity,
   ) {
     super();
+    this.output = new ResponseOutput(identity.id, identity.settings);
   }
 
-  async finish(ending: CompletionEnding, beforeLast: (outcome: ResponseOutcome) => Promise<void>): Promise<void> {
-    const output = new ResponseOutput(this.identity.id, this.identity.settings);
+  betweenTurns(): ResponseOutput {
+    this.output.add(this.parts);
+    this.parts = [];
+    this.output.closeTurn();
+    return this.output;
+  }
+
+  async finish(ending: CompletionEnding, beforeLast: (outcome: ResponseOutcome) => Promise<void>, cutShortBy?: CutShortBy): Promise<void> {
+    const output = this.output;
     output.add(this.parts);
     const items = output.finish(ending.finishReason === 'length');
-    const state = endedState(items, ending);
+    const state = endedState(items, ending, cutShortBy);
     await beforeLast({ state, output: items });
     await this.reply.send(responseObject(this.identity, state));
   }
@@ -116,10 +141,16 @@ export class StreamedResponse implements ResponseReply {
     throw new Error('a streamed response cannot restart');
   }
 
-  async finish(ending: CompletionEnding, beforeLast: (outcome: ResponseOutcome) => Promise<void>): Promise<void> {
+  betweenTurns(): ResponseOutput {
+    this.start();
+    this.output.closeTurn();
+    return this.output;
+  }
+
+  async finish(ending: CompletionEnding, beforeLast: (outcome: ResponseOutcome) => Promise<void>, cutShortBy?: CutShortBy): Promise<void> {
     this.start();
     const items = this.output.finish(ending.finishReason === 'length');
-    const state = endedState(items, ending);
+    const state = endedState(items, ending, cutShortBy);
     await beforeLast({ state, output: items });
     this.output.event(state.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response: responseObject(this.identity, state) });
     this.sse.end(false);

@@ -134,7 +134,7 @@ export class CreateResponseDto extends GenerationRequestDto {
   @Min(16)
   max_output_tokens?: number;
 
-  /** Bounds calls to hosted tools, which never run here: accepted. */
+  /** Bounds the remote MCP calls the service makes for the response (with MCP_MAX_CALLS_PER_RESPONSE); hosted tools never run here. */
   @IsOptional()
   @IsInt()
   @Min(1)

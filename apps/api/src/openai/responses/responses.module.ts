@@ -20,14 +20,16 @@ import { StoredResponses } from './stored-responses';
 import { ResponseWarmUp } from './response-warm-up';
 import { ResponsesWebSocketRoute } from './responses-websocket.route';
 import { ApiKeyGuard } from '../../auth/api-key.guard';
+import { McpModule } from '../../mcp/mcp.module';
+import { McpToolLoop } from './mcp-tool-loop';
 
 /**
  * The Responses door: `POST /v1/responses`, its stored and background responses, their items,
- * compaction, its WebSocket mode, and the Conversations API (`/v1/conversations`), whose items are Responses items and whose turns
+ * compaction, its WebSocket mode, its remote MCP tools' loop, and the Conversations API (`/v1/conversations`), whose items are Responses items and whose turns
  * are responses: one door, since each needs the other and no door imports another.
  */
 @Module({
-  imports: [PipelineModule, OpenAiCommonModule, CompletionQueuesModule],
+  imports: [PipelineModule, OpenAiCommonModule, CompletionQueuesModule, McpModule],
   controllers: [ResponsesController, ConversationsController],
   providers: [
     ResponsesService,
@@ -46,6 +48,7 @@ import { ApiKeyGuard } from '../../auth/api-key.guard';
     ApiKeyGuard,
     ResponseWarmUp,
     ResponsesWebSocketRoute,
+    McpToolLoop,
   ],
 })
 export class ResponsesModule {}

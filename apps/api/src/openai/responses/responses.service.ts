@@ -1,13 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
-import type { JobInputOf } from '@app/contracts';
+import type { CompletionUsage, GenerateJobInput, JobInputOf } from '@app/contracts';
 import type { FastifyReply } from 'fastify';
 import { keeplessDoor } from '../common/buffered-reply';
 import { SseResponse } from '../common/sse-response';
 import { CompletionUseCase } from '../../pipeline/completion-use-case';
-import type { FrontDoor, KeptRequest } from '../../pipeline/completion-use-case';
+import type { KeptRequest } from '../../pipeline/completion-use-case';
 import { OpenAiError } from '../../errors/openai-error';
 import type { ReleaseLease } from '../common/completion-lease';
+import type { CompletionEnding } from '../../pipeline/completion-runner';
+import { redisUnavailable } from '../../pipeline/completion-admission';
 import type { CreateResponseDto } from './responses-request.dto';
 import { BackgroundResponses } from './background-responses';
 import { CompactionSeal } from './compaction-seal';
@@ -18,8 +20,10 @@ import { conversationOf, toResponseJob } from './responses-job.mapper';
 import { ConversationLocks } from './conversation-locks';
 import { ConversationsService } from './conversations.service';
 import type { ResponseIdentity } from './response-object';
-import { BufferedResponse, InputTokensReply, StreamedResponse } from './responses-replies';
-import type { ResponseOutcome } from './responses-replies';
+import { BufferedResponse, InputTokensReply, NO_USAGE, StreamedResponse } from './responses-replies';
+import type { CutShortBy, ResponseOutcome, ResponseReply } from './responses-replies';
+import { McpToolLoop } from './mcp-tool-loop';
+import type { TurnOutcome } from './mcp-tool-loop';
 import { ResponseSettlement } from './response-settlement';
 import { StoredResponses } from './stored-responses';
 import type { StoredResponseRecord } from './stored-responses';
@@ -44,6 +48,20 @@ interface KeptResponse extends KeptRequest {
   release: ReleaseLease;
 }
 
+/** Usage of a tool loop's turns together. */
+const addedUsage = (total: CompletionUsage | undefined, turn: CompletionUsage): CompletionUsage => {
+  if (!total) return turn;
+  const cached = (total.prompt_tokens_details?.cached_tokens ?? 0) + (turn.prompt_tokens_details?.cached_tokens ?? 0);
+  const reasoning = (total.completion_tokens_details?.reasoning_tokens ?? 0) + (turn.completion_tokens_details?.reasoning_tokens ?? 0);
+  return {
+    prompt_tokens: total.prompt_tokens + turn.prompt_tokens,
+    completion_tokens: total.completion_tokens + turn.completion_tokens,
+    total_tokens: total.total_tokens + turn.total_tokens,
+    prompt_tokens_details: { cached_tokens: cached },
+    completion_tokens_details: { reasoning_tokens: reasoning },
+  };
+};
+
 /** OpenAI's `fast` and `ultrafast` are its priority processing. */
 export const requestedTier = (tier: string | undefined): string | undefined => (tier === 'fast' || tier === 'ultrafast' ? 'priority' : tier);
 
@@ -64,6 +82,7 @@ export class ResponsesService {
     private readonly seal: CompactionSeal,
     private readonly conversations: ConversationsService,
     private readonly conversationLocks: ConversationLocks,
+    private readonly mcpLoop: McpToolLoop,
   ) {}
 
   /**
@@ -72,7 +91,7 @@ export class ResponsesService {
    * template renders the messages and tools the answer would be given.
    */
   async countInputTokens({ request, owner, acceptedAt, clientGone, reply }: CreateResponseCall): Promise<void> {
-    const { job: mapped } = await this.mapped(request, owner, newResponseId(acceptedAt), acceptedAt);
+    const { job: mapped } = await this.mapped(request, owner, newResponseId(acceptedAt), acceptedAt, clientGone);
     const { messages, tools, thinking } = mapped.options;
     const job: JobInputOf<'tokenize'> = {
       kind: 'tokenize',
@@ -103,16 +122,21 @@ export class ResponsesService {
     return { previous, earlier, history: [...earlier, ...own] };
   }
 
-  /** The request's job, after the conversation it continues, and the history it answers. */
-  async mapped(request: CreateResponseDto, owner: string, id: string, acceptedAt: number, socket?: SocketTurn) {
+  /**
+   * The request's job, after the conversation it continues, and the history it answers; with
+   * remote MCP tools, their servers listed (McpToolLoop) and `turn` the job of the loop's next turn.
+   */
+  async mapped(request: CreateResponseDto, owner: string, id: string, acceptedAt: number, signal: AbortSignal, socket?: SocketTurn) {
     const { previous, earlier, history } = await this.history(owner, request.previous_response_id ?? undefined, request.input, conversationOf(request), socket);
+    const mcp = await this.mcpLoop.prepare(request, signal);
     const { MAX_QUEUE_WAIT_MS } = this.env;
-    return {
-      previous,
-      earlier,
-      history,
-      ...toResponseJob(request, history, earlier.length, id, acceptedAt, MAX_QUEUE_WAIT_MS, previous?.affinityKey, this.seal.opener(owner)),
-    };
+    const opener = this.seal.opener(owner);
+    const jobOf = (asked: CreateResponseDto, items: ConversationItem[], jobId: string) =>
+      toResponseJob(asked, items, earlier.length, jobId, acceptedAt, MAX_QUEUE_WAIT_MS, previous?.affinityKey, opener, mcp?.offers);
+    // A tool the request forces is the first turn's: the turns after its calls may answer, in the output tokens left.
+    const turn = (output: ConversationItem[], at: number, maxOutputTokens: number | undefined) =>
+      jobOf({ ...request, tool_choice: 'auto', max_output_tokens: maxOutputTokens }, [...history, ...output], `${id}_${at}`).job;
+    return { previous, earlier, history, mcp, turn, ...jobOf(request, history, id) };
   }
 
   /**
@@ -134,7 +158,7 @@ export class ResponsesService {
   }
 
   private async respond({ request, owner, acceptedAt, clientGone, reply, socket }: CreateResponseCall, id: string): Promise<void> {
-    const { earlier, history, job: mapped, settings } = await this.mapped(request, owner, id, acceptedAt, socket);
+    const { earlier, history, job: mapped, settings, mcp, turn } = await this.mapped(request, owner, id, acceptedAt, clientGone, socket);
     const job = this.completions.withGrantedTier(mapped, requestedTier(request.service_tier ?? undefined), owner);
     const identity: ResponseIdentity = { id, model: job.model, createdAtMs: acceptedAt, serviceTier: job.schedule.tier ?? 'default', settings };
     const streamed = request.stream === true || socket !== undefined;
@@ -149,45 +173,92 @@ export class ResponsesService {
       state: { status: settings.background ? 'queued' : 'in_progress', output: [] },
       ...(affinityKey ? { affinityKey } : {}),
     };
-    const keepEnd = async (kept: KeptResponse | undefined, { state, output }: ResponseOutcome): Promise<void> => {
-      if (kept) await this.stored.end(kept.record, state, output).catch(() => undefined);
+    // Its lease is held while this instance runs a stored response that is not in the background: it lapses if the instance dies.
+    let kept: KeptResponse | undefined;
+    const keep = settings.store ? async (): Promise<KeptResponse> => (kept = { record, release: await this.stored.begin(record) }) : undefined;
+    let over = false;
+    const ended = async (finish: () => Promise<void>): Promise<void> => {
+      over = true;
+      try {
+        await finish();
+      } finally {
+        kept?.release();
+      }
     };
-    const door: FrontDoor<KeptResponse> = {
-      response,
-      // Its lease is held while this instance runs a stored response that is not in the background: it lapses if the instance dies.
-      keep: settings.store ? async () => ({ record, release: await this.stored.begin(record) }) : undefined,
-      handOff: (kept, admission) => {
-        if (!kept || !settings.background) return undefined;
-        return streamed ? this.background.stream(job, admission, kept.record, reply) : this.background.start(job, admission, kept.record, reply);
-      },
-      // A response its request follows to the end: a client that leaves (or an instance that dies) stops its job.
-      finish: async (ending, kept) => {
-        try {
-          await response.finish(ending, async (outcome) => {
+    const finish = (ending: CompletionEnding, cutShortBy?: CutShortBy) =>
+      ended(() =>
+        response.finish(
+          ending,
+          async (outcome) => {
             socket?.remember({ ...record, state: outcome.state });
-            await keepEnd(kept, outcome);
-          });
-        } finally {
-          kept?.release();
-        }
-      },
-      fail: async (error, kept) => {
-        try {
-          let outcome: ResponseOutcome;
-          try {
-            outcome = response.fail(error);
-          } catch (unsent) {
-            // Nothing reached the client: the record says it failed, and the client gets the HTTP error.
-            if (kept) await this.stored.delete(kept.record).catch(() => undefined);
-            throw unsent;
-          }
-          await keepEnd(kept, outcome);
-        } finally {
-          kept?.release();
-        }
-      },
-    };
-    await this.completions.complete({ job, owner, clientGone, exchange: reply, streamed }, door);
+            if (kept) await this.stored.end(kept.record, outcome.state, outcome.output).catch(() => undefined);
+          },
+          cutShortBy,
+        ),
+      );
+    const fail = (error: unknown) => ended(() => this.failed(response, error, kept));
+    // A turn of a tool loop refused before it ran (admission: a rate limit, a full queue) ends the response.
+    const run = (turnJob: GenerateJobInput, first: boolean, usage?: CompletionUsage): Promise<void> =>
+      this.completions
+        .complete(
+          { job: turnJob, owner, clientGone, exchange: reply, streamed },
+          {
+            response,
+            keep: first ? keep : undefined,
+            handOff: (keptNow, admission) => {
+              if (!first || !keptNow || !settings.background) return undefined;
+              return streamed ? this.background.stream(job, admission, keptNow.record, reply) : this.background.start(job, admission, keptNow.record, reply);
+            },
+            // A response its request follows to the end: a client that leaves (or an instance that dies) stops its job.
+            finish: async (ending) => {
+              const total = { ...ending, usage: addedUsage(usage, ending.usage) };
+              const left = request.max_output_tokens == null ? undefined : request.max_output_tokens - total.usage.completion_tokens;
+              if (!mcp || ending.finishReason === 'length') return finish(total);
+              const output = response.betweenTurns();
+              let next: TurnOutcome;
+              try {
+                next = await mcp.afterTurn(output);
+              } catch (error) {
+                return fail(error);
+              }
+              if (next !== 'again') return finish(total, next === 'bounded' ? 'max_tool_calls' : undefined);
+              if (left !== undefined && left <= 0) return finish({ ...total, finishReason: 'length' });
+              return run(nextTurn(output.snapshot(), left), false, total.usage);
+            },
+            fail,
+          },
+        )
+        .catch((error: unknown) => {
+          if (over) throw error;
+          return fail(error);
+        });
+    const nextTurn = (output: ConversationItem[], maxOutputTokens = request.max_output_tokens ?? undefined) =>
+      this.completions.withGrantedTier(turn(output, output.length, maxOutputTokens), job.schedule.tier, owner);
+    if (!mcp) return run(job, true);
+    // Kept before the servers' lists go out (the job's admission comes after them).
+    await keep?.().catch(() => {
+      throw redisUnavailable();
+    });
+    let opened: TurnOutcome;
+    try {
+      opened = await mcp.open(response.betweenTurns(), history);
+    } catch (error) {
+      return fail(error);
+    }
+    if (opened === 'bounded') return finish({ finishReason: 'stop', usage: NO_USAGE }, 'max_tool_calls');
+    return run(opened === 'again' ? nextTurn(response.betweenTurns().snapshot()) : job, false);
+  }
+
+  /** A failed response: told to the client (rethrown while nothing is on the wire, its record then deleted), and recorded. */
+  private async failed(response: ResponseReply, error: unknown, kept: KeptResponse | undefined): Promise<void> {
+    let outcome: ResponseOutcome;
+    try {
+      outcome = response.fail(error);
+    } catch (unsent) {
+      if (kept) await this.stored.delete(kept.record).catch(() => undefined);
+      throw unsent;
+    }
+    if (kept) await this.stored.end(kept.record, outcome.state, outcome.output).catch(() => undefined);
   }
 
   /** The response a `previous_response_id` continues (its history, then its output, come before the input). */

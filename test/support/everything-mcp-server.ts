@@ -1,0 +1,25 @@
+import { resolve } from 'node:path';
+import { freePort } from '../../tools/local-stack/free-port';
+import { ManagedProcess } from '../../tools/local-stack/managed-process';
+import { REPO_ROOT } from '../../tools/local-stack/services';
+
+/** `@modelcontextprotocol/server-everything` over streamable HTTP on 127.0.0.1: its `/mcp` URL and its process. */
+export interface EverythingServer {
+  url: string;
+  port: number;
+  process: ManagedProcess;
+}
+
+/** Starts the published MCP reference server (echo, get-sum, …) on a free port and waits until it listens. */
+export async function startEverythingServer(name: string): Promise<EverythingServer> {
+  const port = await freePort();
+  const process = new ManagedProcess({
+    name,
+    command: globalThis.process.execPath,
+    args: [resolve(REPO_ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js'), 'streamableHttp'],
+    env: { ...globalThis.process.env, PORT: String(port) },
+    logFile: resolve(REPO_ROOT, `test-artifacts/logs/${name}.log`),
+  });
+  await process.waitForOutput(/listening on port/i, 30_000);
+  return { url: `http://127.0.0.1:${port}/mcp`, port, process };
+}
