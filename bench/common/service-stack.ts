@@ -47,9 +47,9 @@ function workerEnv(engine: EngineSpec): NodeJS.ProcessEnv {
 
 /**
  * Starts a fresh Redis, worker and API, so that nothing one phase left in Redis reaches the next.
- * `apiProcesses` is the API's API_PROCESSES.
+ * `apiProcesses` is the API's API_PROCESSES; `apiEnv`, more of the API's settings.
  */
-export async function startServiceStack(label: string, engine: EngineSpec, apiProcesses = 1): Promise<ServiceStack> {
+export async function startServiceStack(label: string, engine: EngineSpec, apiProcesses = 1, apiEnv: NodeJS.ProcessEnv = {}): Promise<ServiceStack> {
   const logFile = (part: string): string => resolve(ARTIFACTS_DIR, 'logs', `${label}-${part}.log`);
   const started: Array<{ stop: () => Promise<unknown> }> = [];
   const forget = whenInterrupted(() => Promise.allSettled([...started].reverse().map((part) => part.stop())));
@@ -79,6 +79,7 @@ export async function startServiceStack(label: string, engine: EngineSpec, apiPr
         // The benchmark measures throughput and latency, not admission control: nothing is refused for waiting.
         MAX_WAITING_JOBS: '1000000',
         MAX_QUEUE_WAIT_MS: '600000',
+        ...apiEnv,
       },
     });
     started.push({ stop: () => api.process.stop('SIGTERM', 10_000) });
