@@ -7,6 +7,7 @@ import type { EverythingServer } from './support/everything-mcp-server';
 import { assertMatchesResponsesSchema } from './support/openai-responses-schema';
 import { eventOutline, expectWellFormedStream, streamResponseEvents } from './support/response-events';
 import { STACK_API_KEY, STACK_MODEL, ServiceStack } from './support/service-stack';
+import { ResponsesSocketClient, finalResponse } from './support/responses-socket';
 
 type Item = OpenAI.Responses.ResponseOutputItem;
 const ofType = <T extends Item['type']>(output: Item[], type: T): Array<Extract<Item, { type: T }>> =>
@@ -22,6 +23,8 @@ const ofType = <T extends Item['type']>(output: Item[], type: T): Array<Extract<
  */
 describe('Responses: remote MCP tools', () => {
   let everything: EverythingServer;
+  /** A second server, allowlisted too, that a test kills. */
+  let doomed: EverythingServer;
   let stack: ServiceStack;
   let client: OpenAI;
   const secret = 'sk-mcp-header-secret-0123456789';
@@ -36,11 +39,11 @@ describe('Responses: remote MCP tools', () => {
   });
 
   beforeAll(async () => {
-    everything = await startEverythingServer('mcp-everything');
+    [everything, doomed] = await Promise.all([startEverythingServer('mcp-everything'), startEverythingServer('mcp-everything-doomed')]);
     stack = await ServiceStack.start({
       name: 'responses-mcp',
       parallelSequences: 2,
-      apiEnv: { MCP_ALLOWED_SERVERS: `http://127.0.0.1:${everything.port}/`, AFFINITY: 'false' },
+      apiEnv: { MCP_ALLOWED_SERVERS: `http://127.0.0.1:${everything.port}/,http://127.0.0.1:${doomed.port}/`, AFFINITY: 'false' },
     });
     client = new OpenAI({ baseURL: stack.baseUrl, apiKey: STACK_API_KEY, maxRetries: 0 });
   }, 120_000);
@@ -48,6 +51,7 @@ describe('Responses: remote MCP tools', () => {
   afterAll(async () => {
     await stack?.stop();
     await everything?.process.stop('SIGKILL');
+    await doomed?.process.stop('SIGKILL');
   });
 
   it('lists the server, makes the forced call with its real output, and answers after it', async () => {
@@ -158,6 +162,39 @@ describe('Responses: remote MCP tools', () => {
     expect(declined.output.at(-1)?.type).toBe('message');
   });
 
+  it('runs the loop over a WebSocket, an approval continuing an unstored response on the same connection', async () => {
+    const socket = new ResponsesSocketClient(stack.baseUrl, STACK_API_KEY);
+    try {
+      const tools = [server({ require_approval: 'always' })];
+      const asked = finalResponse(
+        await socket.turn({
+          model: STACK_MODEL,
+          store: false,
+          input: 'Echo the word socket.',
+          tools,
+          tool_choice: { type: 'mcp', server_label: 'everything', name: 'echo' },
+          max_output_tokens: 60,
+        }),
+      );
+      const [request] = ofType(asked.output, 'mcp_approval_request');
+      expect(request).toMatchObject({ name: 'echo' });
+      const events = await socket.turn({
+        model: STACK_MODEL,
+        store: false,
+        previous_response_id: asked.id,
+        input: [{ type: 'mcp_approval_response', approval_request_id: request.id, approve: true }],
+        tools,
+        tool_choice: 'none',
+        max_output_tokens: 30,
+      });
+      expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, index) => index));
+      const [made] = ofType(finalResponse(events).output, 'mcp_call');
+      expect(made).toMatchObject({ approval_request_id: request.id, status: 'completed', output: expect.stringMatching(/^Echo: /) as string });
+    } finally {
+      socket.close();
+    }
+  });
+
   it("runs through the Agents SDK's hostedMcpTool", async () => {
     setTracingDisabled(true);
     const agent = new Agent({
@@ -173,6 +210,30 @@ describe('Responses: remote MCP tools', () => {
     expect(calls.map((call) => call.name).slice(0, 2)).toEqual(['mcp_list_tools', 'mcp_call']);
     expect(calls[1]).toMatchObject({ status: 'completed', providerData: { name: 'echo', server_label: 'everything' } });
     expect(calls[1].output).toMatch(/^Echo: /);
+  });
+
+  it("gives the model a server's failure as the call's result, never a 500", async () => {
+    const tools = [server({ server_label: 'doomed', server_url: doomed.url })];
+    const body = {
+      model: STACK_MODEL,
+      input: 'Echo the word gone.',
+      tools,
+      tool_choice: { type: 'mcp', server_label: 'doomed', name: 'echo' },
+      parallel_tool_calls: false,
+      max_tool_calls: 1,
+      max_output_tokens: 60,
+    } as const;
+    try {
+      await client.responses.create({ ...body, store: false });
+    } finally {
+      await doomed.process.stop('SIGKILL');
+    }
+    // Its list is still cached; the call finds nobody there.
+    const response = await client.responses.create(body);
+    assertMatchesResponsesSchema('Response', response);
+    const [call] = ofType(response.output, 'mcp_call');
+    expect(call).toMatchObject({ status: 'failed', output: null, error: { type: 'http_error' } });
+    expect(['completed', 'incomplete']).toContain(response.status);
   });
 
   it('refuses a server the operator did not allow, and nothing reaches it', async () => {
