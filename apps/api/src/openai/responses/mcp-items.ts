@@ -1,5 +1,6 @@
 import { isJsonObject } from '@app/contracts';
 import type { McpCallError, McpToolInfo } from '../../mcp/mcp-types';
+import { MAX_MESSAGE_CHARS } from '../common/request-limits';
 import { invalid, optionalId, requiredString } from './item-fields';
 import { newItemId } from './response-ids';
 
@@ -87,14 +88,21 @@ export function mcpItem(raw: Record<string, unknown>, type: McpItem['type'], at:
   }
 }
 
-/** What the model reads of a call's result: its output, or its error as OpenAI words it. */
+/**
+ * What the model reads of a call's result: its output, or its error as OpenAI words it. An output
+ * longer than a message may be (a server may answer up to MCP_MAX_RESULT_BYTES) is cut, and says
+ * so; the item keeps it whole.
+ */
 export function mcpResultText(item: { output: string | null; error: McpCallError | null }): string {
-  if (item.output !== null) return item.output;
+  if (item.output !== null) return item.output.length <= MAX_MESSAGE_CHARS ? item.output : cutOutput(item.output);
   if (item.error === null) return '';
   return item.error.type === 'mcp_tool_execution_error'
     ? `Error: ${JSON.stringify(item.error.content)}`
     : `Error (${item.error.type} ${item.error.code}): ${item.error.message}`;
 }
+
+const CUT_NOTE = '\n[The output was cut here: it is longer than the model may read of one tool result.]';
+const cutOutput = (output: string): string => `${output.slice(0, MAX_MESSAGE_CHARS - CUT_NOTE.length)}${CUT_NOTE}`;
 
 /** What the model reads of a call the client declined. */
 export const declinedText = (reason: string | null): string => `The user declined to run this tool${reason ? `: ${reason}` : '.'}`;

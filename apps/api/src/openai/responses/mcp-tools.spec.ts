@@ -4,6 +4,8 @@ import { CreateResponseDto } from './responses-request.dto';
 import { toChatMessages, toResponseJob } from './responses-job.mapper';
 import type { ConversationItem } from './response-items';
 import { mcpServerTools } from './mcp-tools';
+import { mcpResultText } from './mcp-items';
+import { MAX_MESSAGE_CHARS } from '../common/request-limits';
 import type { McpOffer } from './mcp-tools';
 import { ResponseOutput } from './responses-formatter';
 import type { ResponseEventFrame } from './responses-formatter';
@@ -104,6 +106,16 @@ describe('mcp tools of a request', () => {
       { role: 'assistant', content: '', toolCalls: [{ id: 'mcpr_1', name: 'look', arguments: '{"a":1}' }] },
       { role: 'tool', content: 'The user declined to run this tool: no', toolCallId: 'mcpr_1' },
     ]);
+  });
+});
+
+describe("an MCP call's result as the model reads it", () => {
+  it('is its output, its error, or an output longer than a message cut with a note', () => {
+    expect(mcpResultText({ output: 'found', error: null })).toBe('found');
+    expect(mcpResultText({ output: null, error: { type: 'http_error', code: 504, message: 'timed out' } })).toBe('Error (http_error 504): timed out');
+    const long = mcpResultText({ output: 'x'.repeat(MAX_MESSAGE_CHARS + 10), error: null });
+    expect(long).toHaveLength(MAX_MESSAGE_CHARS);
+    expect(long).toMatch(/\[The output was cut here/);
   });
 });
 
