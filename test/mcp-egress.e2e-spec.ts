@@ -1,5 +1,5 @@
 import { ApiEnv, loadEnv } from '@app/config';
-import { createServer as createHttpServer } from 'node:http';
+import { createServer as createHttpServer, request as httpRequest } from 'node:http';
 import type { IncomingHttpHeaders, Server as HttpServer, ServerResponse } from 'node:http';
 import { createServer as createTcpServer } from 'node:net';
 import type { AddressInfo, Server as TcpServer } from 'node:net';
@@ -15,8 +15,9 @@ import { REPO_ROOT } from '../tools/local-stack/services';
 
 /**
  * The outbound side of remote MCP tools against real servers on real sockets: the published
- * reference server (`@modelcontextprotocol/server-everything`, streamable HTTP) for what works,
- * and plain Node servers for what must not: a listener that counts connections where none may
+ * reference server (`@modelcontextprotocol/server-everything`, streamable HTTP) for what works
+ * (behind a thin proxy where the handshakes on the wire are counted), and plain Node servers for
+ * what must not: a listener that counts connections where none may
  * arrive, a redirect, a body of 100 MB, a server that never answers.
  */
 
@@ -97,6 +98,73 @@ function jsonRpcServer(answer: (request: JsonRpcRequest) => Record<string, unkno
   });
 }
 
+/** The reference server on `port`, streamable HTTP. */
+async function startEverything(port: number, name: string): Promise<ManagedProcess> {
+  const started = new ManagedProcess({
+    name,
+    command: process.execPath,
+    args: [resolve(REPO_ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js'), 'streamableHttp'],
+    env: { ...process.env, PORT: String(port) },
+    logFile: resolve(REPO_ROOT, `test-artifacts/logs/${name}.log`),
+  });
+  await started.waitForOutput(/listening on port/i, 30_000);
+  return started;
+}
+
+/** A thin HTTP proxy to 127.0.0.1:`target`/mcp that keeps the headers of every `initialize` passing through: the handshakes on the wire. */
+async function handshakeCounter(target: number): Promise<{ port: number; initializes: IncomingHttpHeaders[] }> {
+  const initializes: IncomingHttpHeaders[] = [];
+  const { port } = await httpServer((body, headers, response, method) => {
+    if (method === 'POST' && (JSON.parse(body) as JsonRpcRequest).method === 'initialize') initializes.push(headers);
+    const upstream = httpRequest({ host: '127.0.0.1', port: target, path: '/mcp', method, headers }, (answer) => {
+      response.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(response);
+    });
+    upstream.on('error', () => response.writeHead(502).end());
+    upstream.end(body);
+  });
+  return { port, initializes };
+}
+
+/**
+ * A minimal MCP server by hand that keeps sessions as the spec says: an id given at initialize,
+ * HTTP 404 for a request with an id it does not hold (`forget` drops them all, as a restart
+ * would), DELETE ends one. Every other request gets `answer(call number)`, or is left unanswered for `null`.
+ */
+async function sessionServer(answer: (call: number) => { status: number; reply?: Record<string, unknown> } | null) {
+  const sessions = new Set<string>();
+  const seen = { initializes: 0, calls: 0, deletes: [] as string[] };
+  let next = 0;
+  const { port } = await httpServer((body, headers, response, method) => {
+    const id = headers['mcp-session-id'] as string | undefined;
+    if (method === 'DELETE') {
+      if (id !== undefined && sessions.delete(id)) seen.deletes.push(id);
+      response.writeHead(200).end();
+      return;
+    }
+    if (method !== 'POST') return void response.writeHead(405).end();
+    const request = JSON.parse(body) as JsonRpcRequest;
+    if (request.method === 'initialize') {
+      seen.initializes++;
+      const session = `session-${++next}`;
+      sessions.add(session);
+      const result = { protocolVersion: request.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'by-hand', version: '1.0.0' } };
+      response
+        .writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': session })
+        .end(JSON.stringify({ jsonrpc: '2.0', id: request.id, result }));
+      return;
+    }
+    if (id === undefined || !sessions.has(id)) return void response.writeHead(404).end();
+    if (request.id === undefined) return void response.writeHead(202).end();
+    const answered = answer(++seen.calls);
+    if (answered === null) return;
+    response
+      .writeHead(answered.status, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ jsonrpc: '2.0', id: request.id, ...(answered.reply ?? { result: { content: [{ type: 'text', text: `call ${seen.calls}` }] } }) }));
+  });
+  return { port, url: `http://127.0.0.1:${port}/mcp`, seen, forget: () => sessions.clear(), sessions: () => sessions.size };
+}
+
 function serverFor(gateway: McpGateway, server_url: string, extra: Record<string, unknown> = {}): McpServer {
   return gateway.resolve({ type: 'mcp', server_label: 'test', server_url, ...extra } as Record<string, unknown>, 'tools[0]');
 }
@@ -130,14 +198,7 @@ describe('MCP egress', () => {
   beforeAll(async () => {
     everythingPort = await freePort();
     everythingUrl = `http://127.0.0.1:${everythingPort}/mcp`;
-    everything = new ManagedProcess({
-      name: 'mcp-egress-everything',
-      command: process.execPath,
-      args: [resolve(REPO_ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js'), 'streamableHttp'],
-      env: { ...process.env, PORT: String(everythingPort) },
-      logFile: resolve(REPO_ROOT, 'test-artifacts/logs/mcp-egress-everything.log'),
-    });
-    await everything.waitForOutput(/listening on port/i, 30_000);
+    everything = await startEverything(everythingPort, 'mcp-egress-everything');
   });
 
   afterEach(async () => {
@@ -230,6 +291,82 @@ describe('MCP egress', () => {
     const server = serverFor(gateway, `http://127.0.0.1:${port}/mcp`, { authorization: 'client-token', headers: { 'X-Tenant': 'acme' } });
     await expect(gateway.callTool(server, 'search', {})).resolves.toEqual({ output: 'ok' });
     expect(seen[0]).toMatchObject({ authorization: 'Bearer client-token', 'x-tenant': 'acme' });
+  });
+
+  describe('keeps sessions per server between exchanges', () => {
+    it('skips the handshake for a second call and a listing to the same server', async () => {
+      const proxy = await handshakeCounter(everythingPort);
+      const { gateway } = gatewayWith({ MCP_ALLOWED_SERVERS: `127.0.0.1:${proxy.port}` });
+      const server = serverFor(gateway, `http://127.0.0.1:${proxy.port}/mcp`);
+      await expect(gateway.callTool(server, 'echo', { message: 'one' })).resolves.toEqual({ output: 'Echo: one' });
+      await expect(gateway.callTool(server, 'echo', { message: 'two' })).resolves.toEqual({ output: 'Echo: two' });
+      await expect(gateway.listTools(server)).resolves.toContainEqual(expect.objectContaining({ name: 'echo' }));
+      expect(proxy.initializes).toHaveLength(1);
+    });
+
+    it("opens one per set of headers, never sending one client's session to another", async () => {
+      const proxy = await handshakeCounter(everythingPort);
+      const { gateway } = gatewayWith({ MCP_ALLOWED_SERVERS: `127.0.0.1:${proxy.port}` });
+      const url = `http://127.0.0.1:${proxy.port}/mcp`;
+      for (const client of ['client-a', 'client-b', 'client-a', 'client-b']) {
+        await expect(gateway.callTool(serverFor(gateway, url, { authorization: client }), 'echo', { message: client })).resolves.toEqual({
+          output: `Echo: ${client}`,
+        });
+      }
+      expect(proxy.initializes.map((headers) => headers.authorization)).toEqual(['Bearer client-a', 'Bearer client-b']);
+    });
+
+    it('answers a call after the server restarted (its sessions gone) on a new session', async () => {
+      const port = await freePort();
+      let restarted = await startEverything(port, 'mcp-egress-everything-restarted');
+      try {
+        const proxy = await handshakeCounter(port);
+        const { gateway } = gatewayWith({ MCP_ALLOWED_SERVERS: `127.0.0.1:${proxy.port}` });
+        const server = serverFor(gateway, `http://127.0.0.1:${proxy.port}/mcp`);
+        await expect(gateway.callTool(server, 'echo', { message: 'before' })).resolves.toEqual({ output: 'Echo: before' });
+        await restarted.stop();
+        restarted = await startEverything(port, 'mcp-egress-everything-restarted');
+        await expect(gateway.callTool(server, 'echo', { message: 'after' })).resolves.toEqual({ output: 'Echo: after' });
+        expect(proxy.initializes).toHaveLength(2);
+      } finally {
+        await restarted.stop();
+      }
+    });
+
+    it('retries once on HTTP 404 (session not found, as the spec says), and ends its sessions at shutdown', async () => {
+      const by = await sessionServer(() => ({ status: 200 }));
+      const { gateway } = gatewayWith({ MCP_ALLOWED_SERVERS: `127.0.0.1:${by.port}` });
+      const server = serverFor(gateway, by.url);
+      await expect(gateway.callTool(server, 'anything', {})).resolves.toEqual({ output: 'call 1' });
+      by.forget();
+      await expect(gateway.callTool(server, 'anything', {})).resolves.toEqual({ output: 'call 2' });
+      expect(by.seen).toMatchObject({ initializes: 2, calls: 2, deletes: [] });
+      await gateway.onModuleDestroy();
+      expect(by.seen.deletes).toEqual(['session-2']);
+      expect(by.sessions()).toBe(0);
+    });
+
+    it('drops a session on an HTTP error or a timeout without retrying, and opens a new one for the next call', async () => {
+      const by = await sessionServer((call) =>
+        call === 2 ? { status: 500, reply: { error: { code: -32603, message: 'boom' } } } : call === 3 ? null : { status: 200 },
+      );
+      const { gateway } = gatewayWith({ MCP_ALLOWED_SERVERS: `127.0.0.1:${by.port}`, MCP_CALL_TIMEOUT_MS: '500' });
+      const server = serverFor(gateway, by.url);
+      await expect(gateway.callTool(server, 'anything', {})).resolves.toEqual({ output: 'call 1' });
+      expect(httpError(await gateway.callTool(server, 'anything', {}))).toMatchObject({ code: 500 });
+      expect(httpError(await gateway.callTool(server, 'anything', {}))).toMatchObject({ code: 504 });
+      await expect(gateway.callTool(server, 'anything', {})).resolves.toEqual({ output: 'call 4' });
+      expect(by.seen).toMatchObject({ initializes: 3, calls: 4 });
+    });
+
+    it('keeps a session whose server answered a JSON-RPC error', async () => {
+      const by = await sessionServer((call) => (call === 1 ? { status: 200, reply: { error: { code: -32602, message: 'Unknown tool' } } } : { status: 200 }));
+      const { gateway } = gatewayWith({ MCP_ALLOWED_SERVERS: `127.0.0.1:${by.port}` });
+      const server = serverFor(gateway, by.url);
+      await expect(gateway.callTool(server, 'nothing', {})).resolves.toMatchObject({ error: { type: 'mcp_protocol_error', code: -32602 } });
+      await expect(gateway.callTool(server, 'anything', {})).resolves.toEqual({ output: 'call 2' });
+      expect(by.seen.initializes).toBe(1);
+    });
   });
 
   describe('refuses', () => {

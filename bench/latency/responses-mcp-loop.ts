@@ -8,13 +8,14 @@
  *   service lists the server (cached after the first round), the model calls, the service calls the
  *   server, the model answers (at most one call: `max_tool_calls: 1`);
  * - `client`: the client's own loop: `POST /v1/chat/completions` with `echo` as a function tool,
- *   forced; the client calls the server itself (one MCP session per call, as the service makes);
- *   a second chat completion with the result, `tool_choice: auto`.
+ *   forced; the client calls the server itself (a new MCP session for the call, as a client
+ *   without a pool would; the service keeps its sessions per server); a second chat completion
+ *   with the result, `tool_choice: auto`.
  * Both decode greedily (`temperature: 0`) from the same messages, so the model does the same work
  * either way; the client's own MCP call is timed apart. What is compared is each round's
  * difference, so the machine's drift cancels out; it is the service's cost of carrying the loop
- * (a list from its cache, one more job's round trip, its MCP session) less the client's two HTTP
- * round trips to the service.
+ * (a list from its cache, one more job's round trip, a call on its pooled MCP session) less the
+ * client's two HTTP round trips to the service and its own session.
  *
  * Options: --rounds=40 --warmup=5 --tokens=24. Writes bench/results/responses-mcp-loop.json.
  */

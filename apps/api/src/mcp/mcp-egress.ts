@@ -23,7 +23,7 @@ export class McpEgressError extends Error {
   }
 }
 
-/** Where one exchange may connect. */
+/** Where a session may connect. */
 export interface EgressPolicy {
   /** Special-purpose addresses (loopback, private, link-local…) may be reached: an allowlist entry or a registration names the host. */
   allowSpecialAddresses: boolean;
@@ -45,28 +45,24 @@ const refusedAddress = (what: string): EgressFailure => ({
 });
 
 /**
- * The HTTP side of one exchange with one MCP server (a listing or a call): a fetch for the MCP
- * client's transport that connects only to the server's origin, only to addresses the policy
- * allows (judged at connect time, on every address DNS gives, so a name that resolves elsewhere
- * the second time gains nothing), follows no redirect, cuts a body beyond `maxBytes` and the whole
- * exchange at `timeoutMs`. Its own connection pool is destroyed by `close`: nothing outlives it.
+ * The bounds of one exchange (a listing, a call, a session's goodbye), whichever session it runs
+ * on: cut at `timeoutMs` from its start or when the caller's signal aborts, each response body of
+ * it at `maxBytes`. Ended by `end`, which also cuts whatever of it is still streaming.
  */
-export class McpEgress {
+export class McpExchange {
   private readonly controller = new AbortController();
-  private readonly agent: Agent;
   private readonly timer: NodeJS.Timeout;
   private failed: EgressFailure | undefined;
+  /** The last HTTP status ≥400 a response of this exchange carried, if any. */
+  httpStatus: number | undefined;
   private readonly onCallerAbort = (): void => {
     this.fail({ outcome: 'cancelled', code: 499, message: 'The request was cancelled.' });
   };
 
   constructor(
-    private readonly origin: URL,
-    policy: EgressPolicy,
-    private readonly limits: EgressLimits,
+    readonly limits: EgressLimits,
     private readonly callerSignal?: AbortSignal,
   ) {
-    this.agent = new Agent({ connect: guardedConnector(effectivePort(origin), policy, limits.timeoutMs, (failure) => this.fail(failure)) });
     this.timer = setTimeout(
       () => this.fail({ outcome: 'timeout', code: 504, message: `The MCP server did not answer within ${limits.timeoutMs} ms.` }),
       limits.timeoutMs,
@@ -75,7 +71,7 @@ export class McpEgress {
     else callerSignal?.addEventListener('abort', this.onCallerAbort, { once: true });
   }
 
-  /** Aborted when the exchange is cut short (or closed): hand it to every MCP request. */
+  /** Aborted when the exchange is cut short (or ended): hand it to every MCP request. */
   get signal(): AbortSignal {
     return this.controller.signal;
   }
@@ -93,34 +89,79 @@ export class McpEgress {
     return error;
   }
 
+  /** Stops its timer and cuts what of it is still under way. */
+  end(): void {
+    clearTimeout(this.timer);
+    this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
+    if (!this.controller.signal.aborted) this.controller.abort();
+  }
+}
+
+/**
+ * The HTTP side of one MCP session with one server: a fetch for the MCP client's transport that
+ * connects only to the server's origin, only to addresses the policy allows (judged at connect
+ * time, on every address DNS gives, for every connection its pool opens, so a name that resolves
+ * elsewhere the second time gains nothing), follows no redirect, and runs only inside an exchange
+ * (`begin`…`end`), whose bounds cut it. It opens no standing GET stream: the service listens to
+ * nothing a server says outside an answer, and such a stream would be bytes and a socket outside
+ * any exchange's bounds. Its connection pool is destroyed by `close`: nothing outlives it.
+ */
+export class McpEgress {
+  private readonly agent: Agent;
+  private current: McpExchange | undefined;
+
+  constructor(
+    private readonly origin: URL,
+    policy: EgressPolicy,
+    timeoutMs: number,
+  ) {
+    this.agent = new Agent({ connect: guardedConnector(effectivePort(origin), policy, timeoutMs, (failure) => this.refuse(failure)) });
+  }
+
+  /** The exchange the fetch now serves; one at a time. */
+  begin(exchange: McpExchange): void {
+    if (this.current) throw new Error('McpEgress: an exchange is already under way');
+    this.current = exchange;
+  }
+
+  end(exchange: McpExchange): void {
+    if (this.current === exchange) this.current = undefined;
+  }
+
   /** The fetch the MCP transport uses. */
   readonly fetch = async (input: string | URL, init?: RequestInit): Promise<Response> => {
+    // "Method Not Allowed" is how a server says it offers no standing stream; the client then goes without.
+    if ((init?.method ?? 'GET').toUpperCase() === 'GET') return new UndiciResponse(null, { status: 405 });
+    const exchange = this.current;
+    if (!exchange) throw new McpEgressError({ outcome: 'refused', code: 403, message: 'Refused: the MCP client reached for its server outside an exchange.' });
     const url = new URL(input);
     if (url.origin !== this.origin.origin)
-      throw this.fail({ outcome: 'refused', code: 403, message: "Refused: the MCP client asked for a URL outside the server's origin." });
-    if (this.failed) throw new McpEgressError(this.failed);
-    const signal = init?.signal ? AbortSignal.any([this.controller.signal, init.signal]) : this.controller.signal;
+      throw exchange.fail({ outcome: 'refused', code: 403, message: "Refused: the MCP client asked for a URL outside the server's origin." });
+    if (exchange.failure) throw new McpEgressError(exchange.failure);
+    const signal = init?.signal ? AbortSignal.any([exchange.signal, init.signal]) : exchange.signal;
     let response: UndiciResponse;
     try {
       response = await undiciFetch(url, { ...(init as UndiciRequestInit), redirect: 'manual', signal, dispatcher: this.agent });
     } catch (error) {
-      throw this.failed ? new McpEgressError(this.failed) : error;
+      throw exchange.failure ? new McpEgressError(exchange.failure) : error;
     }
+    if (response.status >= 400) exchange.httpStatus = response.status;
     if (response.status >= 300 && response.status < 400) {
       await response.body?.cancel().catch(() => undefined);
-      throw this.fail({
+      throw exchange.fail({
         outcome: 'http_error',
         code: response.status,
         message: `The MCP server answered HTTP ${response.status}, a redirect, which this service does not follow.`,
       });
     }
+    const { maxBytes } = exchange.limits;
     const declared = Number(response.headers.get('content-length') ?? Number.NaN);
-    if (declared > this.limits.maxBytes) {
+    if (declared > maxBytes) {
       await response.body?.cancel().catch(() => undefined);
-      throw this.fail(this.tooLarge());
+      throw exchange.fail(tooLarge(maxBytes));
     }
     if (response.body === null) return response;
-    const counted = new UndiciResponse(response.body.pipeThrough(this.byteLimit()), {
+    const counted = new UndiciResponse(response.body.pipeThrough(byteLimit(exchange)), {
       status: response.status,
       statusText: response.statusText,
       headers: response.headers,
@@ -128,28 +169,32 @@ export class McpEgress {
     return counted;
   };
 
-  /** Ends the exchange: stops its timer and destroys its connections. */
+  /** Destroys its connections. */
   async close(): Promise<void> {
-    clearTimeout(this.timer);
-    this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
-    if (!this.controller.signal.aborted) this.controller.abort();
+    this.current = undefined;
     await this.agent.destroy().catch(() => undefined);
   }
 
-  private tooLarge(): EgressFailure {
-    return { outcome: 'http_error', code: 413, message: `The MCP server's answer is larger than ${this.limits.maxBytes} bytes.` };
+  /** A connection refused by the policy fails the exchange that asked for it. */
+  private refuse(failure: EgressFailure): McpEgressError {
+    return this.current ? this.current.fail(failure) : new McpEgressError(failure);
   }
+}
 
-  private byteLimit(): TransformStream<Uint8Array, Uint8Array> {
-    let bytes = 0;
-    return new TransformStream({
-      transform: (chunk, controller) => {
-        bytes += chunk.byteLength;
-        if (bytes > this.limits.maxBytes) controller.error(this.fail(this.tooLarge()));
-        else controller.enqueue(chunk);
-      },
-    });
-  }
+function tooLarge(maxBytes: number): EgressFailure {
+  return { outcome: 'http_error', code: 413, message: `The MCP server's answer is larger than ${maxBytes} bytes.` };
+}
+
+/** Cuts one response body of `exchange` beyond its `maxBytes`, counted as it arrives. */
+function byteLimit(exchange: McpExchange): TransformStream<Uint8Array, Uint8Array> {
+  let bytes = 0;
+  return new TransformStream({
+    transform: (chunk, controller) => {
+      bytes += chunk.byteLength;
+      if (bytes > exchange.limits.maxBytes) controller.error(exchange.fail(tooLarge(exchange.limits.maxBytes)));
+      else controller.enqueue(chunk);
+    },
+  });
 }
 
 /**

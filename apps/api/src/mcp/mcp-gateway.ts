@@ -1,10 +1,12 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { OnModuleDestroy } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
+import { ProtocolError } from '@modelcontextprotocol/client';
 import type { CallToolResult, Client, RequestOptions, Tool } from '@modelcontextprotocol/client';
 import { performance } from 'node:perf_hooks';
 import { McpAllowlist } from './mcp-allowlist';
-import { McpEgress } from './mcp-egress';
+import { McpEgress, McpExchange } from './mcp-egress';
+import type { EgressLimits } from './mcp-egress';
 import { mcpFailure } from './mcp-failures';
 import type { McpFailure } from './mcp-failures';
 import { McpMetrics } from './mcp-metrics';
@@ -12,7 +14,9 @@ import { McpRegisteredServers } from './mcp-registered-servers';
 import { ReservedEndpoints } from './mcp-reserved-endpoints';
 import { McpServerResolver } from './mcp-server-resolver';
 import type { McpToolServerFields } from './mcp-server-resolver';
+import { mcpServerKey } from './mcp-server-key';
 import { McpSession } from './mcp-session';
+import { McpSessionPool } from './mcp-session-pool';
 import { McpToolListCache } from './mcp-tool-list-cache';
 import { McpListError } from './mcp-types';
 import type { McpCallResult, McpServer, McpToolInfo } from './mcp-types';
@@ -59,9 +63,11 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): 
 
 /**
  * The service's outbound side of remote MCP servers, for the Responses door: which server a
- * request's `mcp` tool may reach, its tools, one call. Every exchange is its own session through a
- * guarded fetch (mcp-egress.ts) bounded by MCP_CALL_TIMEOUT_MS and MCP_MAX_RESULT_BYTES; headers
- * and credentials are sent to the server and nowhere else, never logged.
+ * request's `mcp` tool may reach, its tools, one call. Sessions are kept per server (URL and
+ * headers hash, mcp-session-pool.ts), each with its own guarded fetch (mcp-egress.ts); every
+ * exchange is bounded by MCP_CALL_TIMEOUT_MS and MCP_MAX_RESULT_BYTES whichever session it runs
+ * on, and a session an exchange failed on is dropped. Headers and credentials are sent to the
+ * server and nowhere else, never logged.
  */
 @Injectable()
 export class McpGateway implements OnModuleDestroy {
@@ -69,8 +75,7 @@ export class McpGateway implements OnModuleDestroy {
   private readonly servers: McpServerResolver;
   private readonly reserved: ReservedEndpoints;
   private readonly toolLists: McpToolListCache;
-  /** Sessions still closing (their DELETE, their sockets): awaited at shutdown. */
-  private readonly closing = new Set<Promise<void>>();
+  private readonly sessions = new McpSessionPool<McpSession>();
 
   constructor(
     private readonly env: ApiEnv,
@@ -118,9 +123,9 @@ export class McpGateway implements OnModuleDestroy {
     return result;
   }
 
-  /** Waits for the sessions still closing, so that no socket outlives the module. */
+  /** Closes the sessions kept and waits for those still closing, so that no socket outlives the module. */
   async onModuleDestroy(): Promise<void> {
-    while (this.closing.size > 0) await Promise.all(this.closing);
+    await this.sessions.close();
   }
 
   private async fetchTools(server: McpServer): Promise<McpToolInfo[]> {
@@ -139,7 +144,14 @@ export class McpGateway implements OnModuleDestroy {
     return tools.slice(0, this.env.MCP_MAX_TOOLS_PER_SERVER).map(toolInfo);
   }
 
-  /** One session with `server` for `use`, its failure described; the session closes in the background, tracked. */
+  /**
+   * `use` on a session with `server` (a kept one when there is one), its failure described. The
+   * session goes back to the pool when the exchange went well or the server answered a JSON-RPC
+   * error; any other failure drops it. One that had served before and now gets HTTP 404 (the MCP
+   * spec's "session not found") or 400 (what servers built on the SDK's example answer for an
+   * unknown session id) was forgotten by its server: the exchange is tried once more on a new one,
+   * which the server did not run the request the first time to make unsafe.
+   */
   private async exchange<T>(
     server: McpServer,
     signal: AbortSignal | undefined,
@@ -152,21 +164,33 @@ export class McpGateway implements OnModuleDestroy {
         failure: { outcome: 'refused', error: { type: 'http_error', code: 403, message: 'Refused: this MCP server is not one this service may reach.' } },
       };
     }
-    const egress = new McpEgress(
-      new URL(server.url),
-      { allowSpecialAddresses: reach.namesHost, reserved: this.reserved },
-      { timeoutMs: this.env.MCP_CALL_TIMEOUT_MS, maxBytes: this.env.MCP_MAX_RESULT_BYTES },
-      signal,
-    );
-    const session = new McpSession(server, egress, this.env.MCP_CALL_TIMEOUT_MS);
+    const key = `${mcpServerKey(server)} ${reach.namesHost ? 'special' : 'public'}`;
+    const limits: EgressLimits = { timeoutMs: this.env.MCP_CALL_TIMEOUT_MS, maxBytes: this.env.MCP_MAX_RESULT_BYTES };
+    const open = (): McpSession =>
+      new McpSession(server, new McpEgress(new URL(server.url), { allowSpecialAddresses: reach.namesHost, reserved: this.reserved }, limits.timeoutMs), limits);
+    const exchange = new McpExchange(limits, signal);
     try {
-      return { ok: true, value: await session.run(use) };
-    } catch (error) {
-      return { ok: false, failure: mcpFailure(error, egress.failure) };
+      for (let attempt = 1; ; attempt++) {
+        const session = this.sessions.acquire(key, open);
+        const reused = session.reused;
+        exchange.httpStatus = undefined;
+        try {
+          const value = await session.run(exchange, use);
+          this.sessions.release(key, session);
+          return { ok: true, value };
+        } catch (error) {
+          if (error instanceof ProtocolError && exchange.failure === undefined && exchange.httpStatus === undefined) {
+            this.sessions.release(key, session);
+          } else {
+            this.sessions.discard(session, false);
+            const forgotten = reused && exchange.failure === undefined && (exchange.httpStatus === 404 || exchange.httpStatus === 400);
+            if (forgotten && attempt === 1) continue;
+          }
+          return { ok: false, failure: mcpFailure(error, exchange.failure) };
+        }
+      }
     } finally {
-      const closed = session.close();
-      this.closing.add(closed);
-      void closed.finally(() => this.closing.delete(closed));
+      exchange.end();
     }
   }
 }

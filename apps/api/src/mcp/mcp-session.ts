@@ -1,6 +1,7 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { RequestOptions } from '@modelcontextprotocol/client';
-import type { McpEgress } from './mcp-egress';
+import { McpExchange } from './mcp-egress';
+import type { EgressLimits, McpEgress } from './mcp-egress';
 import type { McpServer } from './mcp-types';
 
 /** What this service tells MCP servers it is. */
@@ -9,18 +10,23 @@ const CLIENT_INFO = { name: 'queued-chat-completions', version: '0.1.0' };
 const MAX_LIST_PAGES = 16;
 
 /**
- * One MCP session over streamable HTTP, through the exchange's guarded fetch: connect
- * (initialize), one use, then close, ending the session on the server (DELETE) when it had one.
+ * One MCP session over streamable HTTP, through its own guarded fetch (McpEgress): connected
+ * (initialize) on its first use, then used by one exchange at a time, each under its own bounds,
+ * until closed, which ends the session on the server (DELETE) when it had one and all went well.
  * Legacy HTTP+SSE servers are not spoken to.
  */
 export class McpSession {
   private readonly client = new Client(CLIENT_INFO, { capabilities: {}, listMaxPages: MAX_LIST_PAGES });
   private readonly transport: StreamableHTTPClientTransport;
+  private connected = false;
+  private busy = false;
+  /** Exchanges run on it: one that has run before may have been forgotten by its server since. */
+  private runs = 0;
 
   constructor(
     server: McpServer,
     private readonly egress: McpEgress,
-    private readonly timeoutMs: number,
+    private readonly limits: EgressLimits,
   ) {
     this.transport = new StreamableHTTPClientTransport(new URL(server.url), {
       fetch: egress.fetch,
@@ -32,15 +38,39 @@ export class McpSession {
     this.client.onerror = () => undefined;
   }
 
-  async run<T>(use: (client: Client, options: RequestOptions) => Promise<T>): Promise<T> {
-    const options: RequestOptions = { signal: this.egress.signal, timeout: this.timeoutMs };
-    await this.client.connect(this.transport, options);
-    return use(this.client, options);
+  /** It has served an exchange before this one: the server may have dropped it meanwhile. */
+  get reused(): boolean {
+    return this.runs > 0;
   }
 
-  /** Never throws: ends the session on the server if all went well, then closes everything of it. */
-  async close(): Promise<void> {
-    if (!this.egress.failure && this.transport.sessionId !== undefined) await this.transport.terminateSession().catch(() => undefined);
+  /** Runs `use` inside `exchange` (which the caller ends), connecting first if it is the session's first use. */
+  async run<T>(exchange: McpExchange, use: (client: Client, options: RequestOptions) => Promise<T>): Promise<T> {
+    if (this.busy) throw new Error('McpSession: one exchange at a time');
+    this.busy = true;
+    this.egress.begin(exchange);
+    try {
+      const options: RequestOptions = { signal: exchange.signal, timeout: exchange.limits.timeoutMs };
+      if (!this.connected) {
+        this.connected = true;
+        await this.client.connect(this.transport, options);
+      }
+      return await use(this.client, options);
+    } finally {
+      this.runs++;
+      this.egress.end(exchange);
+      this.busy = false;
+    }
+  }
+
+  /** Never throws: with `goodbye`, ends the session on the server first (its own bounded exchange); then closes everything of it. */
+  async close(goodbye: boolean): Promise<void> {
+    if (goodbye && this.connected && !this.busy && this.transport.sessionId !== undefined) {
+      const exchange = new McpExchange(this.limits);
+      this.egress.begin(exchange);
+      await this.transport.terminateSession().catch(() => undefined);
+      exchange.end();
+      this.egress.end(exchange);
+    }
     await this.client.close().catch(() => undefined);
     await this.egress.close();
   }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { mcpServerKey } from './mcp-server-key';
 import type { McpServer, McpToolInfo } from './mcp-types';
 
 /** Servers whose listings are kept at most; the oldest goes first. */
@@ -21,10 +21,7 @@ export class McpToolListCache {
   constructor(private readonly ttlMs: number) {}
 
   static keyOf(server: McpServer): string {
-    const headers = Object.entries(server.headers)
-      .map(([name, value]) => [name.toLowerCase(), value])
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `${server.url} ${createHash('sha256').update(JSON.stringify(headers)).digest('hex')}`;
+    return mcpServerKey(server);
   }
 
   /** The listing kept (or under way) for `key`, if any. */
