@@ -202,7 +202,9 @@ describe('Responses: remote MCP tools', () => {
       instructions: 'Use the tools.',
       model: new OpenAIResponsesModel(client, STACK_MODEL),
       tools: [hostedMcpTool({ serverLabel: 'everything', serverUrl: everything.url, allowedTools: ['echo'], requireApproval: 'never' })],
-      modelSettings: { toolChoice: 'mcp', parallelToolCalls: false, maxTokens: 200, providerData: { max_tool_calls: 2 } },
+      // The SDK refuses an incomplete response: the sampled answer must end by itself (as in responses-agents.e2e-spec.ts),
+      // within the tokens and calls it is given.
+      modelSettings: { toolChoice: 'mcp', parallelToolCalls: false, maxTokens: 2000, providerData: { max_tool_calls: 8 } },
     });
     const result = await run(agent, 'Echo the word agent.', { maxTurns: 2 });
     // The SDK gives each MCP item as a hosted tool call named by the item's type.

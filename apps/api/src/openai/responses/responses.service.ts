@@ -5,11 +5,7 @@ import type { FastifyReply } from 'fastify';
 import { keeplessDoor } from '../common/buffered-reply';
 import { SseResponse } from '../common/sse-response';
 import { CompletionUseCase } from '../../pipeline/completion-use-case';
-import type { KeptRequest } from '../../pipeline/completion-use-case';
 import { OpenAiError } from '../../errors/openai-error';
-import type { ReleaseLease } from '../common/completion-lease';
-import type { CompletionEnding } from '../../pipeline/completion-runner';
-import { redisUnavailable } from '../../pipeline/completion-admission';
 import type { CreateResponseDto } from './responses-request.dto';
 import { BackgroundResponses } from './background-responses';
 import { CompactionSeal } from './compaction-seal';
@@ -21,10 +17,10 @@ import { ConversationLocks } from './conversation-locks';
 import { ConversationsService } from './conversations.service';
 import type { ResponseIdentity } from './response-object';
 import { BufferedResponse, InputTokensReply, NO_USAGE, StreamedResponse } from './responses-replies';
-import type { CutShortBy, ResponseOutcome, ResponseReply } from './responses-replies';
 import { McpToolLoop } from './mcp-tool-loop';
 import type { TurnOutcome } from './mcp-tool-loop';
 import { ResponseSettlement } from './response-settlement';
+import { ResponseRun } from './response-run';
 import { StoredResponses } from './stored-responses';
 import type { StoredResponseRecord } from './stored-responses';
 import type { SocketTurn } from './socket-turn';
@@ -40,12 +36,6 @@ export interface CreateResponseCall {
   reply: FastifyReply;
   /** WebSocket mode: the events go to the connection, which keeps the response it ends. */
   socket?: SocketTurn;
-}
-
-/** A stored response, recorded before its job is queued, and its lease (held while this instance follows it). */
-interface KeptResponse extends KeptRequest {
-  record: StoredResponseRecord;
-  release: ReleaseLease;
 }
 
 /** Usage of a tool loop's turns together. */
@@ -173,92 +163,53 @@ export class ResponsesService {
       state: { status: settings.background ? 'queued' : 'in_progress', output: [] },
       ...(affinityKey ? { affinityKey } : {}),
     };
-    // Its lease is held while this instance runs a stored response that is not in the background: it lapses if the instance dies.
-    let kept: KeptResponse | undefined;
-    const keep = settings.store ? async (): Promise<KeptResponse> => (kept = { record, release: await this.stored.begin(record) }) : undefined;
-    let over = false;
-    const ended = async (finish: () => Promise<void>): Promise<void> => {
-      over = true;
-      try {
-        await finish();
-      } finally {
-        kept?.release();
-      }
-    };
-    const finish = (ending: CompletionEnding, cutShortBy?: CutShortBy) =>
-      ended(() =>
-        response.finish(
-          ending,
-          async (outcome) => {
-            socket?.remember({ ...record, state: outcome.state });
-            if (kept) await this.stored.end(kept.record, outcome.state, outcome.output).catch(() => undefined);
-          },
-          cutShortBy,
-        ),
-      );
-    const fail = (error: unknown) => ended(() => this.failed(response, error, kept));
-    // A turn of a tool loop refused before it ran (admission: a rate limit, a full queue) ends the response.
-    const run = (turnJob: GenerateJobInput, first: boolean, usage?: CompletionUsage): Promise<void> =>
+    const run = new ResponseRun(response, record, this.stored, socket);
+    const nextTurn = (output: ConversationItem[], maxOutputTokens = request.max_output_tokens ?? undefined) =>
+      this.completions.withGrantedTier(turn(output, output.length, maxOutputTokens), job.schedule.tier, owner);
+    /** One model turn, to the response's end or (a tool loop's) to the next turn. */
+    const runTurn = (turnJob: GenerateJobInput, first: boolean, usage?: CompletionUsage): Promise<void> =>
       this.completions
         .complete(
           { job: turnJob, owner, clientGone, exchange: reply, streamed },
           {
             response,
-            keep: first ? keep : undefined,
-            handOff: (keptNow, admission) => {
-              if (!first || !keptNow || !settings.background) return undefined;
-              return streamed ? this.background.stream(job, admission, keptNow.record, reply) : this.background.start(job, admission, keptNow.record, reply);
+            keep: first && settings.store ? run.keep : undefined,
+            handOff: (kept, admission) => {
+              if (!first || !kept || !settings.background) return undefined;
+              return streamed ? this.background.stream(job, admission, kept.record, reply) : this.background.start(job, admission, kept.record, reply);
             },
             // A response its request follows to the end: a client that leaves (or an instance that dies) stops its job.
             finish: async (ending) => {
               const total = { ...ending, usage: addedUsage(usage, ending.usage) };
-              const left = request.max_output_tokens == null ? undefined : request.max_output_tokens - total.usage.completion_tokens;
-              if (!mcp || ending.finishReason === 'length') return finish(total);
+              if (!mcp || ending.finishReason === 'length') return run.finish(total);
               const output = response.betweenTurns();
               let next: TurnOutcome;
               try {
                 next = await mcp.afterTurn(output);
               } catch (error) {
-                return fail(error);
+                return run.fail(error);
               }
-              if (next !== 'again') return finish(total, next === 'bounded' ? 'max_tool_calls' : undefined);
-              if (left !== undefined && left <= 0) return finish({ ...total, finishReason: 'length' });
-              return run(nextTurn(output.snapshot(), left), false, total.usage);
+              if (next !== 'again') return run.finish(total, next === 'bounded' ? 'max_tool_calls' : undefined);
+              const left = request.max_output_tokens == null ? undefined : request.max_output_tokens - total.usage.completion_tokens;
+              if (left !== undefined && left <= 0) return run.finish({ ...total, finishReason: 'length' });
+              return runTurn(nextTurn(output.snapshot(), left), false, total.usage);
             },
-            fail,
+            fail: (error) => run.fail(error),
           },
         )
-        .catch((error: unknown) => {
-          if (over) throw error;
-          return fail(error);
-        });
-    const nextTurn = (output: ConversationItem[], maxOutputTokens = request.max_output_tokens ?? undefined) =>
-      this.completions.withGrantedTier(turn(output, output.length, maxOutputTokens), job.schedule.tier, owner);
-    if (!mcp) return run(job, true);
-    // Kept before the servers' lists go out (the job's admission comes after them).
-    await keep?.().catch(() => {
-      throw redisUnavailable();
-    });
+        // A later turn refused before it ran (admission: a rate limit, a full queue) ends the response.
+        .catch((error: unknown) => run.failUnlessEnded(error));
+    if (!mcp) return runTurn(job, true);
+    // A tool loop's servers are listed (and approved calls made) before its first job is admitted.
+    if (settings.store) await run.keepFirst();
     let opened: TurnOutcome;
     try {
       opened = await mcp.open(response.betweenTurns(), history);
     } catch (error) {
-      return fail(error);
+      return run.fail(error);
     }
-    if (opened === 'bounded') return finish({ finishReason: 'stop', usage: NO_USAGE }, 'max_tool_calls');
-    return run(opened === 'again' ? nextTurn(response.betweenTurns().snapshot()) : job, false);
-  }
-
-  /** A failed response: told to the client (rethrown while nothing is on the wire, its record then deleted), and recorded. */
-  private async failed(response: ResponseReply, error: unknown, kept: KeptResponse | undefined): Promise<void> {
-    let outcome: ResponseOutcome;
-    try {
-      outcome = response.fail(error);
-    } catch (unsent) {
-      if (kept) await this.stored.delete(kept.record).catch(() => undefined);
-      throw unsent;
-    }
-    if (kept) await this.stored.end(kept.record, outcome.state, outcome.output).catch(() => undefined);
+    if (opened === 'bounded') return run.finish({ finishReason: 'stop', usage: NO_USAGE }, 'max_tool_calls');
+    return runTurn(opened === 'again' ? nextTurn(response.betweenTurns().snapshot()) : job, false);
   }
 
   /** The response a `previous_response_id` continues (its history, then its output, come before the input). */
