@@ -3,15 +3,14 @@ import { createServer as createHttpServer, request as httpRequest } from 'node:h
 import type { IncomingHttpHeaders, Server as HttpServer, ServerResponse } from 'node:http';
 import { createServer as createTcpServer } from 'node:net';
 import type { AddressInfo, Server as TcpServer } from 'node:net';
-import { resolve } from 'node:path';
 import { Registry } from 'prom-client';
 import { OpenAiError } from '../apps/api/src/errors/openai-error';
 import { McpGateway } from '../apps/api/src/mcp/mcp-gateway';
 import { McpMetrics } from '../apps/api/src/mcp/mcp-metrics';
 import type { McpCallResult, McpServer } from '../apps/api/src/mcp/mcp-types';
 import { freePort } from '../tools/local-stack/free-port';
-import { ManagedProcess } from '../tools/local-stack/managed-process';
-import { REPO_ROOT } from '../tools/local-stack/services';
+import type { ManagedProcess } from '../tools/local-stack/managed-process';
+import { startEverythingServer } from './support/everything-mcp-server';
 
 /**
  * The outbound side of remote MCP tools against real servers on real sockets: the published
@@ -96,19 +95,6 @@ function jsonRpcServer(answer: (request: JsonRpcRequest) => Record<string, unkno
         : answer(request);
     response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: request.id, ...reply }));
   });
-}
-
-/** The reference server on `port`, streamable HTTP. */
-async function startEverything(port: number, name: string): Promise<ManagedProcess> {
-  const started = new ManagedProcess({
-    name,
-    command: process.execPath,
-    args: [resolve(REPO_ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js'), 'streamableHttp'],
-    env: { ...process.env, PORT: String(port) },
-    logFile: resolve(REPO_ROOT, `test-artifacts/logs/${name}.log`),
-  });
-  await started.waitForOutput(/listening on port/i, 30_000);
-  return started;
 }
 
 /** A thin HTTP proxy to 127.0.0.1:`target`/mcp that keeps the headers of every `initialize` passing through: the handshakes on the wire. */
@@ -198,7 +184,7 @@ describe('MCP egress', () => {
   beforeAll(async () => {
     everythingPort = await freePort();
     everythingUrl = `http://127.0.0.1:${everythingPort}/mcp`;
-    everything = await startEverything(everythingPort, 'mcp-egress-everything');
+    everything = await startEverythingServer('mcp-egress-everything', everythingPort).then((server) => server.process);
   });
 
   afterEach(async () => {
@@ -318,14 +304,14 @@ describe('MCP egress', () => {
 
     it('answers a call after the server restarted (its sessions gone) on a new session', async () => {
       const port = await freePort();
-      let restarted = await startEverything(port, 'mcp-egress-everything-restarted');
+      let restarted = await startEverythingServer('mcp-egress-everything-restarted', port).then((server) => server.process);
       try {
         const proxy = await handshakeCounter(port);
         const { gateway } = gatewayWith({ MCP_ALLOWED_SERVERS: `127.0.0.1:${proxy.port}` });
         const server = serverFor(gateway, `http://127.0.0.1:${proxy.port}/mcp`);
         await expect(gateway.callTool(server, 'echo', { message: 'before' })).resolves.toEqual({ output: 'Echo: before' });
         await restarted.stop();
-        restarted = await startEverything(port, 'mcp-egress-everything-restarted');
+        restarted = await startEverythingServer('mcp-egress-everything-restarted', port).then((server) => server.process);
         await expect(gateway.callTool(server, 'echo', { message: 'after' })).resolves.toEqual({ output: 'Echo: after' });
         expect(proxy.initializes).toHaveLength(2);
       } finally {

@@ -10,9 +10,9 @@ export interface EverythingServer {
   process: ManagedProcess;
 }
 
-/** Starts the published MCP reference server (echo, get-sum, …) on a free port and waits until it listens. */
-export async function startEverythingServer(name: string): Promise<EverythingServer> {
-  const port = await freePort();
+/** Starts the published MCP reference server (echo, get-sum, …) on `port` (a free one by default) and waits until it listens. */
+export async function startEverythingServer(name: string, port?: number): Promise<EverythingServer> {
+  port ??= await freePort();
   const process = new ManagedProcess({
     name,
     command: globalThis.process.execPath,
