@@ -10,7 +10,7 @@ import { McpMetrics } from '../apps/api/src/mcp/mcp-metrics';
 import type { McpCallResult, McpServer } from '../apps/api/src/mcp/mcp-types';
 import { freePort } from '../tools/local-stack/free-port';
 import type { ManagedProcess } from '../tools/local-stack/managed-process';
-import { startEverythingServer } from './support/everything-mcp-server';
+import { startEverythingServer } from '../tools/local-stack/everything-mcp-server';
 
 /**
  * The outbound side of remote MCP tools against real servers on real sockets: the published

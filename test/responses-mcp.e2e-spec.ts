@@ -2,8 +2,8 @@ import { Agent, OpenAIResponsesModel, hostedMcpTool, run, setTracingDisabled } f
 import { createServer } from 'node:net';
 import type { Server } from 'node:net';
 import OpenAI from 'openai';
-import { startEverythingServer } from './support/everything-mcp-server';
-import type { EverythingServer } from './support/everything-mcp-server';
+import { startEverythingServer } from '../tools/local-stack/everything-mcp-server';
+import type { EverythingServer } from '../tools/local-stack/everything-mcp-server';
 import { assertMatchesResponsesSchema } from './support/openai-responses-schema';
 import { eventOutline, expectWellFormedStream, streamResponseEvents } from './support/response-events';
 import { STACK_API_KEY, STACK_MODEL, ServiceStack } from './support/service-stack';

@@ -23,8 +23,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import OpenAI from 'openai';
-import { freePort } from '../../tools/local-stack/free-port';
-import { ManagedProcess } from '../../tools/local-stack/managed-process';
+import { startEverythingServer } from '../../tools/local-stack/everything-mcp-server';
 import { REPO_ROOT } from '../../tools/local-stack/services';
 import { stopEverythingOnSignals } from '../common/cleanup';
 import { numberOption } from '../common/command-line';
@@ -38,20 +37,6 @@ const ENGINE = { kind: 'llama', modelPath: resolve(REPO_ROOT, 'models/tiny-chat.
 const PROMPT = 'Echo the word hello.';
 const WAYS = ['service', 'client'] as const;
 type Way = (typeof WAYS)[number];
-
-/** The reference MCP server over streamable HTTP on a free port. */
-async function startEverything(): Promise<{ url: string; port: number; stop: () => Promise<unknown> }> {
-  const port = await freePort();
-  const server = new ManagedProcess({
-    name: 'mcp-everything',
-    command: process.execPath,
-    args: [resolve(REPO_ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js'), 'streamableHttp'],
-    env: { ...process.env, PORT: String(port) },
-    logFile: resolve(ARTIFACTS_DIR, 'logs', 'mcp-loop-everything.log'),
-  });
-  await server.waitForOutput(/listening on port/i, 30_000);
-  return { url: `http://127.0.0.1:${port}/mcp`, port, stop: () => server.stop('SIGKILL') };
-}
 
 /** One MCP session for one call, as the service's gateway makes it: the call's text output. */
 async function callEcho(url: string, args: Record<string, unknown>): Promise<string> {
@@ -67,7 +52,7 @@ async function callEcho(url: string, args: Record<string, unknown>): Promise<str
 
 async function main(): Promise<void> {
   stopEverythingOnSignals();
-  const everything = await startEverything();
+  const everything = await startEverythingServer('mcp-loop-everything', undefined, resolve(ARTIFACTS_DIR, 'logs', 'mcp-loop-everything.log'));
   const stack = await startServiceStack('responses-mcp-loop', ENGINE, 1, { MCP_ALLOWED_SERVERS: `http://127.0.0.1:${everything.port}/` });
   const { baseUrl, apiKey } = stack.target;
   const openai = new OpenAI({ baseURL: baseUrl, apiKey, maxRetries: 0 });
@@ -153,7 +138,7 @@ async function main(): Promise<void> {
     console.log(`wrote ${file}`);
   } finally {
     await stack.stop();
-    await everything.stop();
+    await everything.process.stop('SIGKILL');
   }
 }
 

@@ -33,6 +33,11 @@ function optionalString(raw: Record<string, unknown>, field: string, at: string)
   return raw[field] === undefined || raw[field] === null ? null : requiredString(raw, field, at);
 }
 
+/** What a call and an approval request both name: the server, the tool, its arguments. */
+function askedCall(raw: Record<string, unknown>, at: string): { server_label: string; name: string; arguments: string } {
+  return { server_label: requiredString(raw, 'server_label', at), name: requiredString(raw, 'name', at), arguments: requiredString(raw, 'arguments', at) };
+}
+
 /** One replayed MCP item, checked as far as the model reads it, and given an id. */
 export function mcpItem(raw: Record<string, unknown>, type: McpItem['type'], at: string): McpItem {
   switch (type) {
@@ -58,9 +63,7 @@ export function mcpItem(raw: Record<string, unknown>, type: McpItem['type'], at:
       return {
         type,
         id: optionalId(raw, at) ?? newItemId('mcp'),
-        server_label: requiredString(raw, 'server_label', at),
-        name: requiredString(raw, 'name', at),
-        arguments: requiredString(raw, 'arguments', at),
+        ...askedCall(raw, at),
         output: optionalString(raw, 'output', at),
         error: isJsonObject(raw.error) ? (raw.error as McpCallError) : null,
         status: status as (typeof CALL_STATUSES)[number],
@@ -68,13 +71,7 @@ export function mcpItem(raw: Record<string, unknown>, type: McpItem['type'], at:
       };
     }
     case 'mcp_approval_request':
-      return {
-        type,
-        id: optionalId(raw, at) ?? newItemId('mcpr'),
-        server_label: requiredString(raw, 'server_label', at),
-        name: requiredString(raw, 'name', at),
-        arguments: requiredString(raw, 'arguments', at),
-      };
+      return { type, id: optionalId(raw, at) ?? newItemId('mcpr'), ...askedCall(raw, at) };
     case 'mcp_approval_response': {
       if (typeof raw.approve !== 'boolean') throw invalid(`'${at}.approve' must be a boolean.`, `${at}.approve`);
       return {

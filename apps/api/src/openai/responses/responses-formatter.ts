@@ -297,8 +297,7 @@ export class ResponseOutput {
 
   /** An MCP call made: `mcp_call.completed` (or `.failed`), then its `output_item.done` with the output or error. */
   settleMcpCall(id: string, result: McpCallResult): void {
-    const outputIndex = this.items.findIndex((item) => item.id === id);
-    const call = this.items[outputIndex] as FunctionCallState & { mcp: McpCallState };
+    const { call, outputIndex } = this.mcpCall(id);
     Object.assign(call.mcp, { settled: true, ...('output' in result ? { output: result.output } : { error: result.error }) });
     this.event('output' in result ? 'response.mcp_call.completed' : 'response.mcp_call.failed', { item_id: id, output_index: outputIndex });
     this.event('response.output_item.done', { output_index: outputIndex, item: functionCallItem(call) });
@@ -307,12 +306,17 @@ export class ResponseOutput {
   /** MCP calls the response will not make (it reached its bound on calls): `incomplete`, and done. */
   abandonMcpCalls(): void {
     for (const pending of this.pendingMcpCalls()) {
-      const outputIndex = this.items.findIndex((item) => item.id === pending.id);
-      const call = this.items[outputIndex] as FunctionCallState & { mcp: McpCallState };
+      const { call, outputIndex } = this.mcpCall(pending.id);
       call.status = 'incomplete';
       call.mcp.settled = true;
       this.event('response.output_item.done', { output_index: outputIndex, item: functionCallItem(call) });
     }
+  }
+
+  /** The MCP call item of this id (one pendingMcpCalls or addApprovedCall gave), and where it stands in the output. */
+  private mcpCall(id: string): { call: FunctionCallState & { mcp: McpCallState }; outputIndex: number } {
+    const outputIndex = this.items.findIndex((item) => item.id === id);
+    return { call: this.items[outputIndex] as FunctionCallState & { mcp: McpCallState }, outputIndex };
   }
 
   /** Emits an event of `type` whose JSON is built by `body` (without its type and sequence number). */

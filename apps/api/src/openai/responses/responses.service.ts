@@ -202,14 +202,15 @@ export class ResponsesService {
     if (!mcp) return runTurn(job, true);
     // A tool loop's servers are listed (and approved calls made) before its first job is admitted.
     if (settings.store) await run.keepFirst();
+    const output = response.betweenTurns();
     let opened: TurnOutcome;
     try {
-      opened = await mcp.open(response.betweenTurns(), history);
+      opened = await mcp.open(output, history);
     } catch (error) {
       return run.fail(error);
     }
     if (opened === 'bounded') return run.finish({ finishReason: 'stop', usage: NO_USAGE }, 'max_tool_calls');
-    return runTurn(opened === 'again' ? nextTurn(response.betweenTurns().snapshot()) : job, false);
+    return runTurn(opened === 'again' ? nextTurn(output.snapshot()) : job, false);
   }
 
   /** The response a `previous_response_id` continues (its history, then its output, come before the input). */
