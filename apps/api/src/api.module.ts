@@ -40,7 +40,7 @@ export class ApiModule {
         ObservabilityModule,
         CompletionQueuesModule,
       ],
-      // Operators' view of the queues; it reads every model's queues and the batch queue.
+      // Operators' view of the queues; it reads every model's queues, the batch queue and the response loops' queue.
       providers: [BullBoardAdmin],
     };
   }

@@ -68,6 +68,10 @@ export function storedCompletionsIndexKey(apiKeyId: string): string {
 export const BATCH_QUEUE_NAME = 'batches';
 export const BATCH_QUEUE_PREFIX = '{batches}';
 
+/** The queue of background responses' remote MCP tool loops (one job per response), processed by the API instances. */
+export const RESPONSE_LOOP_QUEUE_NAME = 'response-loops';
+export const RESPONSE_LOOP_QUEUE_PREFIX = '{response-loops}';
+
 /**
  * The names jobs are added under, one set per queue (BullMQ records them on each job; operators
  * and benchmarks tell a job's kind by it). DO NOT CHANGE THE VALUES: they are in Redis already.
@@ -85,3 +89,8 @@ export const BatchJobName = {
   Batch: 'batch',
 } as const;
 export type BatchJobName = (typeof BatchJobName)[keyof typeof BatchJobName];
+
+export const ResponseLoopJobName = {
+  /** The tool loop of one background response (its id is the response id). */
+  McpLoop: 'mcp-loop',
+} as const;

@@ -8,6 +8,7 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter as BullBoardFastifyAdapter } from '@bull-board/fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BatchQueue } from '../batches/batch-queue';
+import { ResponseLoopQueue } from '../openai/responses/response-loop-queue';
 import { CompletionQueues } from '../pipeline/completion-queues';
 import type { CompletionQueue } from '../pipeline/completion-queues';
 import { ModelRegistry } from '../models/model-registry';
@@ -78,6 +79,7 @@ export class BullBoardAdmin implements OnModuleInit, OnApplicationShutdown {
     private readonly env: ApiEnv,
     private readonly queues: CompletionQueues,
     private readonly batches: BatchQueue,
+    private readonly loops: ResponseLoopQueue,
     private readonly adapterHost: HttpAdapterHost,
     private readonly registry: ModelRegistry,
   ) {}
@@ -98,6 +100,12 @@ export class BullBoardAdmin implements OnModuleInit, OnApplicationShutdown {
         ...this.queues.models.flatMap((model) => viewsOf(this.queues.forModel(model))),
         // One job per batch (its lines are jobs in their model's queue, below interactive ones).
         new BullMQAdapter(this.batches.queue, { allowRetries: false, displayName: 'batches', description: 'Batch coordination, one job per batch' }),
+        // One job per background response with remote MCP tools (its turns are jobs in their model's queue).
+        new BullMQAdapter(this.loops.queue, {
+          allowRetries: false,
+          displayName: 'response loops',
+          description: 'Remote MCP tool loops of background responses, one job per response, carried by the API instances',
+        }),
       ],
       serverAdapter: board,
       options: { uiConfig: { boardTitle: 'Completions' } },

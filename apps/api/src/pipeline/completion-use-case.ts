@@ -18,8 +18,8 @@ export interface CompletionCall {
   owner: string;
   /** Aborts when the client leaves; taken before any await, so one leaving during admission counts. */
   clientGone: AbortSignal;
-  /** The exchange the request log follows (RequestTelemetry links the completion to it). */
-  exchange: FastifyReply;
+  /** The exchange the request log follows (RequestTelemetry links the completion to it); none for a turn no request follows (a background tool loop's). */
+  exchange?: FastifyReply;
   streamed: boolean;
 }
 
@@ -72,7 +72,7 @@ export class CompletionUseCase {
     // From here the runner owns the admission (it gives back what was held on every path).
     const admission = await this.admission.admit(job, owner);
     const kept = door.keep ? await this.keepFirst(door.keep, admission) : undefined;
-    this.telemetry.trackCompletion(exchange, job, streamed);
+    if (exchange) this.telemetry.trackCompletion(exchange, job, streamed);
     const handedOff = door.handOff?.(kept, admission);
     if (handedOff) return handedOff;
     let ending: CompletionEnding;
@@ -80,7 +80,7 @@ export class CompletionUseCase {
       const queued = kept?.store ? { ...job, store: kept.store } : job;
       ending = await this.runner.run(queued, admission, door.response, clientGone, kept?.reply);
     } catch (error) {
-      this.telemetry.completionFailed(exchange, toOpenAiError(error).code);
+      if (exchange) this.telemetry.completionFailed(exchange, toOpenAiError(error).code);
       return door.fail(error, kept);
     }
     await door.finish(ending, kept);

@@ -1,9 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
 import type { CompletionJobInput, OutputPart } from '@app/contracts';
-import type { RedisClient } from '@app/redis';
 import type { FastifyReply } from 'fastify';
-import { COMMANDS_REDIS } from '../../redis/api-redis.module';
 import type { Admission } from '../../pipeline/completion-admission';
 import { CompletionRunner } from '../../pipeline/completion-runner';
 import type { CompletionEnding, DetachedReply } from '../../pipeline/completion-runner';
@@ -19,13 +17,7 @@ import { OUTCOME_FIELD, ResponseSettlement, stateOfAnswer } from './response-set
 import { StoredResponses, storedResponseKeys } from './stored-responses';
 import type { StoredResponseRecord } from './stored-responses';
 
-/**
- * How often the instance following a background job checks the response's cancelled mark: only a
- * safety net for a cancel message lost (its subscriber reconnecting), which CancelMessages brings at once.
- */
-const CANCEL_CHECK_MS = 15_000;
-
-const cancelledError = (): OpenAiError => new OpenAiError(400, 'invalid_request_error', 'The response was cancelled.', null, 'cancelled');
+export const cancelledError = (): OpenAiError => new OpenAiError(400, 'invalid_request_error', 'The response was cancelled.', null, 'cancelled');
 
 /** A run of a background job on this instance, and whether a cancel (on any instance) ended it. */
 interface BackgroundRun {
@@ -75,7 +67,6 @@ export class BackgroundResponses {
     private readonly stored: StoredResponses,
     private readonly settlement: ResponseSettlement,
     private readonly cancelMessages: CancelMessages,
-    @Inject(COMMANDS_REDIS) private readonly redis: RedisClient,
   ) {}
 
   /**
@@ -153,25 +144,9 @@ export class BackgroundResponses {
       stopWhenUnheard: false,
       log: { key: keys.log, keepMs: this.env.RESUME_WINDOW_SECONDS * 1000, maxEvents: this.env.RESUME_MAX_EVENTS },
     };
-    const stop = new AbortController();
-    const watch = this.cancelMessages.watch(job.model, job.id, () => stop.abort());
-    const checkMark = (): void => {
-      this.redis
-        .exists(keys.cancelled)
-        .then((found) => found === 1 && stop.abort())
-        .catch(() => undefined);
-    };
-    // A cancel published before the subscription took hold left its mark.
-    void watch.subscribed.then(checkMark);
-    const check = setInterval(checkMark, CANCEL_CHECK_MS);
-    check.unref();
-    const ending = this.runner.run({ ...job, store }, admission, sink, stop.signal, detached);
-    void ending
-      .finally(() => {
-        clearInterval(check);
-        watch.stop();
-      })
-      .catch(() => undefined);
-    return { ending, cancelled: () => stop.signal.aborted };
+    const cancel = this.cancelMessages.follow(job.model, job.id);
+    const ending = this.runner.run({ ...job, store }, admission, sink, cancel.signal, detached);
+    void ending.finally(cancel.stop).catch(() => undefined);
+    return { ending, cancelled: () => cancel.signal.aborted };
   }
 }

@@ -1,10 +1,17 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { cancellationsChannel } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
-import { SUBSCRIBER_REDIS } from '../../redis/api-redis.module';
+import { COMMANDS_REDIS, SUBSCRIBER_REDIS } from '../../redis/api-redis.module';
+import { storedResponseKeys } from './stored-responses';
 
 /** Stops following a completion's cancel messages. */
 export type StopWatching = () => void;
+
+/**
+ * How often an instance following a background response checks its cancelled mark: only a safety
+ * net for a cancel message lost (its subscriber reconnecting), which the message brings at once.
+ */
+const CANCEL_CHECK_MS = 15_000;
 
 /**
  * A background response's cancel as it happens, on whichever instance follows it: the cancel
@@ -21,7 +28,10 @@ export class CancelMessages {
   /** Channel → its SSUBSCRIBE, confirmed or failed. */
   private readonly subscribed = new Map<string, Promise<void>>();
 
-  constructor(@Inject(SUBSCRIBER_REDIS) private readonly subscriber: RedisClient) {
+  constructor(
+    @Inject(SUBSCRIBER_REDIS) private readonly subscriber: RedisClient,
+    @Inject(COMMANDS_REDIS) private readonly commands: RedisClient,
+  ) {
     subscriber.on('smessage', (channel: string, completionId: string) => this.watched.get(channel)?.get(completionId)?.());
   }
 
@@ -36,6 +46,32 @@ export class CancelMessages {
     if (!forChannel) this.watched.set(channel, (forChannel = new Map<string, () => void>()));
     forChannel.set(completionId, onCancel);
     return { subscribed: this.subscribe(channel), stop: () => forChannel.delete(completionId) };
+  }
+
+  /**
+   * A signal that aborts when background response `id` is cancelled: by its cancel message, or
+   * by its cancelled mark (a cancel published before the subscription took hold left it), checked
+   * once subscribed and then now and then. `stop` once the response is no longer followed.
+   */
+  follow(model: string, id: string): { signal: AbortSignal; stop: StopWatching } {
+    const cancelled = new AbortController();
+    const watch = this.watch(model, id, () => cancelled.abort());
+    const checkMark = (): void => {
+      this.commands
+        .exists(storedResponseKeys(id).cancelled)
+        .then((found) => found === 1 && cancelled.abort())
+        .catch(() => undefined);
+    };
+    void watch.subscribed.then(checkMark);
+    const check = setInterval(checkMark, CANCEL_CHECK_MS);
+    check.unref();
+    return {
+      signal: cancelled.signal,
+      stop: () => {
+        clearInterval(check);
+        watch.stop();
+      },
+    };
   }
 
   private subscribe(channel: string): Promise<void> {

@@ -6,6 +6,7 @@ import { CompletionQueues } from '../../pipeline/completion-queues';
 import { latestAttemptOutput } from '../../pipeline/event-sequence-tracker';
 import type { ConversationItem } from './response-items';
 import { ResponseOutput } from './responses-formatter';
+import { ResponseLoopQueue } from './response-loop-queue';
 import { StoredResponses, storedResponseKeys } from './stored-responses';
 import type { StoredResponseRecord } from './stored-responses';
 
@@ -20,6 +21,7 @@ export class ResponseCancellation {
   constructor(
     private readonly stored: StoredResponses,
     private readonly queues: CompletionQueues,
+    private readonly loops: ResponseLoopQueue,
     @Inject(COMMANDS_REDIS) private readonly redis: RedisClient,
   ) {}
 
@@ -34,6 +36,8 @@ export class ResponseCancellation {
         .forModel(model)
         .remove(id)
         .catch(() => 0),
+      // A tool loop not taken yet never starts; a running one stops on the message below.
+      record.loop ? this.loops.queue.remove(id).catch(() => 0) : 0,
       this.redis.spublish(cancellationsChannel(model), id).catch(() => 0),
       // What the creating instance watches for: a job taken off its queue sends it no event.
       this.redis.set(storedResponseKeys(id).cancelled, '1', 'PX', this.stored.keepMs).catch(() => null),

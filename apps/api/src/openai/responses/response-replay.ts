@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { OpenAiError } from '../../errors/openai-error';
+import { BackgroundMcpLoops } from './background-mcp-loops';
 import { EventLogReplay } from '../common/event-log-replay';
 import { SseResponse } from '../common/sse-response';
 import { PROMPT_PARAM, StreamedResponse } from './responses-replies';
@@ -19,11 +20,14 @@ export class ResponseReplay {
   constructor(
     private readonly replay: EventLogReplay,
     private readonly stored: StoredResponses,
+    private readonly loops: BackgroundMcpLoops,
   ) {}
 
   async stream(record: StoredResponseRecord, after: number, reply: FastifyReply, signal: AbortSignal): Promise<void> {
     const { id, model } = record.identity;
     const streamed = new StreamedResponse(new SseResponse(reply, undefined, { after }), record.identity);
+    // A tool loop's events are in its step log and its turns' logs.
+    if (record.loop) return this.loops.follow(record, streamed, signal);
     const gone = OpenAiError.notFound(`The events of response '${id}' are no longer kept; retrieve it without 'stream'.`, 'response_id');
     await this.replay.replay(
       { id, model, log: storedResponseKeys(id).log, gone },

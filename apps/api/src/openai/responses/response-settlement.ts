@@ -8,6 +8,7 @@ import type { ConversationItem } from './response-items';
 import type { ResponseState } from './response-object';
 import { ResponseOutput } from './responses-formatter';
 import { endedState } from './responses-replies';
+import { ResponseLoopQueue } from './response-loop-queue';
 import { StoredResponses, isOpenStatus, storedResponseKeys } from './stored-responses';
 import type { StoredResponseRecord } from './stored-responses';
 
@@ -44,6 +45,7 @@ export class ResponseSettlement {
   constructor(
     private readonly stored: StoredResponses,
     private readonly queues: CompletionQueues,
+    private readonly loops: ResponseLoopQueue,
     @Inject(COMMANDS_REDIS) private readonly redis: RedisClient,
   ) {}
 
@@ -51,6 +53,7 @@ export class ResponseSettlement {
   async current(record: StoredResponseRecord, failure?: { message: string }): Promise<StoredResponseRecord | undefined> {
     if (!isOpenStatus(record.state.status)) return record;
     const keys = storedResponseKeys(record.identity.id);
+    if (record.loop) return this.currentLoop(record, failure);
     if (!record.identity.settings.background) {
       if ((await this.redis.exists(keys.lease)) === 1) return record;
       return this.stored.endIfOpen(record, failed(failure?.message ?? 'The API instance serving this response stopped before it ended; create it again.'), []);
@@ -72,5 +75,19 @@ export class ResponseSettlement {
     if (isInProgress(jobState)) return { ...record, state: { ...record.state, status: jobState === 'active' ? 'in_progress' : 'queued' } };
     if (jobState === 'unknown' && Date.now() - record.identity.createdAtMs < ENQUEUE_GRACE_MS && failure === undefined) return record;
     return this.stored.endIfOpen(record, failed(failure?.message ?? 'The response ended without an answer.'), []);
+  }
+
+  /**
+   * A background tool loop runs while its job on the loops' queue does (whichever instance carries
+   * it), and records its end before that job completes: a job gone with the record still open failed for good.
+   */
+  private async currentLoop(record: StoredResponseRecord, failure?: { message: string }): Promise<StoredResponseRecord | undefined> {
+    const { id, createdAtMs } = record.identity;
+    const jobState = await this.loops.queue.getJobState(id);
+    if (isInProgress(jobState)) return { ...record, state: { ...record.state, status: jobState === 'active' ? 'in_progress' : 'queued' } };
+    if (jobState === 'unknown' && Date.now() - createdAtMs < ENQUEUE_GRACE_MS && failure === undefined) return record;
+    const latest = await this.stored.find(record.owner, id);
+    if (latest === undefined || !isOpenStatus(latest.state.status)) return latest;
+    return this.stored.endIfOpen(record, failed(failure?.message ?? "The response's tool loop stopped without an answer."), []);
   }
 }

@@ -1,4 +1,4 @@
-import type { OutputPart } from '@app/contracts';
+import type { CompletionUsage, OutputPart } from '@app/contracts';
 import type { FastifyReply } from 'fastify';
 import type { CompletionEnding } from '../../pipeline/completion-runner';
 import type { CompletionSink } from '../../pipeline/completion-sink';
@@ -34,6 +34,20 @@ export function endedState(output: ConversationItem[], ending: CompletionEnding,
 
 /** The usage of a response that ran no model. */
 export const NO_USAGE = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+
+/** Usage of a tool loop's turns together. */
+export const addedUsage = (total: CompletionUsage | undefined, turn: CompletionUsage): CompletionUsage => {
+  if (!total) return turn;
+  const cached = (total.prompt_tokens_details?.cached_tokens ?? 0) + (turn.prompt_tokens_details?.cached_tokens ?? 0);
+  const reasoning = (total.completion_tokens_details?.reasoning_tokens ?? 0) + (turn.completion_tokens_details?.reasoning_tokens ?? 0);
+  return {
+    prompt_tokens: total.prompt_tokens + turn.prompt_tokens,
+    completion_tokens: total.completion_tokens + turn.completion_tokens,
+    total_tokens: total.total_tokens + turn.total_tokens,
+    prompt_tokens_details: { cached_tokens: cached },
+    completion_tokens_details: { reasoning_tokens: reasoning },
+  };
+};
 
 /** This door's prompt, which a failure about the prompt names. */
 export const PROMPT_PARAM = 'input';
@@ -76,18 +90,28 @@ export class InputTokensReply extends BufferedReply {
   }
 }
 
-/** `stream: false`: the Response object in one JSON body, so a lost worker can be retried unnoticed. */
-export class BufferedResponse extends BufferedReply implements ResponseReply {
+/**
+ * A response's output built where no client hears it (a background tool loop's, on the instance
+ * carrying it): a lost worker retries only the current turn's parts, and a failure is the output
+ * so far, failed.
+ */
+export class CollectedResponse implements ResponseReply {
+  readonly canRestart = true;
   readonly promptParam = PROMPT_PARAM;
-  /** The output of the turns before this one (a tool loop's); a lost worker retries only the turn's parts. */
+  /** The current turn's parts; the output holds the turns before it (a tool loop's). */
+  private parts: OutputPart[] = [];
   private readonly output: ResponseOutput;
 
-  constructor(
-    private readonly reply: FastifyReply,
-    private readonly identity: ResponseIdentity,
-  ) {
-    super();
+  constructor(identity: ResponseIdentity) {
     this.output = new ResponseOutput(identity.id, identity.settings);
+  }
+
+  write(parts: OutputPart[]): void {
+    this.parts.push(...parts);
+  }
+
+  restart(): void {
+    this.parts = [];
   }
 
   betweenTurns(): ResponseOutput {
@@ -98,12 +122,41 @@ export class BufferedResponse extends BufferedReply implements ResponseReply {
   }
 
   async finish(ending: CompletionEnding, beforeLast: (outcome: ResponseOutcome) => Promise<void>, cutShortBy?: CutShortBy): Promise<void> {
-    const output = this.output;
-    output.add(this.parts);
-    const items = output.finish(ending.finishReason === 'length');
-    const state = endedState(items, ending, cutShortBy);
-    await beforeLast({ state, output: items });
-    await this.reply.send(responseObject(this.identity, state));
+    await beforeLast(this.outcome(ending, cutShortBy));
+  }
+
+  /** How it stands at its end. */
+  protected outcome(ending: CompletionEnding, cutShortBy?: CutShortBy): ResponseOutcome {
+    this.output.add(this.parts);
+    this.parts = [];
+    const items = this.output.finish(ending.finishReason === 'length');
+    return { state: endedState(items, ending, cutShortBy), output: items };
+  }
+
+  fail(error: unknown): ResponseOutcome {
+    const state = failedState(this.output.snapshot(), toOpenAiError(error));
+    return { state, output: state.output as ConversationItem[] };
+  }
+}
+
+/** `stream: false`: the Response object in one JSON body, so a lost worker can be retried unnoticed. */
+export class BufferedResponse extends CollectedResponse {
+  constructor(
+    private readonly reply: FastifyReply,
+    private readonly identity: ResponseIdentity,
+  ) {
+    super(identity);
+  }
+
+  override async finish(ending: CompletionEnding, beforeLast: (outcome: ResponseOutcome) => Promise<void>, cutShortBy?: CutShortBy): Promise<void> {
+    const outcome = this.outcome(ending, cutShortBy);
+    await beforeLast(outcome);
+    await this.reply.send(responseObject(this.identity, outcome.state));
+  }
+
+  /** Nothing is on the wire yet: rethrown, and the exception filter answers it as an HTTP error. */
+  override fail(error: unknown): ResponseOutcome {
+    throw error;
   }
 }
 

@@ -22,6 +22,10 @@ import { ResponsesWebSocketRoute } from './responses-websocket.route';
 import { ApiKeyGuard } from '../../auth/api-key.guard';
 import { McpModule } from '../../mcp/mcp.module';
 import { McpToolLoop } from './mcp-tool-loop';
+import { BackgroundMcpLoops } from './background-mcp-loops';
+import { LoopReplay } from './mcp-loop-replay';
+import { LoopStepLogs } from './mcp-loop-steps';
+import { ResponseLoopQueue } from './response-loop-queue';
 
 /**
  * The Responses door: `POST /v1/responses`, its stored and background responses, their items,
@@ -49,6 +53,11 @@ import { McpToolLoop } from './mcp-tool-loop';
     ResponseWarmUp,
     ResponsesWebSocketRoute,
     McpToolLoop,
+    BackgroundMcpLoops,
+    LoopReplay,
+    LoopStepLogs,
+    ResponseLoopQueue,
   ],
+  exports: [ResponseLoopQueue],
 })
 export class ResponsesModule {}

@@ -16,8 +16,9 @@ import { conversationOf, toResponseJob } from './responses-job.mapper';
 import { ConversationLocks } from './conversation-locks';
 import { ConversationsService } from './conversations.service';
 import type { ResponseIdentity } from './response-object';
-import { BufferedResponse, InputTokensReply, NO_USAGE, StreamedResponse } from './responses-replies';
+import { addedUsage, BufferedResponse, InputTokensReply, NO_USAGE, StreamedResponse } from './responses-replies';
 import { McpToolLoop } from './mcp-tool-loop';
+import { BackgroundMcpLoops } from './background-mcp-loops';
 import type { TurnOutcome } from './mcp-tool-loop';
 import { ResponseSettlement } from './response-settlement';
 import { ResponseRun } from './response-run';
@@ -38,20 +39,6 @@ export interface CreateResponseCall {
   socket?: SocketTurn;
 }
 
-/** Usage of a tool loop's turns together. */
-const addedUsage = (total: CompletionUsage | undefined, turn: CompletionUsage): CompletionUsage => {
-  if (!total) return turn;
-  const cached = (total.prompt_tokens_details?.cached_tokens ?? 0) + (turn.prompt_tokens_details?.cached_tokens ?? 0);
-  const reasoning = (total.completion_tokens_details?.reasoning_tokens ?? 0) + (turn.completion_tokens_details?.reasoning_tokens ?? 0);
-  return {
-    prompt_tokens: total.prompt_tokens + turn.prompt_tokens,
-    completion_tokens: total.completion_tokens + turn.completion_tokens,
-    total_tokens: total.total_tokens + turn.total_tokens,
-    prompt_tokens_details: { cached_tokens: cached },
-    completion_tokens_details: { reasoning_tokens: reasoning },
-  };
-};
-
 /** OpenAI's `fast` and `ultrafast` are its priority processing. */
 export const requestedTier = (tier: string | undefined): string | undefined => (tier === 'fast' || tier === 'ultrafast' ? 'priority' : tier);
 
@@ -59,7 +46,8 @@ export const requestedTier = (tier: string | undefined): string | undefined => (
  * The Responses door's use case: the conversation a request continues (`previous_response_id`,
  * `item_reference`) mapped to the job the chat door queues (response-job.mapper.ts), and its
  * part of the shared flow (CompletionUseCase): a stored response is recorded first and its end
- * recorded before the client hears it; a background one is handed to BackgroundResponses.
+ * recorded before the client hears it; a background one is handed to BackgroundResponses (or,
+ * with remote MCP tools, BackgroundMcpLoops).
  */
 @Injectable()
 export class ResponsesService {
@@ -73,6 +61,7 @@ export class ResponsesService {
     private readonly conversations: ConversationsService,
     private readonly conversationLocks: ConversationLocks,
     private readonly mcpLoop: McpToolLoop,
+    private readonly mcpLoops: BackgroundMcpLoops,
   ) {}
 
   /**
@@ -148,7 +137,7 @@ export class ResponsesService {
   }
 
   private async respond({ request, owner, acceptedAt, clientGone, reply, socket }: CreateResponseCall, id: string): Promise<void> {
-    const { earlier, history, job: mapped, settings, mcp, turn } = await this.mapped(request, owner, id, acceptedAt, clientGone, socket);
+    const { previous, earlier, history, job: mapped, settings, mcp, turn } = await this.mapped(request, owner, id, acceptedAt, clientGone, socket);
     const job = this.completions.withGrantedTier(mapped, requestedTier(request.service_tier ?? undefined), owner);
     const identity: ResponseIdentity = { id, model: job.model, createdAtMs: acceptedAt, serviceTier: job.schedule.tier ?? 'default', settings };
     const streamed = request.stream === true || socket !== undefined;
@@ -163,6 +152,10 @@ export class ResponsesService {
       state: { status: settings.background ? 'queued' : 'in_progress', output: [] },
       ...(affinityKey ? { affinityKey } : {}),
     };
+    if (mcp && settings.background) {
+      const continuedKey = previous?.affinityKey;
+      return this.mcpLoops.start({ request, record, tools: mcp, continuedKey, tier: job.schedule.tier, streamed, clientGone, reply });
+    }
     const run = new ResponseRun(response, record, this.stored, socket);
     const nextTurn = (output: ConversationItem[], maxOutputTokens = request.max_output_tokens ?? undefined) =>
       this.completions.withGrantedTier(turn(output, output.length, maxOutputTokens), job.schedule.tier, owner);

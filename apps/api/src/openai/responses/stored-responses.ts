@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
-import { aCount, anObject, arrayOf, aString, fields, optional, parseChecked } from '@app/contracts';
+import { aBoolean, aCount, anObject, arrayOf, aString, fields, optional, parseChecked } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import { COMMANDS_REDIS } from '../../redis/api-redis.module';
 import { holdLease } from '../common/completion-lease';
@@ -14,7 +14,9 @@ import type { ResponseIdentity, ResponseState } from './response-object';
  * Redis keys of the Responses API's stored objects. DO NOT CHANGE THE VALUES once shipped: stored
  * responses would be lost. One hash tag per response keeps its keys in one Cluster slot.
  */
-export const storedResponseKeys = (id: string): { record: string; answer: string; failure: string; log: string; lease: string; cancelled: string } => {
+export const storedResponseKeys = (
+  id: string,
+): { record: string; answer: string; failure: string; log: string; lease: string; cancelled: string; steps: string } => {
   const tag = `{response:${id}}`;
   return {
     record: `${tag}:record`,
@@ -23,6 +25,7 @@ export const storedResponseKeys = (id: string): { record: string; answer: string
     log: `${tag}:events`,
     lease: `${tag}:lease`,
     cancelled: `${tag}:cancelled`,
+    steps: `${tag}:loop-steps`,
   };
 };
 
@@ -59,6 +62,8 @@ export interface StoredResponseRecord {
   state: ResponseState;
   /** The affinity key its job was given (its own `prompt_cache_key`, or its chain's): a response continuing it keeps it. */
   affinityKey?: string;
+  /** A background response with remote MCP tools: its loop runs on the loops' queue (BackgroundMcpLoops), turn by turn. */
+  loop?: boolean;
 }
 
 const storedResponseRecord = fields<StoredResponseRecord>({
@@ -68,6 +73,7 @@ const storedResponseRecord = fields<StoredResponseRecord>({
   inputStart: aCount,
   state: anObject,
   affinityKey: optional(aString),
+  loop: optional(aBoolean),
 });
 
 interface StoredItem {
