@@ -171,6 +171,10 @@ describe('Responses: background remote MCP loops, durable across instances', () 
       const ids = ended.output.map((item) => item.id);
       expect(new Set(ids).size).toBe(ids.length);
       expect((await stepsNow()).filter((step) => step.s === 'calling' && step.id === calling.id)).toHaveLength(1);
+      // Operators see the loop carried on and the call interrupted.
+      const metrics = await (await fetch(`${new URL(second.baseUrl).origin}/metrics`)).text();
+      expect(metrics).toMatch(/^llm_api_response_loops_total\{start="carried_on"\} 1$/m);
+      expect(metrics).toMatch(/^llm_api_mcp_calls_interrupted_total 1$/m);
 
       // The whole stream, replayed on the instance that carried it on: no gap, the stored output at its end.
       const events = await replayed(second.baseUrl, created.id);

@@ -7,6 +7,9 @@
  * - `service`: one `POST /v1/responses` with the `mcp` tool, `echo` forced on the first turn: the
  *   service lists the server (cached after the first round), the model calls, the service calls the
  *   server, the model answers (at most one call: `max_tool_calls: 1`);
+ * - `background`: the same request with `background: true, stream: true`: the loop runs on the
+ *   loops' queue (durable: every step logged in Redis before it is taken, each turn followed
+ *   through its event log), and the request follows its stream to the end;
  * - `client`: the client's own loop: `POST /v1/chat/completions` with `echo` as a function tool,
  *   forced; the client calls the server itself (a new MCP session for the call, as a client
  *   without a pool would; the service keeps its sessions per server); a second chat completion
@@ -16,6 +19,8 @@
  * difference, so the machine's drift cancels out; it is the service's cost of carrying the loop
  * (a list from its cache, one more job's round trip, a call on its pooled MCP session) less the
  * client's two HTTP round trips to the service and its own session.
+ *
+ * `background` − `service` is what durability costs per loop.
  *
  * Options: --rounds=40 --warmup=5 --tokens=24. Writes bench/results/responses-mcp-loop.json.
  */
@@ -35,7 +40,7 @@ const WARMUP = numberOption('warmup', 5);
 const TOKENS = numberOption('tokens', 24);
 const ENGINE = { kind: 'llama', modelPath: resolve(REPO_ROOT, 'models/tiny-chat.gguf'), parallelSequences: 1, threads: 1, contextSize: 4096 } as const;
 const PROMPT = 'Echo the word hello.';
-const WAYS = ['service', 'client'] as const;
+const WAYS = ['service', 'background', 'client'] as const;
 type Way = (typeof WAYS)[number];
 
 /** One MCP session for one call, as the service's gateway makes it: the call's text output. */
@@ -67,19 +72,31 @@ async function main(): Promise<void> {
   };
   let clientToolMs = 0;
 
+  const loopRequest = {
+    model: BENCH_MODEL,
+    input: PROMPT,
+    temperature: 0,
+    tools: [{ type: 'mcp' as const, server_label: 'everything', server_url: everything.url, allowed_tools: ['echo'], require_approval: 'never' as const }],
+    tool_choice: { type: 'mcp' as const, server_label: 'everything', name: 'echo' },
+    parallel_tool_calls: false,
+    max_tool_calls: 1,
+    max_output_tokens: TOKENS * 2,
+  };
+  const expectCall = (output: OpenAI.Responses.ResponseOutputItem[]): void => {
+    if (!output.some((item) => item.type === 'mcp_call' && item.output)) throw new Error(`no call made: ${JSON.stringify(output)}`);
+  };
+
   const service = async (): Promise<void> => {
-    const response = await openai.responses.create({
-      model: BENCH_MODEL,
-      input: PROMPT,
-      store: false,
-      temperature: 0,
-      tools: [{ type: 'mcp', server_label: 'everything', server_url: everything.url, allowed_tools: ['echo'], require_approval: 'never' }],
-      tool_choice: { type: 'mcp', server_label: 'everything', name: 'echo' },
-      parallel_tool_calls: false,
-      max_tool_calls: 1,
-      max_output_tokens: TOKENS * 2,
-    });
-    if (!response.output.some((item) => item.type === 'mcp_call' && item.output)) throw new Error(`no call made: ${JSON.stringify(response.output)}`);
+    expectCall((await openai.responses.create({ ...loopRequest, store: false })).output);
+  };
+
+  const background = async (): Promise<void> => {
+    const stream = await openai.responses.create({ ...loopRequest, background: true, stream: true });
+    for await (const event of stream) {
+      if (event.type === 'response.completed' || event.type === 'response.incomplete') return expectCall(event.response.output);
+      if (event.type === 'response.failed' || event.type === 'error') throw new Error(`the background loop failed: ${JSON.stringify(event)}`);
+    }
+    throw new Error('the background loop stream ended without its response');
   };
 
   const client = async (): Promise<void> => {
@@ -95,6 +112,7 @@ async function main(): Promise<void> {
     await openai.chat.completions.create({ ...base, messages, tool_choice: 'auto' });
   };
 
+  const runs: Record<Way, () => Promise<void>> = { service, background, client };
   const timed = async (run: () => Promise<void>): Promise<number> => {
     const startedAt = performance.now();
     await run();
@@ -103,8 +121,10 @@ async function main(): Promise<void> {
   const rounds = async (count: number): Promise<Array<Record<Way | 'clientTool', number>>> => {
     const measured: Array<Record<Way | 'clientTool', number>> = [];
     for (let index = 0; index < count; index++) {
-      const times = { service: 0, client: 0, clientTool: 0 };
-      for (const way of index % 2 === 0 ? WAYS : [...WAYS].reverse()) times[way] = await timed(way === 'service' ? service : client);
+      const times = { service: 0, background: 0, client: 0, clientTool: 0 };
+      // Each way goes first, second and last equally often.
+      const order = [...WAYS.slice(index % WAYS.length), ...WAYS.slice(0, index % WAYS.length)];
+      for (const way of index % 2 === 0 ? order : order.reverse()) times[way] = await timed(runs[way]);
       times.clientTool = clientToolMs;
       measured.push(times);
     }
@@ -116,18 +136,22 @@ async function main(): Promise<void> {
     const measured = await rounds(ROUNDS);
     const summary = (key: Way | 'clientTool') => roundSummary(summarize(measured.map((times) => times[key])), 2);
     const difference = round(median(measured.map((times) => times.service - times.client)), 2);
+    const durability = round(median(measured.map((times) => times.background - times.service)), 2);
     const report = {
-      measured: 'one forced MCP call and the answer after it: on the service (Responses mcp tool) vs a client loop over Chat Completions; paired rounds',
+      measured:
+        'one forced MCP call and the answer after it: on the service (Responses mcp tool), the same as a durable background loop (streamed), and a client loop over Chat Completions; paired rounds',
       settings: { rounds: ROUNDS, warmup: WARMUP, maxTokensPerTurn: TOKENS, engine: { ...ENGINE, modelPath: 'models/tiny-chat.gguf' }, host: '127.0.0.1' },
-      loopMs: { service: summary('service'), client: summary('client') },
+      loopMs: { service: summary('service'), background: summary('background'), client: summary('client') },
       clientToolCallMs: summary('clientTool'),
       medianServiceMinusClientMs: difference,
+      medianBackgroundMinusServiceMs: durability,
     };
     const file = resolve(REPO_ROOT, 'bench/results/responses-mcp-loop.json');
     writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
     console.log(`one MCP loop, ${ROUNDS} paired rounds (ms)        p50     p95     p99`);
     for (const [label, key] of [
       ['service runs the loop (Responses mcp)', 'service'],
+      ['  as a durable background loop, streamed', 'background'],
       ['client runs the loop (2 chat completions)', 'client'],
       ["  of which the client's MCP call", 'clientTool'],
     ] as const) {
@@ -135,6 +159,7 @@ async function main(): Promise<void> {
       console.log(`  ${label.padEnd(42)} ${[p50, p95, p99].map((value) => value.toFixed(2).padStart(7)).join(' ')}`);
     }
     console.log(`median paired difference, service − client: ${difference >= 0 ? '+' : ''}${difference} ms`);
+    console.log(`median paired difference, background − service: ${durability >= 0 ? '+' : ''}${durability} ms`);
     console.log(`wrote ${file}`);
   } finally {
     await stack.stop();

@@ -13,3 +13,4 @@ export type { ModelRegistry } from './models/model-registry';
 export { ConversationStore, conversationKeys } from './openai/responses/conversation-store';
 export type { ConversationRecord } from './openai/responses/conversation-store';
 export { ConversationLocks } from './openai/responses/conversation-locks';
+export { LoopStepLogs, LoopTakenOver } from './openai/responses/mcp-loop-steps';

@@ -5,8 +5,10 @@ import { cancellationsChannel, isRecord } from '@app/contracts';
 import type { GenerateJobInput } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import type { Job } from 'bullmq';
+import { Counter } from 'prom-client';
 import type { FastifyReply } from 'fastify';
 import { COMMANDS_REDIS } from '../../redis/api-redis.module';
+import { ApiMetrics } from '../../observability/api-metrics';
 import { CompletionQueues } from '../../pipeline/completion-queues';
 import type { CompletionEnding } from '../../pipeline/completion-runner';
 import { CompletionUseCase } from '../../pipeline/completion-use-case';
@@ -88,6 +90,8 @@ export interface LoopStart {
 export class BackgroundMcpLoops implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(BackgroundMcpLoops.name);
   private worker: RunningLoopWorker | undefined;
+  private readonly loopsTaken: Counter<'start'>;
+  private readonly interruptedCalls: Counter;
 
   constructor(
     private readonly env: ApiEnv,
@@ -102,7 +106,20 @@ export class BackgroundMcpLoops implements OnApplicationBootstrap, OnApplication
     private readonly cancelMessages: CancelMessages,
     private readonly queues: CompletionQueues,
     @Inject(COMMANDS_REDIS) private readonly redis: RedisClient,
-  ) {}
+    metrics: ApiMetrics,
+  ) {
+    this.loopsTaken = new Counter({
+      name: 'llm_api_response_loops_total',
+      help: 'Background responses\' remote MCP tool loops this instance took from the loops\' queue: new, or carried_on (after the instance carrying it stopped).',
+      labelNames: ['start'] as const,
+      registers: [metrics.registry],
+    });
+    this.interruptedCalls = new Counter({
+      name: 'llm_api_mcp_calls_interrupted_total',
+      help: 'MCP calls found begun and unanswered when a loop was carried on (their instance stopped during them): not made again, settled as interrupted.',
+      registers: [metrics.registry],
+    });
+  }
 
   onApplicationBootstrap(): void {
     this.worker = this.loops.startWorker((job) => this.carry(job));
@@ -157,7 +174,9 @@ export class BackgroundMcpLoops implements OnApplicationBootstrap, OnApplication
     const reply = new CollectedResponse(record.identity);
     const loop = new CarriedLoop(this.parts, record, job.data, request, reply, cancel.signal);
     try {
+      this.loopsTaken.inc({ start: job.stalledCounter > 0 ? 'carried_on' : 'new' });
       const position = await this.replay.replay(record, reply, cancel.signal, { follow: false, recordEnd: (outcome) => this.recordEnd(record, outcome) });
+      this.interruptedCalls.inc(position.interrupted.length);
       if (!position.ended) await loop.carryOn(position);
     } catch (error) {
       if (error instanceof LoopTakenOver) return;

@@ -21,6 +21,7 @@ import { ResponseWarmUp } from './response-warm-up';
 import { ResponsesWebSocketRoute } from './responses-websocket.route';
 import { ApiKeyGuard } from '../../auth/api-key.guard';
 import { McpModule } from '../../mcp/mcp.module';
+import { ObservabilityModule } from '../../observability/observability.module';
 import { McpToolLoop } from './mcp-tool-loop';
 import { BackgroundMcpLoops } from './background-mcp-loops';
 import { LoopReplay } from './mcp-loop-replay';
@@ -33,7 +34,7 @@ import { ResponseLoopQueue } from './response-loop-queue';
  * are responses: one door, since each needs the other and no door imports another.
  */
 @Module({
-  imports: [PipelineModule, OpenAiCommonModule, CompletionQueuesModule, McpModule],
+  imports: [PipelineModule, OpenAiCommonModule, CompletionQueuesModule, McpModule, ObservabilityModule],
   controllers: [ResponsesController, ConversationsController],
   providers: [
     ResponsesService,
