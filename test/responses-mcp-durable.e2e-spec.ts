@@ -3,6 +3,7 @@ import Redis from 'ioredis';
 import OpenAI from 'openai';
 import { startEverythingServer } from '../tools/local-stack/everything-mcp-server';
 import type { EverythingServer } from '../tools/local-stack/everything-mcp-server';
+import type { ManagedProcess } from '../tools/local-stack/managed-process';
 import { basicAuth, boardJob } from './support/bull-board-api';
 import { assertMatchesResponsesSchema } from './support/openai-responses-schema';
 import { expectWellFormedStream, parseResponseEvents, streamResponseEvents } from './support/response-events';
@@ -76,7 +77,13 @@ describe('Responses: background remote MCP loops, durable across instances', () 
     stack = await ServiceStack.start({
       name: 'responses-mcp-durable',
       parallelSequences: 2,
-      apiEnv: { MCP_ALLOWED_SERVERS: `http://127.0.0.1:${everything.port}/`, AFFINITY: 'false', MCP_CALL_TIMEOUT_MS: '20000', ADMIN_PASSWORD: BOARD_PASSWORD },
+      apiEnv: {
+        MCP_ALLOWED_SERVERS: `http://127.0.0.1:${everything.port}/`,
+        AFFINITY: 'false',
+        MCP_CALL_TIMEOUT_MS: '20000',
+        SHUTDOWN_DRAIN_MS: '1000',
+        ADMIN_PASSWORD: BOARD_PASSWORD,
+      },
     });
     client = new OpenAI({ baseURL: stack.baseUrl, apiKey: STACK_API_KEY, maxRetries: 0 });
     redis = new Redis(stack.redis.url);
@@ -147,21 +154,26 @@ describe('Responses: background remote MCP loops, durable across instances', () 
     }
   }, 60_000);
 
+  /** The one API instance alive: each test below stops it and starts the next. */
+  let live: { baseUrl: string; process: ManagedProcess } | undefined;
+
   it('is carried on by another instance when the one making a call is SIGKILLed, without making that call again', async () => {
-    const created = await client.responses.create(echoCall);
-    // The server stops answering (SIGSTOP): the loop's call hangs until its instance is killed.
+    live ??= stack.api;
+    const created = await client.withOptions({ baseURL: live.baseUrl }).responses.create(echoCall);
+    // The server stops answering (SIGSTOP): the loop's call hangs until its instance stops.
     process.kill(everything.process.pid!, 'SIGSTOP');
     let resumedServer = false;
     try {
       const steps = `{response:${created.id}}:loop-steps`;
       const stepsNow = async () => (await redis.xrange(steps, '-', '+')).map(([, fields]) => JSON.parse(fields[1]) as { s: string; id?: string });
       const calling = await waitFor('the loop to begin its call', async () => (await stepsNow()).find((step) => step.s === 'calling'), 30_000);
-      await stack.api.process.stop('SIGKILL');
+      await live.process.stop('SIGKILL');
       process.kill(everything.process.pid!, 'SIGCONT');
       resumedServer = true;
-      const second = await stack.addApi();
+      const next = await stack.addApi();
+      live = next;
 
-      const ended = await settled(second.baseUrl, created.id);
+      const ended = await settled(next.baseUrl, created.id);
       assertMatchesResponsesSchema('Response', ended);
       expect(['completed', 'incomplete']).toContain(ended.status);
       const interrupted = ended.output.find((item) => item.type === 'mcp_call' && item.id === calling.id) as OpenAI.Responses.ResponseOutputItem.McpCall;
@@ -172,17 +184,49 @@ describe('Responses: background remote MCP loops, durable across instances', () 
       expect(new Set(ids).size).toBe(ids.length);
       expect((await stepsNow()).filter((step) => step.s === 'calling' && step.id === calling.id)).toHaveLength(1);
       // Operators see the loop carried on and the call interrupted.
-      const metrics = await (await fetch(`${new URL(second.baseUrl).origin}/metrics`)).text();
+      const metrics = await (await fetch(`${new URL(next.baseUrl).origin}/metrics`)).text();
       expect(metrics).toMatch(/^llm_api_response_loops_total\{start="carried_on"\} 1$/m);
       expect(metrics).toMatch(/^llm_api_mcp_calls_interrupted_total 1$/m);
 
       // The whole stream, replayed on the instance that carried it on: no gap, the stored output at its end.
-      const events = await replayed(second.baseUrl, created.id);
+      const events = await replayed(next.baseUrl, created.id);
       const terminal = events.at(-1)?.event ?? '';
       expectWellFormedStream(events, terminal);
       expect(finalOutput(events)).toEqual(ended.output);
     } finally {
       if (!resumedServer) process.kill(everything.process.pid!, 'SIGCONT');
+    }
+  }, 120_000);
+
+  it('is handed over when the instance carrying it shuts down (SIGTERM) during a model turn, and not failed', async () => {
+    live ??= stack.api;
+    const [worker] = stack.workers;
+    // The worker pauses (SIGSTOP): the loop's first turn waits on the queue while its instance shuts down.
+    process.kill(worker.pid!, 'SIGSTOP');
+    let resumedWorker = false;
+    try {
+      const created = await client.withOptions({ baseURL: live.baseUrl }).responses.create(echoCall);
+      const steps = `{response:${created.id}}:loop-steps`;
+      const stepsNow = async () => (await redis.xrange(steps, '-', '+')).map(([, fields]) => JSON.parse(fields[1]) as { s: string });
+      await waitFor('the loop to queue its first turn', async () => (await stepsNow()).some((step) => step.s === 'turn'), 30_000);
+      // Its drain (SHUTDOWN_DRAIN_MS) ends the turn it follows; the loop is left to another instance, not failed.
+      await live.process.stop('SIGTERM');
+      process.kill(worker.pid!, 'SIGCONT');
+      resumedWorker = true;
+      const next = await stack.addApi();
+      live = next;
+
+      const ended = await settled(next.baseUrl, created.id);
+      expect(['completed', 'incomplete']).toContain(ended.status);
+      expect(ended.output.find((item) => item.type === 'mcp_call')).toMatchObject({ name: 'echo', status: 'completed', error: null });
+      expect((await stepsNow()).map((step) => step.s)).not.toContain('fail');
+      const metrics = await (await fetch(`${new URL(next.baseUrl).origin}/metrics`)).text();
+      expect(metrics).toMatch(/^llm_api_response_loops_total\{start="carried_on"\} 1$/m);
+      const events = await replayed(next.baseUrl, created.id);
+      expectWellFormedStream(events, events.at(-1)?.event ?? '');
+      expect(finalOutput(events)).toEqual(ended.output);
+    } finally {
+      if (!resumedWorker) process.kill(worker.pid!, 'SIGCONT');
     }
   }, 120_000);
 });

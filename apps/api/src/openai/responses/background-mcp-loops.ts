@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import type { BeforeApplicationShutdown, OnApplicationBootstrap } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
 import { cancellationsChannel, isRecord } from '@app/contracts';
 import type { GenerateJobInput } from '@app/contracts';
@@ -87,9 +87,11 @@ export interface LoopStart {
  * instance, replays the logs with the same sequence numbers.
  */
 @Injectable()
-export class BackgroundMcpLoops implements OnApplicationBootstrap, OnApplicationShutdown {
+export class BackgroundMcpLoops implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(BackgroundMcpLoops.name);
   private worker: RunningLoopWorker | undefined;
+  /** Shutting down: loops carried here stop at their next step and are left for another instance. */
+  private closing = false;
   private readonly loopsTaken: Counter<'start'>;
   private readonly interruptedCalls: Counter;
 
@@ -126,7 +128,9 @@ export class BackgroundMcpLoops implements OnApplicationBootstrap, OnApplication
     this.worker.worker.on('error', (error) => this.logger.warn(`tool loops: ${error.message}`));
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** At SIGTERM, before the runner drains: no loop takes another step here, and their jobs stall to another instance. */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.closing = true;
     await this.worker?.close();
   }
 
@@ -179,7 +183,8 @@ export class BackgroundMcpLoops implements OnApplicationBootstrap, OnApplication
       this.interruptedCalls.inc(position.interrupted.length);
       if (!position.ended) await loop.carryOn(position);
     } catch (error) {
-      if (error instanceof LoopTakenOver) return;
+      // Another instance carries it on (this one was taken for dead, or is shutting down).
+      if (error instanceof LoopTakenOver || this.closing) return;
       await loop.fail(cancel.signal.aborted ? cancelledError() : error).catch(() => undefined);
     } finally {
       cancel.stop();
@@ -193,7 +198,7 @@ export class BackgroundMcpLoops implements OnApplicationBootstrap, OnApplication
 
   private get parts(): LoopParts {
     const { env, steps, mcpLoop, completions, seal, queues, redis } = this;
-    return { env, steps, mcpLoop, completions, seal, queues, redis, recordEnd: (record, outcome) => this.recordEnd(record, outcome) };
+    return { env, steps, mcpLoop, completions, seal, queues, redis, recordEnd: (record, outcome) => this.recordEnd(record, outcome), closing: () => this.closing };
   }
 }
 
@@ -207,6 +212,7 @@ interface LoopParts {
   queues: CompletionQueues;
   redis: RedisClient;
   recordEnd: (record: StoredResponseRecord, outcome: ResponseOutcome) => Promise<void>;
+  closing: () => boolean;
 }
 
 /** One loop on the instance that carries it: its turns run and its calls made, each step logged first. */
@@ -228,7 +234,7 @@ class CarriedLoop {
 
   async carryOn(position: LoopPosition): Promise<void> {
     const { mcpLoop } = this.parts;
-    const writer = (this.writer = this.parts.steps.writer(this.record.identity.id, position.tail));
+    const writer = (this.writer = this.parts.steps.writer(this.record.identity.id, position.tail, this.parts.closing));
     const tools = mcpLoop.reopen(this.request, position.listed, writer, position.calls, this.signal);
     let { turnEnding, turns, usage, interrupted } = position;
     let settled = position.settledSinceTurn;

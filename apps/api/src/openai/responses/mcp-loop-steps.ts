@@ -61,7 +61,7 @@ export const UNLOGGED_STEPS: LoopSteps = {
   },
 };
 
-/** Another instance appended a step first: this one no longer carries the loop. */
+/** Another instance appended a step first, or this one is shutting down: it no longer carries the loop. */
 export class LoopTakenOver extends Error {
   constructor(id: string) {
     super(`the tool loop of response ${id} is carried by another instance`);
@@ -112,9 +112,12 @@ export class LoopStepLogs {
     return (read?.[0]?.[1] ?? []).map(([entryId, fields]) => ({ entryId, step: JSON.parse(fields[1]) as LoopStep }));
   }
 
-  /** A writer of response `id`'s steps that appends after `tail` (the last entry its instance read or wrote). */
-  writer(id: string, tail: string): LoopStepWriter {
-    return new LoopStepWriter(this.redis, storedResponseKeys(id).steps, this.keepMs, id, tail);
+  /**
+   * A writer of response `id`'s steps that appends after `tail` (the last entry its instance read
+   * or wrote); once `handingOver` holds (this instance shutting down) it appends nothing more.
+   */
+  writer(id: string, tail: string, handingOver: () => boolean = () => false): LoopStepWriter {
+    return new LoopStepWriter(this.redis, storedResponseKeys(id).steps, this.keepMs, id, tail, handingOver);
   }
 }
 
@@ -126,9 +129,11 @@ export class LoopStepWriter implements LoopSteps {
     private readonly keepMs: number,
     private readonly id: string,
     private tail: string,
+    private readonly handingOver: () => boolean,
   ) {}
 
   async append(step: LoopStep): Promise<void> {
+    if (this.handingOver()) throw new LoopTakenOver(this.id);
     const entryId = await this.redis.appendLoopStep(this.key, this.tail, JSON.stringify(step), this.keepMs);
     if (entryId === null) throw new LoopTakenOver(this.id);
     this.tail = entryId;
