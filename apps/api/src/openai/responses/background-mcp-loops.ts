@@ -112,7 +112,7 @@ export class BackgroundMcpLoops implements OnApplicationBootstrap, BeforeApplica
   ) {
     this.loopsTaken = new Counter({
       name: 'llm_api_response_loops_total',
-      help: 'Background responses\' remote MCP tool loops this instance took from the loops\' queue: new, or carried_on (after the instance carrying it stopped).',
+      help: "Background responses' remote MCP tool loops this instance took from the loops' queue: new, or carried_on (after the instance carrying it stopped).",
       labelNames: ['start'] as const,
       registers: [metrics.registry],
     });
@@ -198,7 +198,17 @@ export class BackgroundMcpLoops implements OnApplicationBootstrap, BeforeApplica
 
   private get parts(): LoopParts {
     const { env, steps, mcpLoop, completions, seal, queues, redis } = this;
-    return { env, steps, mcpLoop, completions, seal, queues, redis, recordEnd: (record, outcome) => this.recordEnd(record, outcome), closing: () => this.closing };
+    return {
+      env,
+      steps,
+      mcpLoop,
+      completions,
+      seal,
+      queues,
+      redis,
+      recordEnd: (record, outcome) => this.recordEnd(record, outcome),
+      closing: () => this.closing,
+    };
   }
 }
 
