@@ -33,7 +33,15 @@ export const GPU_SETTINGS: readonly GpuSetting[] = ['auto', 'cuda', 'vulkan', 'm
  * An engine as the benchmark runs it, both alone and in the worker: the llama.cpp one on `gpu`
  * (the CPU when absent, as by default; `npm run bench -- --gpu cuda` sets it).
  */
-function workerEnv(engine: EngineSpec): NodeJS.ProcessEnv {
+function workerEnv(engine: StackEngine): NodeJS.ProcessEnv {
+  if (engine.kind === 'openai')
+    return {
+      ENGINE: 'openai',
+      UPSTREAM_BASE_URL: engine.baseUrl,
+      UPSTREAM_MODEL: BENCH_MODEL,
+      UPSTREAM_MAX_CONCURRENCY: String(engine.maxConcurrency),
+      CONTEXT_SIZE: String(engine.contextSize),
+    };
   if (engine.kind !== 'synthetic')
     return { ENGINE: engine.kind, GPU: engine.gpu ?? 'false', CONTEXT_SIZE: String(engine.contextSize), ENGINE_CPUS: engine.engineCpus ?? '' };
   return {
@@ -45,11 +53,17 @@ function workerEnv(engine: EngineSpec): NodeJS.ProcessEnv {
   };
 }
 
+/** An engine the stack's worker runs: one the benchmark also drives alone, or an OpenAI-compatible upstream (ENGINE=openai). */
+export type StackEngine = EngineSpec | { kind: 'openai'; baseUrl: string; maxConcurrency: number; contextSize: number };
+
+const isLlama = (engine: StackEngine): engine is Extract<EngineSpec, { kind: 'llama' | 'llama-server' }> =>
+  engine.kind === 'llama' || engine.kind === 'llama-server';
+
 /**
  * Starts a fresh Redis, worker and API, so that nothing one phase left in Redis reaches the next.
  * `apiProcesses` is the API's API_PROCESSES; `apiEnv`, more of the API's settings.
  */
-export async function startServiceStack(label: string, engine: EngineSpec, apiProcesses = 1, apiEnv: NodeJS.ProcessEnv = {}): Promise<ServiceStack> {
+export async function startServiceStack(label: string, engine: StackEngine, apiProcesses = 1, apiEnv: NodeJS.ProcessEnv = {}): Promise<ServiceStack> {
   const logFile = (part: string): string => resolve(ARTIFACTS_DIR, 'logs', `${label}-${part}.log`);
   const started: Array<{ stop: () => Promise<unknown> }> = [];
   const forget = whenInterrupted(() => Promise.allSettled([...started].reverse().map((part) => part.stop())));
@@ -59,9 +73,9 @@ export async function startServiceStack(label: string, engine: EngineSpec, apiPr
     const worker: ManagedProcess = await startWorker({
       redisUrl: redis.url,
       modelName: BENCH_MODEL,
-      modelPath: engine.kind !== 'synthetic' ? engine.modelPath : resolve(REPO_ROOT, 'models/tiny-chat.gguf'),
-      parallelSequences: engine.kind !== 'synthetic' ? engine.parallelSequences : undefined,
-      threads: engine.kind !== 'synthetic' ? engine.threads : 1,
+      modelPath: isLlama(engine) ? engine.modelPath : resolve(REPO_ROOT, 'models/tiny-chat.gguf'),
+      parallelSequences: isLlama(engine) ? engine.parallelSequences : undefined,
+      threads: isLlama(engine) ? engine.threads : 1,
       workerId: `bench-${label}`,
       env: workerEnv(engine),
       logFile: logFile('worker'),
