@@ -14,7 +14,7 @@
  * bench/results/burst-stages.json. Options: --sizes=1,10,100 --bursts=30,15,8 --pause-ms=200
  * (between bursts) --api-processes=N (default: one per core, as deployed).
  */
-import { completionQueueName, completionQueuePrefix } from '@app/contracts';
+import { completionQueueName, completionQueuePrefix, workerQueueName } from '@app/contracts';
 import { Queue } from 'bullmq';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
@@ -93,12 +93,13 @@ function apiRequestLog(): Map<string, LoggedRequest> {
 }
 
 /** Joins each request to its log line and its job, read at once: the queue keeps only the last 1,000 finished jobs. */
-async function measure(queue: Queue, sides: ClientSide[]): Promise<Measured[]> {
+async function measure(queues: Queue[], sides: ClientSide[]): Promise<Measured[]> {
   const log = apiRequestLog();
+  const jobOf = async (id: string) => (await Promise.all(queues.map((queue) => queue.getJob(id)))).find((job) => job !== undefined);
   return Promise.all(
     sides.map(async (side) => {
       const logged = log.get(side.requestId);
-      const job = logged && (await queue.getJob(logged.completionId));
+      const job = logged && (await jobOf(logged.completionId));
       if (!logged || !job?.processedOn) throw new Error(`no request log line or finished job for request ${side.requestId}`);
       return { ...side, ...logged, queuedAt: job.timestamp, activeAt: job.processedOn };
     }),
@@ -125,7 +126,10 @@ async function main(): Promise<void> {
   const plan = plannedBursts();
   stopEverythingOnSignals();
   const stack = await startServiceStack(LABEL, ENGINE, API_PROCESSES);
-  const queue = new Queue(completionQueueName(stack.target.model), { connection: { url: stack.redisUrl }, prefix: completionQueuePrefix(stack.target.model) });
+  // The model's queue, and its worker's own, where prefix-cache affinity places a job.
+  const queues = [completionQueueName(stack.target.model), workerQueueName(stack.target.model, `bench-${LABEL}`)].map(
+    (name) => new Queue(name, { connection: { url: stack.redisUrl }, prefix: completionQueuePrefix(stack.target.model) }),
+  );
   const agent = new Agent({ keepAlive: true, maxSockets: Infinity });
   const workloadRequest = workloadRequests(stack.target);
   const measured = new Map<number, Measured[]>();
@@ -139,7 +143,7 @@ async function main(): Promise<void> {
       }
       // The API writes a request's log line once its response has closed, through a pipe to the log file.
       await sleep(LOG_WRITE_MS);
-      measured.set(size, await measure(queue, sides));
+      measured.set(size, await measure(queues, sides));
     }
     const results: SizeResult[] = [];
     for (const [burstSize, requests] of measured) {
@@ -161,7 +165,7 @@ async function main(): Promise<void> {
     console.log(`wrote ${file}`);
   } finally {
     agent.destroy();
-    await queue.close();
+    await Promise.all(queues.map((queue) => queue.close()));
     await stack.stop();
   }
 }

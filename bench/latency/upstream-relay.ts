@@ -15,6 +15,8 @@
  * machine the service's processes and the client share them. Options: --levels=32,128,512
  * --tokens=200 --pairs=3 --cancels=10. Writes bench/results/upstream-relay.json.
  */
+import { completionQueueName, completionQueuePrefix, workerQueueName } from '@app/contracts';
+import { Queue } from 'bullmq';
 import { writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { resolve } from 'node:path';
@@ -26,7 +28,7 @@ import { numberOption, optionValue } from '../common/command-line';
 import type { HttpTarget } from '../common/driver-protocol';
 import { streamCompletion, workloadRequests } from '../common/http-request';
 import { describeMachine } from '../common/machine';
-import { ARTIFACTS_DIR, startServiceStack } from '../common/service-stack';
+import { ARTIFACTS_DIR, BENCH_MODEL, startServiceStack } from '../common/service-stack';
 import { round, roundSummary, summarize } from '../common/stats';
 import { treeCpuSeconds } from '../service/process-stats';
 
@@ -42,9 +44,18 @@ type Way = (typeof WAYS)[number];
 const epochMs = (): number => performance.timeOrigin + performance.now();
 const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
 
-/** One wave: `streams` streams sent at once; tokens received, the wave's wall time, each stream's time to first token. */
-async function wave(target: HttpTarget, streams: number, agent: Agent): Promise<{ tokens: number; seconds: number; ttftMs: number[] }> {
+/** One wave's numbers: tokens received, its wall time, each stream's time to first token, and when it was sent (epoch ms). */
+interface Wave {
+  tokens: number;
+  seconds: number;
+  ttftMs: number[];
+  sentAt: number;
+}
+
+/** One wave: `streams` streams sent at once. */
+async function wave(target: HttpTarget, streams: number, agent: Agent): Promise<Wave> {
   const request = workloadRequests(target);
+  const sentAt = epochMs();
   const startedAt = performance.now();
   const results = await Promise.all(
     Array.from({ length: streams }, async (_, index) => {
@@ -57,7 +68,15 @@ async function wave(target: HttpTarget, streams: number, agent: Agent): Promise<
     tokens: results.reduce((sum, { tokens }) => sum + tokens, 0),
     seconds: (performance.now() - startedAt) / 1000,
     ttftMs: results.map(({ ttft }) => ttft),
+    sentAt,
   };
+}
+
+/** Where a service wave's first tokens waited: its jobs' times in the queue (BullMQ's), from the wave's sending (one clock). */
+async function queueStages(queues: Queue[], since: number): Promise<{ queuedMs: number[]; activeMs: number[] }> {
+  const found = await Promise.all(queues.map((queue) => queue.getJobs(['completed'], 0, 2000)));
+  const jobs = found.flat().filter((job) => job.timestamp >= since);
+  return { queuedMs: jobs.map((job) => job.timestamp - since), activeMs: jobs.map((job) => (job.processedOn ?? job.timestamp) - since) };
 }
 
 async function main(): Promise<void> {
@@ -75,6 +94,10 @@ async function main(): Promise<void> {
   const stack = await startServiceStack('upstream-relay', { kind: 'openai', baseUrl: `${upstreamUrl}/v1`, maxConcurrency: maxLevel + 16, contextSize: 8192 });
   const targets: Record<Way, HttpTarget> = { direct: { baseUrl: `${upstreamUrl}/v1`, apiKey: 'none', model: 'fast' }, service: stack.target };
   const agent = new Agent({ keepAlive: true, maxSockets: Infinity });
+  // The model's queue and the worker's own (prefix-cache affinity places jobs there).
+  const jobs = [completionQueueName(BENCH_MODEL), workerQueueName(BENCH_MODEL, 'bench-upstream-relay')].map(
+    (name) => new Queue(name, { connection: { url: stack.redisUrl }, prefix: completionQueuePrefix(BENCH_MODEL) }),
+  );
   const processes = { api: stack.pids.api, worker: stack.pids.worker, redis: stack.pids.redis, upstream: upstream.pid ?? 0 };
   const cpuNow = (): Record<string, number> => Object.fromEntries(Object.entries(processes).map(([name, pid]) => [name, treeCpuSeconds(pid)]));
 
@@ -84,13 +107,19 @@ async function main(): Promise<void> {
     const levels = [];
     for (const streams of LEVELS) {
       const pooled = { direct: { tokens: 0, seconds: 0, ttft: [] as number[] }, service: { tokens: 0, seconds: 0, ttft: [] as number[] } };
+      const stages = { queuedMs: [] as number[], activeMs: [] as number[] };
       const cpu: Record<string, number> = { api: 0, worker: 0, redis: 0, upstream: 0 };
       for (let pair = 0; pair < PAIRS; pair++) {
         for (const way of pair % 2 === 0 ? WAYS : [...WAYS].reverse()) {
           const before = cpuNow();
           const result = await wave(targets[way], streams, agent);
           const after = cpuNow();
-          if (way === 'service') for (const name of Object.keys(cpu)) cpu[name] += after[name] - before[name];
+          if (way === 'service') {
+            for (const name of Object.keys(cpu)) cpu[name] += after[name] - before[name];
+            const { queuedMs, activeMs } = await queueStages(jobs, result.sentAt);
+            stages.queuedMs.push(...queuedMs);
+            stages.activeMs.push(...activeMs);
+          }
           pooled[way].tokens += result.tokens;
           pooled[way].seconds += result.seconds;
           pooled[way].ttft.push(...result.ttftMs);
@@ -106,12 +135,16 @@ async function main(): Promise<void> {
         ratio: round(tokensPerSecond('service') / tokensPerSecond('direct'), 3),
         ttftMs: { direct: ttft('direct'), service: ttft('service') },
         ttftAddedMs: { p50: round(ttft('service').p50 - ttft('direct').p50, 2), p99: round(ttft('service').p99 - ttft('direct').p99, 2) },
+        // From the wave's sending: its jobs queued (the API's part), then taken by the worker (BullMQ's `processedOn`).
+        serviceJobsQueuedMs: roundSummary(summarize(stages.queuedMs), 2),
+        serviceJobsActiveMs: roundSummary(summarize(stages.activeMs), 2),
         cpuSecondsPer1000RelayedTokens: perThousand,
       };
       levels.push(level);
       console.log(
         `${String(streams).padStart(4)} streams: ${level.tokensPerSecond.direct} tokens/s direct, ${level.tokensPerSecond.service} through the service (${level.ratio}); ` +
-          `TTFT p50 ${level.ttftMs.direct.p50} → ${level.ttftMs.service.p50} ms, p99 ${level.ttftMs.direct.p99} → ${level.ttftMs.service.p99} ms; ` +
+          `TTFT p50 ${level.ttftMs.direct.p50} → ${level.ttftMs.service.p50} ms, p99 ${level.ttftMs.direct.p99} → ${level.ttftMs.service.p99} ms ` +
+          `(jobs queued p50 ${level.serviceJobsQueuedMs.p50} / max ${level.serviceJobsQueuedMs.max} ms, taken p50 ${level.serviceJobsActiveMs.p50} / max ${level.serviceJobsActiveMs.max} ms); ` +
           `CPU s per 1,000 tokens ${JSON.stringify(perThousand)}`,
       );
     }
@@ -167,6 +200,7 @@ async function main(): Promise<void> {
     console.log(`wrote ${file}`);
   } finally {
     agent.destroy();
+    await Promise.all(jobs.map((queue) => queue.close()));
     await stack.stop();
     await upstream.stop('SIGKILL');
   }
