@@ -2,8 +2,9 @@ import WebSocket from 'ws';
 import { ResponsesSocketClient, finalResponse } from '../support/responses-socket';
 import { STACK_API_KEY, STACK_MODEL, ServiceStack, waitFor } from '../support/service-stack';
 
-const LIFETIME_MS = 4000;
-const PING_INTERVAL_MS = 300;
+const LIFETIME_MS = 6000;
+// Long enough that a pong from a loaded machine (CI on 2 cores) is not taken for a dead peer.
+const PING_INTERVAL_MS = 1000;
 const MAX_PER_KEY = 2;
 
 /** A raw `ws` client's upgrade: opened, or refused with the HTTP status and body the server answered. */
@@ -87,9 +88,9 @@ describe('Responses WebSocket limits', () => {
     });
     expect(await pinged).toBeLessThan(PING_INTERVAL_MS * 3);
     // `ws` answers pings itself: answered, the connection lives on past several intervals.
-    await new Promise((resolve) => setTimeout(resolve, PING_INTERVAL_MS * 4));
+    await new Promise((resolve) => setTimeout(resolve, PING_INTERVAL_MS * 3));
     expect(socket.readyState).toBe(WebSocket.OPEN);
-  });
+  }, 15_000);
 
   it('ends a connection at its lifetime with websocket_connection_limit_reached, then closes it', async () => {
     const client = new ResponsesSocketClient(stack.baseUrl, STACK_API_KEY);
@@ -101,7 +102,7 @@ describe('Responses WebSocket limits', () => {
     expect(Date.now() - openedAt).toBeGreaterThanOrEqual(LIFETIME_MS - 100);
     await waitFor('the socket to close', () => Promise.resolve(client.closed));
     expect(client.closed?.code).toBe(1000);
-  });
+  }, 20_000);
 
   it('cancels the running job when the client disconnects', async () => {
     const queue = stack.queue();
