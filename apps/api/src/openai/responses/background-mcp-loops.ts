@@ -247,7 +247,8 @@ class CarriedLoop {
     const writer = (this.writer = this.parts.steps.writer(this.record.identity.id, position.tail, this.parts.closing));
     const tools = mcpLoop.reopen(this.request, position.listed, writer, position.calls, this.signal);
     let { turnEnding, turns, usage, interrupted } = position;
-    let settled = position.settledSinceTurn;
+    /** Calls were settled since the last turn (or before the first): the next turn answers them. */
+    let callsSinceTurn = position.settledSinceTurn > 0;
     if (position.abandoned) return this.end({ finishReason: 'stop', usage: usage ?? NO_USAGE }, 'max_tool_calls');
     for (;;) {
       const total = { finishReason: 'stop' as const, ...turnEnding, usage: usage ?? NO_USAGE };
@@ -256,12 +257,12 @@ class CarriedLoop {
       const next: TurnOutcome = turnEnding ? await tools.afterTurn(output) : await tools.carryOn(output, interrupted);
       if (next === 'bounded') return this.end(total, 'max_tool_calls');
       if (next === 'ended' && turnEnding) return this.end(total);
-      settled += next === 'again' ? 1 : interrupted.length;
+      callsSinceTurn ||= next === 'again' || interrupted.length > 0;
       interrupted = [];
       const left = this.request.max_output_tokens == null ? undefined : this.request.max_output_tokens - total.usage.completion_tokens;
       if (left !== undefined && left <= 0) return this.end({ ...total, finishReason: 'length' });
       // The request's own turn (its forced tool first) unless calls came before it.
-      const own = turns === 0 && settled === 0;
+      const own = turns === 0 && !callsSinceTurn;
       const asked = own ? this.request : { ...this.request, tool_choice: 'auto', max_output_tokens: left };
       const job = this.turnJob(asked as CreateResponseDto, output.snapshot(), tools);
       // Cancelled during a call: no turn is logged that would never be queued.
@@ -270,7 +271,7 @@ class CarriedLoop {
       turnEnding = await this.runTurn(job);
       usage = addedUsage(usage, turnEnding.usage);
       turns++;
-      settled = 0;
+      callsSinceTurn = false;
     }
   }
 
