@@ -65,23 +65,31 @@ async function main(): Promise<void> {
   const agent = new Agent({ keepAlive: true, maxSockets: Infinity });
   const admitted: Answer[] = [];
   try {
-    // Fill the line: the slots' streams and MAX_WAITING_JOBS more, kept open (their status comes with their first token).
-    const fill = Array.from({ length: ENGINE.slots + MAX_WAITING_JOBS }, (_, index) => {
+    const open = (index: number): void => {
       const abandoned = new AbortController();
       void send(url, apiKey, requestBody(index, model, 3000, true), agent, abandoned.signal).catch(() => undefined);
-      return abandoned;
-    });
-    admitted.push(...fill.map((abandoned) => ({ status: 0, ms: 0, close: () => abandoned.abort() })));
+      admitted.push({ status: 0, ms: 0, close: () => abandoned.abort() });
+    };
     const queues = [completionQueueName(model), workerQueueName(model, 'bench-refusal-burst')].map(
       (name) => new Queue(name, { connection: { url: stack.redisUrl }, prefix: completionQueuePrefix(model) }),
     );
-    for (let waited = 0; ; waited += 50) {
-      const waiting = (await Promise.all(queues.map((queue) => queue.getWaitingCount()))).reduce((sum, count) => sum + count, 0);
-      if (waiting >= MAX_WAITING_JOBS) break;
-      if (waited > 30_000) throw new Error(`the line never filled (${waiting} waiting)`);
-      await sleep(50);
+    try {
+      // Fill the line: the slots' streams, then MAX_WAITING_JOBS more, kept open (their status comes with
+      // their first token). Counted as the service counts the line: waiting jobs, and those a worker took
+      // beyond its slots (they wait in its slot gate); topped up while some were refused on the way in.
+      for (let index = 0; index < ENGINE.slots + MAX_WAITING_JOBS; index++) open(index);
+      for (let waited = 0; ; waited += 100) {
+        await sleep(100);
+        const counts = await Promise.all(queues.map((queue) => queue.getJobCounts('wait', 'prioritized', 'active')));
+        const active = counts.reduce((sum, count) => sum + count.active, 0);
+        const inLine = counts.reduce((sum, { wait, prioritized }) => sum + wait + prioritized, 0) + Math.max(0, active - ENGINE.slots);
+        if (inLine >= MAX_WAITING_JOBS) break;
+        if (waited > 30_000) throw new Error(`the line never filled (${inLine} in line, ${active} running)`);
+        for (let missing = MAX_WAITING_JOBS - inLine; missing > 0; missing--) open(admitted.length);
+      }
+    } finally {
+      await Promise.all(queues.map((queue) => queue.close()));
     }
-    await Promise.all(queues.map((queue) => queue.close()));
     const probe = await send(url, apiKey, requestBody(999, model, 16, true), agent);
     if (probe.status !== 503) throw new Error(`a request into the full line got HTTP ${probe.status}`);
     const bursts: Array<{ refusedMs: Summary; notRefused: number }> = [];

@@ -16,17 +16,12 @@ import { CompletionWatch } from './completion-watch';
 import type { CompletionEnding } from './completion-watch';
 import { streamBrokenError } from './event-sequence-tracker';
 import type { PlacedJob } from './placed-job';
+import { queueFull } from './waiting-limit';
 
 export type { CompletionEnding } from './completion-watch';
 
 const NO_USAGE = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
 
-const QUEUE_FULL = 'queue_full';
-
-const queueFull = (model: string): OpenAiError => OpenAiError.unavailable(`Too many requests are waiting for ${model}. Please retry shortly.`, QUEUE_FULL, 2);
-
-/** The runner refused the job because the queue was full: nothing of it was queued. */
-export const isQueueFull = (error: unknown): boolean => error instanceof OpenAiError && error.code === QUEUE_FULL;
 
 /**
  * How a stored completion's events travel besides this instance's channel: logged for a resumed

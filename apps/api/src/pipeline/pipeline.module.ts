@@ -13,6 +13,7 @@ import { CompletionUseCase } from './completion-use-case';
 import { ExpressLane } from './express-lane';
 import { FairShare } from './fair-share';
 import { FairShareCounters } from './fair-share-counters';
+import { QueueRoom } from './queue-room';
 import { ServiceTiers } from './service-tiers';
 import { WaitingLimit } from './waiting-limit';
 
@@ -36,7 +37,8 @@ import { WaitingLimit } from './waiting-limit';
     ServiceTiers,
     RequestTelemetry,
     CompletionUseCase,
+    QueueRoom,
   ],
-  exports: [CompletionUseCase, CompletionRunner],
+  exports: [CompletionUseCase, CompletionRunner, QueueRoom],
 })
 export class PipelineModule {}

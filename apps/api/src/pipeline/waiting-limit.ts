@@ -3,12 +3,16 @@ import { BATCH_SCORE_FLOOR, expressQueueName, workerQueueName } from '@app/contr
 import type { CompletionJobData } from '@app/contracts';
 import type { RedisClient } from '@app/redis';
 import type { JobsOptions } from 'bullmq';
+import { OpenAiError } from '../errors/openai-error';
 import { ModelRegistry } from '../models/model-registry';
 import { COMMANDS_REDIS } from '../redis/api-redis.module';
 import type { CompletionQueue } from './completion-queues';
 
 /** How long a held place counts at most (an API instance that died holding one leaks nothing for long). */
 const HOLD_MS = 10_000;
+
+/** How long after a model's line was found full its requests count it before any other work (stillFull). */
+const FULL_LINE_WATCH_MS = 1000;
 
 /**
  * The jobs waiting on a model's shared queue as the depth limit counts them, for every script that
@@ -80,6 +84,16 @@ redis.call('PEXPIRE', KEYS[3], ARGV[2])
 return 1
 `;
 
+/**
+ * KEYS: the held places. ARGV as HOLD_OR_REFUSE_LUA's from the batch lines' floor on (its ARGV[3]
+ * onwards): counts the model's waiting jobs, and changes nothing.
+ */
+const COUNT_WAITING_LUA = `${MODEL_WAITING_LUA}
+local workerIds = {}
+for index = 6, #ARGV do workerIds[#workerIds + 1] = ARGV[index] end
+return modelWaiting(ARGV[2], KEYS[1], ARGV[1], ARGV[3], ARGV[4], tonumber(ARGV[5]), workerIds)
+`;
+
 /** KEYS: the held places, the job's key. Gives the place up, or removes a refusal's mark. */
 const SETTLE_LUA = `
 redis.call('ZREM', KEYS[1], KEYS[2])
@@ -102,8 +116,18 @@ type WithWaitingLimit = RedisClient & {
     slots: number,
     ...workerIds: string[]
   ): Promise<number>;
+  countWaiting(held: string, batchScoreFloor: number, sharedKey: string, workerQueuePrefix: string, expressKey: string, slots: number, ...workerIds: string[]): Promise<number>;
   settlePlace(held: string, job: string): Promise<number>;
 };
+
+const QUEUE_FULL = 'queue_full';
+
+/** The answer to a request for a model whose waiting line is full: nothing of it was queued. */
+export const queueFull = (model: string): OpenAiError =>
+  OpenAiError.unavailable(`Too many requests are waiting for ${model}. Please retry shortly.`, QUEUE_FULL, 2);
+
+/** The job was refused because its model's line was full: nothing of it was queued. */
+export const isQueueFull = (error: unknown): boolean => error instanceof OpenAiError && error.code === QUEUE_FULL;
 
 /**
  * The model's waiting limit (MAX_WAITING_JOBS), applied as a job is added to any of its queues and
@@ -115,12 +139,15 @@ type WithWaitingLimit = RedisClient & {
 @Injectable()
 export class WaitingLimit {
   private readonly redis: WithWaitingLimit;
+  /** When each model's line was last found full here (epoch ms). */
+  private readonly foundFull = new Map<string, number>();
 
   constructor(
     @Inject(COMMANDS_REDIS) redis: RedisClient,
     private readonly models: ModelRegistry,
   ) {
     redis.defineCommand('holdPlaceOrRefuse', { numberOfKeys: 4, lua: HOLD_OR_REFUSE_LUA });
+    redis.defineCommand('countWaiting', { numberOfKeys: 1, lua: COUNT_WAITING_LUA });
     redis.defineCommand('settlePlace', { numberOfKeys: 2, lua: SETTLE_LUA });
     this.redis = redis as WithWaitingLimit;
   }
@@ -139,8 +166,6 @@ export class WaitingLimit {
   ): Promise<boolean> {
     const { jobId } = options;
     const [held, job] = [shared.toKey('held-places'), target.toKey(jobId)];
-    const workers = this.models.liveWorkers(data.model);
-    const slots = workers.reduce((sum, worker) => sum + worker.slots, 0);
     // Not awaited: Redis runs commands of one connection in order, so the add comes after it.
     const place = this.redis.holdPlaceOrRefuse(
       shared.toKey('wait'),
@@ -149,20 +174,43 @@ export class WaitingLimit {
       job,
       limit,
       HOLD_MS,
-      BATCH_SCORE_FLOOR,
-      shared.toKey(''),
-      `${shared.opts.prefix}:${workerQueueName(data.model, '')}`,
-      `${shared.opts.prefix}:${expressQueueName(data.model)}:`,
-      slots,
-      ...workers.map((worker) => worker.workerId),
+      ...this.modelLine(shared, data.model),
     );
     const added = target.add(name, data, options);
     try {
       const [placed] = await Promise.all([place, added]);
+      if (placed !== 1) this.foundFull.set(data.model, Date.now());
       return placed === 1;
     } finally {
       // The job counts itself now, if it is in the queue at all.
       this.redis.settlePlace(held, job).catch(() => undefined); // both expire by themselves anyway
     }
+  }
+
+  /**
+   * Whether the model's line is still full, asked for a request before anything is done for it:
+   * false at once unless its line was found full here within FULL_LINE_WATCH_MS (an add refused,
+   * or this count); then one read-only count of the line answers, as the add would count it.
+   */
+  async stillFull(shared: CompletionQueue, model: string, limit: number): Promise<boolean> {
+    if (Date.now() - (this.foundFull.get(model) ?? 0) > FULL_LINE_WATCH_MS) return false;
+    const full = (await this.redis.countWaiting(shared.toKey('held-places'), ...this.modelLine(shared, model))) >= limit;
+    if (full) this.foundFull.set(model, Date.now());
+    else this.foundFull.delete(model);
+    return full;
+  }
+
+  /** The arguments every count of the model's line takes: where its queues' keys start, the live workers' sequences and ids. */
+  private modelLine(shared: CompletionQueue, model: string): [number, string, string, string, number, ...string[]] {
+    const workers = this.models.liveWorkers(model);
+    const slots = workers.reduce((sum, worker) => sum + worker.slots, 0);
+    return [
+      BATCH_SCORE_FLOOR,
+      shared.toKey(''),
+      `${shared.opts.prefix}:${workerQueueName(model, '')}`,
+      `${shared.opts.prefix}:${expressQueueName(model)}:`,
+      slots,
+      ...workers.map((worker) => worker.workerId),
+    ];
   }
 }

@@ -2,6 +2,7 @@ import { Body, Controller, HttpCode, Post, Req, Res, UseGuards } from '@nestjs/c
 import type { GenerateJobInput } from '@app/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiKeyGuard, callerOf } from '../../auth/api-key.guard';
+import { QueueRoomGuard } from '../../pipeline/queue-room';
 import { clientGoneSignal } from '../../http/client-gone-signal';
 import { ChatCompletionRequestDto } from './chat-request.dto';
 import { ChatCompletionFormatter } from './chat-formatter';
@@ -12,7 +13,7 @@ import { newCompletionId } from './completion-ids';
 
 /** The chat door's route: HTTP in (body, caller, disconnect), the service's run, and HTTP out (JSON body or SSE). */
 @Controller('v1/chat')
-@UseGuards(ApiKeyGuard)
+@UseGuards(ApiKeyGuard, QueueRoomGuard)
 export class ChatCompletionsController {
   constructor(private readonly completions: ChatCompletionService) {}
 

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
 import type { GenerateJobInput } from '@app/contracts';
 import type { FastifyReply } from 'fastify';
-import { isQueueFull } from '../../pipeline/completion-runner';
+import { isQueueFull } from '../../pipeline/waiting-limit';
 import { CompletionUseCase } from '../../pipeline/completion-use-case';
 import type { ChatCompletionRequestDto } from './chat-request.dto';
 import type { ChatCompletionResponse } from './chat-replies';

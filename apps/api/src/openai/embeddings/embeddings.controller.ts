@@ -1,13 +1,14 @@
 import { Body, Controller, HttpCode, Post, Req, Res, UseGuards } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiKeyGuard, callerOf } from '../../auth/api-key.guard';
+import { QueueRoomGuard } from '../../pipeline/queue-room';
 import { clientGoneSignal } from '../../http/client-gone-signal';
 import { EmbeddingsRequestDto } from './embeddings-request.dto';
 import { EmbeddingsService } from './embeddings.service';
 
 /** The embeddings door's route: `POST /v1/embeddings`, answered as one JSON body. */
 @Controller('v1')
-@UseGuards(ApiKeyGuard)
+@UseGuards(ApiKeyGuard, QueueRoomGuard)
 export class EmbeddingsController {
   constructor(private readonly embeddings: EmbeddingsService) {}
 

@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiKeyGuard, callerOf } from '../../auth/api-key.guard';
+import { QueueRoomGuard } from '../../pipeline/queue-room';
 import { OpenAiError } from '../../errors/openai-error';
 import { clientGoneSignal } from '../../http/client-gone-signal';
 import { cursorPage, parseCursorQuery } from '../../http/cursor-query';
@@ -44,6 +45,7 @@ export class ResponsesController {
   ) {}
 
   @Post()
+  @UseGuards(QueueRoomGuard)
   @HttpCode(200)
   async create(@Body() request: CreateResponseDto, @Req() http: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const acceptedAt = Date.now();
@@ -54,6 +56,7 @@ export class ResponsesController {
 
   /** OpenAI's compaction of a conversation: its last user messages and one sealed `compaction` item (compaction/). */
   @Post('compact')
+  @UseGuards(QueueRoomGuard)
   @HttpCode(200)
   async compact(@Body() request: CompactRequestDto, @Req() http: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const acceptedAt = Date.now();
@@ -63,6 +66,7 @@ export class ResponsesController {
 
   /** OpenAI's count of a request's input tokens: the body of `POST /v1/responses`, answered `{object: "response.input_tokens", input_tokens}`. */
   @Post('input_tokens')
+  @UseGuards(QueueRoomGuard)
   @HttpCode(200)
   async inputTokens(@Body() request: CreateResponseDto, @Req() http: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const acceptedAt = Date.now();

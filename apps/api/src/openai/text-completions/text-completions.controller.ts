@@ -1,13 +1,14 @@
 import { Body, Controller, HttpCode, Post, Req, Res, UseGuards } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiKeyGuard, callerOf } from '../../auth/api-key.guard';
+import { QueueRoomGuard } from '../../pipeline/queue-room';
 import { clientGoneSignal } from '../../http/client-gone-signal';
 import { TextCompletionRequestDto } from './text-completion-request.dto';
 import { TextCompletionsService } from './text-completions.service';
 
 /** The legacy completions door's route: `POST /v1/completions`, a JSON body or SSE. */
 @Controller('v1')
-@UseGuards(ApiKeyGuard)
+@UseGuards(ApiKeyGuard, QueueRoomGuard)
 export class TextCompletionsController {
   constructor(private readonly completions: TextCompletionsService) {}
 
