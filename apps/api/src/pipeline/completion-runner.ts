@@ -22,7 +22,6 @@ export type { CompletionEnding } from './completion-watch';
 
 const NO_USAGE = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
 
-
 /**
  * How a stored completion's events travel besides this instance's channel: logged for a resumed
  * stream, and stopped by its lease (or, answered in the background, never) rather than by its

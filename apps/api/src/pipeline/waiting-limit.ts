@@ -116,7 +116,15 @@ type WithWaitingLimit = RedisClient & {
     slots: number,
     ...workerIds: string[]
   ): Promise<number>;
-  countWaiting(held: string, batchScoreFloor: number, sharedKey: string, workerQueuePrefix: string, expressKey: string, slots: number, ...workerIds: string[]): Promise<number>;
+  countWaiting(
+    held: string,
+    batchScoreFloor: number,
+    sharedKey: string,
+    workerQueuePrefix: string,
+    expressKey: string,
+    slots: number,
+    ...workerIds: string[]
+  ): Promise<number>;
   settlePlace(held: string, job: string): Promise<number>;
 };
 
