@@ -10,7 +10,8 @@
  *     the move to active, or the previous job's move to finished that fetched it);
  *   active → first text: that round trip, the worker's start and first event, the API's relay,
  *     the client's read.
- * The first burst of each size warms sockets and code up and is left out. Writes
+ * The first burst of each size warms sockets and code up and is left out of its size's figures;
+ * the very first burst after start (cold code, new sockets) is reported apart. Writes
  * bench/results/burst-stages.json. Options: --sizes=1,10,100 --bursts=30,15,8 --pause-ms=200
  * (between bursts) --api-processes=N (default: one per core, as deployed).
  */
@@ -112,6 +113,19 @@ interface SizeResult {
   stagesMs: Record<Stage, Summary>;
 }
 
+/** Each request's time in every stage, summarised. */
+function stagesOf(requests: Measured[]): Record<Stage, Summary> {
+  const samples = Object.fromEntries(STAGES.map((stage) => [stage, [] as number[]])) as Record<Stage, number[]>;
+  for (const request_ of requests) {
+    samples['client → API'].push(request_.arrivedAt - request_.sentAt);
+    samples['API → queued'].push(request_.queuedAt - request_.arrivedAt);
+    samples['queued → active'].push(request_.activeAt - request_.queuedAt);
+    samples['active → first text'].push(request_.firstTextAt - request_.activeAt);
+    samples['time to first text'].push(request_.firstTextAt - request_.sentAt);
+  }
+  return Object.fromEntries(STAGES.map((stage) => [stage, roundSummary(summarize(samples[stage]))])) as Record<Stage, Summary>;
+}
+
 /** Bursts of each size, the warm-up included; refused before anything starts when the queue would not keep their jobs. */
 function plannedBursts(): Array<{ size: number; bursts: number }> {
   return SIZES.map((size, index) => {
@@ -133,35 +147,31 @@ async function main(): Promise<void> {
   const agent = new Agent({ keepAlive: true, maxSockets: Infinity });
   const workloadRequest = workloadRequests(stack.target);
   const measured = new Map<number, Measured[]>();
+  let firstSides: ClientSide[] = [];
   try {
     for (const { size, bursts } of plan) {
       const sides: ClientSide[] = [];
       for (let burst = 0; burst <= bursts; burst++) {
         const answered = await Promise.all(Array.from({ length: size }, (_, request_) => streamOne(workloadRequest, agent, request_)));
         if (burst > 0) sides.push(...answered);
+        else if (measured.size === 0 && firstSides.length === 0) firstSides = answered;
         await sleep(PAUSE_MS);
       }
       // The API writes a request's log line once its response has closed, through a pipe to the log file.
       await sleep(LOG_WRITE_MS);
       measured.set(size, await measure(queues, sides));
     }
+    const firstBurst = { burstSize: firstSides.length, stagesMs: stagesOf(await measure(queues, firstSides)) };
+    print(firstBurst.burstSize, firstBurst.stagesMs, 'the first burst after start');
     const results: SizeResult[] = [];
     for (const [burstSize, requests] of measured) {
-      const samples = Object.fromEntries(STAGES.map((stage) => [stage, [] as number[]])) as Record<Stage, number[]>;
-      for (const request_ of requests) {
-        samples['client → API'].push(request_.arrivedAt - request_.sentAt);
-        samples['API → queued'].push(request_.queuedAt - request_.arrivedAt);
-        samples['queued → active'].push(request_.activeAt - request_.queuedAt);
-        samples['active → first text'].push(request_.firstTextAt - request_.activeAt);
-        samples['time to first text'].push(request_.firstTextAt - request_.sentAt);
-      }
-      const stagesMs = Object.fromEntries(STAGES.map((stage) => [stage, roundSummary(summarize(samples[stage]))])) as Record<Stage, Summary>;
+      const stagesMs = stagesOf(requests);
       results.push({ burstSize, bursts: requests.length / burstSize, stagesMs });
       print(burstSize, stagesMs);
     }
     const file = resolve(REPO_ROOT, 'bench/results/burst-stages.json');
     const settings = { cpus: availableParallelism(), apiProcesses: API_PROCESSES, pauseMs: PAUSE_MS, engine: ENGINE };
-    writeFileSync(file, `${JSON.stringify({ date: new Date().toISOString(), settings, results }, null, 2)}\n`);
+    writeFileSync(file, `${JSON.stringify({ date: new Date().toISOString(), settings, firstBurst, results }, null, 2)}\n`);
     console.log(`wrote ${file}`);
   } finally {
     agent.destroy();
@@ -170,8 +180,8 @@ async function main(): Promise<void> {
   }
 }
 
-function print(burstSize: number, stages: Record<Stage, Summary>): void {
-  console.log(`\n${burstSize} stream${burstSize === 1 ? '' : 's'} at once (ms)      p50     p95     max`);
+function print(burstSize: number, stages: Record<Stage, Summary>, which = 'warm bursts'): void {
+  console.log(`\n${burstSize} stream${burstSize === 1 ? '' : 's'} at once, ${which} (ms)      p50     p95     max`);
   for (const stage of STAGES) {
     const { p50, p95, max } = stages[stage];
     console.log(`  ${stage.padEnd(22)} ${[p50, p95, max].map((value) => value.toFixed(1).padStart(7)).join(' ')}`);
