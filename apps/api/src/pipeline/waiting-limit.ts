@@ -101,30 +101,12 @@ if redis.call('HGET', KEYS[2], 'refused') then redis.call('DEL', KEYS[2]) end
 return 0
 `;
 
+/** What every count of a model's line takes after its own keys: where the model's queues' keys start, the live workers' sequences together and their ids. */
+type ModelLine = [batchScoreFloor: number, sharedKey: string, workerQueuePrefix: string, expressKey: string, slots: number, ...workerIds: string[]];
+
 type WithWaitingLimit = RedisClient & {
-  holdPlaceOrRefuse(
-    wait: string,
-    prioritized: string,
-    held: string,
-    job: string,
-    limit: number,
-    holdMs: number,
-    batchScoreFloor: number,
-    sharedKey: string,
-    workerQueuePrefix: string,
-    expressKey: string,
-    slots: number,
-    ...workerIds: string[]
-  ): Promise<number>;
-  countWaiting(
-    held: string,
-    batchScoreFloor: number,
-    sharedKey: string,
-    workerQueuePrefix: string,
-    expressKey: string,
-    slots: number,
-    ...workerIds: string[]
-  ): Promise<number>;
+  holdPlaceOrRefuse(wait: string, prioritized: string, held: string, job: string, limit: number, holdMs: number, ...line: ModelLine): Promise<number>;
+  countWaiting(held: string, ...line: ModelLine): Promise<number>;
   settlePlace(held: string, job: string): Promise<number>;
 };
 
@@ -208,8 +190,8 @@ export class WaitingLimit {
     return full;
   }
 
-  /** The arguments every count of the model's line takes: where its queues' keys start, the live workers' sequences and ids. */
-  private modelLine(shared: CompletionQueue, model: string): [number, string, string, string, number, ...string[]] {
+  /** The model's line as its counts take it (ModelLine). */
+  private modelLine(shared: CompletionQueue, model: string): ModelLine {
     const workers = this.models.liveWorkers(model);
     const slots = workers.reduce((sum, worker) => sum + worker.slots, 0);
     return [
