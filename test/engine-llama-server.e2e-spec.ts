@@ -4,6 +4,8 @@ import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { REPO_ROOT, workerHealthUrl } from '../tools/local-stack/services';
 import OpenAI from 'openai';
+import { engineInfill } from './support/llama-reference';
+import { assertMatchesEmbeddingsSchema } from './support/openai-embeddings-schema';
 import { assertMatchesSchema } from './support/openai-schema';
 import { STACK_API_KEY, ServiceStack, waitFor } from './support/service-stack';
 import { e2eStack } from './support/stack-env';
@@ -20,6 +22,8 @@ describe('ENGINE=llama-server', () => {
   const model = 'tiny-chat';
   const thinking = 'tiny-think';
   const sidecarModel = 'tiny-fables';
+  /** tiny-chat's weights with fill-in-the-middle tokens. */
+  const fimModel = 'tiny-fim';
   let stack: ServiceStack;
   let client: OpenAI;
   const question: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Tell me about the rabbit.' }];
@@ -29,11 +33,12 @@ describe('ENGINE=llama-server', () => {
       name: 'llama-server',
       workers: 0,
       parallelSequences: 2,
-      models: [model, thinking, sidecarModel],
+      models: [model, thinking, sidecarModel, fimModel],
       workerEnv: { ENGINE: 'llama-server' },
     });
     await stack.addWorker({}, model);
     await stack.addWorker({}, thinking);
+    await stack.addWorker({}, fimModel);
     client = new OpenAI({ baseURL: stack.baseUrl, apiKey: STACK_API_KEY, maxRetries: 0 });
   });
   afterAll(() => stack?.stop());
@@ -105,6 +110,65 @@ describe('ENGINE=llama-server', () => {
       expect(token.logprob).toBeLessThanOrEqual(0);
       expect(token.logprob).toBeCloseTo(token.top_logprobs[0].logprob, 5);
     }
+  });
+
+  describe('plain prompts (POST /v1/completions)', () => {
+    const prompts = ['The rabbit ran down the hole and', 'Once the fox'];
+    const spelled = async (text: string): Promise<number[]> => {
+      const response = await fetch(`${new URL(stack.baseUrl).origin}/tokenize`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${STACK_API_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model, prompt: text, add_special_tokens: false }),
+      });
+      return ((await response.json()) as { tokens: number[] }).tokens;
+    };
+
+    it('completes text and token ids greedily as the llama engine does, several prompts at once, counted alike', async () => {
+      const request = { model, prompt: prompts, max_tokens: 12, temperature: 0 };
+      const [served, reference] = await Promise.all([client.completions.create(request), llamaEngine.completions.create(request)]);
+      assertMatchesEmbeddingsSchema('CreateCompletionResponse', served);
+      expect(served.choices.map((choice) => choice.text)).toEqual(reference.choices.map((choice) => choice.text));
+      expect(served.choices.map((choice) => choice.finish_reason)).toEqual(reference.choices.map((choice) => choice.finish_reason));
+      expect(served.choices[0].text).toMatch(/[a-z]{2,}/);
+      expect(served.usage).toMatchObject({ prompt_tokens: reference.usage?.prompt_tokens, completion_tokens: reference.usage?.completion_tokens });
+      const byIds = await client.completions.create({ ...request, prompt: await spelled(prompts[0]) });
+      expect(byIds.choices[0].text).toBe(served.choices[0].text);
+    });
+
+    it('echoes the prompt before the answer (alone with max_tokens 0), streams deltas that add up to it, and ends at a stop sequence', async () => {
+      const request = { model, prompt: prompts[0], max_tokens: 10, temperature: 0 };
+      const whole = await client.completions.create(request);
+      const echoed = await client.completions.create({ ...request, echo: true });
+      expect(echoed.choices[0].text).toBe(prompts[0] + whole.choices[0].text);
+      // max_tokens 0 (a harness scoring the prompt): the prompt alone, nothing generated.
+      const evaluated = await client.completions.create({ ...request, echo: true, max_tokens: 0 });
+      expect(evaluated.choices[0]).toMatchObject({ text: prompts[0], finish_reason: 'length' });
+      expect(evaluated.usage?.completion_tokens).toBe(0);
+      let streamed = '';
+      for await (const chunk of await client.completions.create({ ...request, stream: true })) streamed += chunk.choices[0]?.text ?? '';
+      expect(streamed).toBe(whole.choices[0].text);
+      const cut = whole.choices[0].text.slice(3, 5);
+      const stopped = await client.completions.create({ ...request, stop: [cut] });
+      expect(stopped.choices[0]).toMatchObject({ text: whole.choices[0].text.slice(0, whole.choices[0].text.indexOf(cut)), finish_reason: 'stop' });
+    });
+
+    it("answers the generated tokens' logprobs, spelling the text; echo with logprobs is a 400 naming echo", async () => {
+      const answer = await client.completions.create({ model, prompt: prompts[0], max_tokens: 6, temperature: 0, logprobs: 2 });
+      const logprobs = answer.choices[0].logprobs!;
+      expect(logprobs.tokens).toHaveLength(6);
+      expect(logprobs.tokens!.join('')).toBe(answer.choices[0].text);
+      for (const logprob of logprobs.token_logprobs!) expect(logprob).toBeLessThanOrEqual(0);
+      const refused = await client.completions.create({ model, prompt: prompts[0], max_tokens: 6, echo: true, logprobs: 2 }).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+      expect((refused as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('echo');
+    });
+
+    it("fills in the middle with the model's FIM tokens, as node-llama-cpp's own infill does", async () => {
+      const [prefix, suffix] = ['The rabbit', ' and that was the end.'];
+      const answer = await client.completions.create({ model: fimModel, prompt: prefix, suffix, max_tokens: 12, temperature: 0 });
+      expect(answer.choices[0].text.length).toBeGreaterThan(0);
+      expect(answer.choices[0].text).toBe(await engineInfill(fimModel, prefix, suffix, 12));
+    });
   });
 
   it('reports the prompt the server kept from the previous turn as cached tokens', async () => {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import { REPO_ROOT } from '../tools/local-stack/services';
+import { engineInfill } from './support/llama-reference';
 import { assertMatchesEmbeddingsSchema } from './support/openai-embeddings-schema';
 import { ServiceStack, STACK_API_KEY, waitFor } from './support/service-stack';
 
@@ -34,19 +35,6 @@ async function engineScores(tokens: number[]): Promise<number[]> {
     );
     const outputs = await sequence.controlledEvaluate(items);
     return tokens.slice(1).map((token, index) => Math.log(outputs[index]?.next?.probabilities?.get(token as never) ?? 0));
-  } finally {
-    await llama.dispose();
-  }
-}
-
-/** How node-llama-cpp fills in the middle on its own, greedily, as a user of it would call it. */
-async function engineInfill(prefix: string, suffix: string, maxTokens: number): Promise<string> {
-  const { getLlama, LlamaCompletion } = await import('node-llama-cpp');
-  const llama = await getLlama({ gpu: false, build: 'never' });
-  try {
-    const model = await llama.loadModel({ modelPath: resolve(REPO_ROOT, `models/${FIM_MODEL}.gguf`) });
-    const context = await model.createContext({ contextSize: 512 });
-    return await new LlamaCompletion({ contextSequence: context.getSequence() }).generateInfillCompletion(prefix, suffix, { maxTokens, temperature: 0 });
   } finally {
     await llama.dispose();
   }
@@ -184,7 +172,7 @@ describe('Legacy completions', () => {
     const [prefix, suffix] = ['The rabbit', ' and that was the end.'];
     const answer = await client.completions.create({ model: FIM_MODEL, prompt: prefix, suffix, max_tokens: 12, temperature: 0 });
     assertMatchesEmbeddingsSchema('CreateCompletionResponse', answer);
-    expect(answer.choices[0].text).toBe(await engineInfill(prefix, suffix, 12));
+    expect(answer.choices[0].text).toBe(await engineInfill(FIM_MODEL, prefix, suffix, 12));
     expect(answer.choices[0].text.length).toBeGreaterThan(0);
     const spelled = async (text: string): Promise<number> =>
       ((await post('/tokenize', { model: FIM_MODEL, prompt: text, add_special_tokens: false })).body.tokens as number[]).length;

@@ -28,6 +28,8 @@ export interface EngineCapabilities {
   plainPrompts?: boolean;
   /** Fill-in-the-middle of plain prompts (`suffix`): a model with FIM tokens. Absent means none. */
   fillInTheMiddle?: boolean;
+  /** Log probabilities of an echoed plain prompt's own tokens (`echo` with `logprobs`). Absent means none. */
+  promptLogprobs?: boolean;
   /** Token ids `logit_bias` may name (its vocabulary size); 0 when it cannot apply logit_bias. */
   logitBiasTokens: number;
   /**
@@ -54,6 +56,7 @@ export function requiredCapabilities(job: Pick<GenerationOptions, 'tools' | 'res
   if (callsAllowed(job.tools)) needs.push({ capability: 'tools', param: 'tools' });
   if (job.responseFormat !== undefined && job.responseFormat.type !== 'text') needs.push({ capability: 'grammar', param: 'response_format' });
   if (job.logprobs) needs.push({ capability: 'logprobs', param: 'logprobs' });
+  if (job.prompt?.echo && job.logprobs) needs.push({ capability: 'promptLogprobs', param: 'echo' });
   return needs;
 }
 

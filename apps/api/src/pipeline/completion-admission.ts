@@ -147,6 +147,7 @@ function unsupportedBy(engine: string, need: RequiredCapability): OpenAiError {
     logprobs: 'log probabilities',
     plainPrompts: 'plain prompts (without a chat template)',
     fillInTheMiddle: 'fill-in-the-middle (suffix): the model has no FIM tokens',
+    promptLogprobs: "log probabilities of an echoed prompt's tokens (echo with logprobs)",
   } satisfies Record<RequiredCapability['capability'], string>;
   return OpenAiError.invalidRequest(
     `The engine serving this model (${engine}) does not support ${what[need.capability]}.`,

@@ -64,6 +64,7 @@ export class LlamaChatGenerator {
       maxChoices: MAX_CHOICES,
       plainPrompts: true,
       fillInTheMiddle: model.tokens.infill.prefix !== null && model.tokens.infill.suffix !== null,
+      promptLogprobs: true,
       logitBiasTokens: vocabularySize(model),
       unbiasableTokens: endOfGenerationTokens(model),
     };

@@ -1,4 +1,4 @@
-import type { FinishReason, PromptInput } from '@app/contracts';
+import type { FinishReason, PlainPrompt, PromptInput } from '@app/contracts';
 import type { LlamaCompletion, LlamaCompletionGenerationOptions, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp' with {
   'resolution-mode': 'import',
 };
@@ -39,6 +39,35 @@ function withStart(model: LlamaModel, tokens: Token[]): Token[] {
   return start === undefined ? tokens : [start, ...tokens];
 }
 
+/** A plain prompt as the model evaluates it: its own tokens, and the whole prompt (the start token, or its FIM layout around a suffix). */
+export interface PlainPromptTokens {
+  /** The prompt's own tokens, without the model's start token. */
+  spelled: Token[];
+  /** The suffix's tokens, when the model fills in the middle. */
+  suffixTokens?: Token[];
+  /** What is evaluated. */
+  prompt: Token[];
+  /** The prompt's text, as `echo` gives it back. */
+  echoed: string;
+}
+
+export function plainPromptTokens(model: LlamaModel, { inputs, suffix }: PlainPrompt): PlainPromptTokens {
+  const [input] = inputs;
+  // The prompt's own tokens; the start token the model puts first is no part of its text, nor of its echo.
+  const spelled = spelledTokens(model, input);
+  const suffixTokens = suffix === undefined ? undefined : model.tokenize(suffix, true);
+  const prompt = suffixTokens ? infillTokens(model, spelled, suffixTokens) : withStart(model, spelled);
+  const echoed = typeof input === 'string' ? input : model.detokenize(spelled, true);
+  return { spelled, ...(suffixTokens ? { suffixTokens } : {}), prompt, echoed };
+}
+
+/** A fill-in-the-middle prompt as LlamaCompletion lays it out: prefix, suffix, middle (or suffix before prefix without a middle token). */
+function infillTokens(model: LlamaModel, prefix: Token[], suffix: Token[]): Token[] {
+  const { prefix: pre, suffix: suf, middle } = model.tokens.infill;
+  if (pre === null || suf === null) throw new Error('this model has no fill-in-the-middle tokens');
+  return withStart(model, middle === null ? [suf, ...suffix, pre, ...prefix] : [pre, ...prefix, suf, ...suffix, middle]);
+}
+
 /**
  * Plain prompts (`POST /v1/completions`) on the chat generator's sequences: node-llama-cpp's
  * LlamaCompletion, no chat template. The prompt's tokens are counted, and must fit with the
@@ -59,17 +88,12 @@ export class LlamaPromptCompleter {
 
   async complete(request: GenerationRequest): Promise<GenerationOutcome> {
     const { sampling, logprobs, signal, output, anotherChoiceFollows } = request;
-    const { inputs, echo, suffix } = request.prompt!;
-    const [input] = inputs;
-    // The prompt's own tokens; the start token the model puts first is no part of its text, nor of its echo.
-    const spelled = spelledTokens(this.model, input);
-    const suffixTokens = suffix === undefined ? undefined : this.model.tokenize(suffix, true);
-    const prompt = suffixTokens ? this.infillTokens(spelled, suffixTokens) : withStart(this.model, spelled);
+    const { echo } = request.prompt!;
+    const { spelled, suffixTokens, prompt, echoed } = plainPromptTokens(this.model, request.prompt!);
     // LlamaCompletion's infill wants a token free beyond the answer.
     const maxTokens = answerBudget(this.contextSize, prompt.length, sampling.maxTokens, suffixTokens ? 2 : 1);
     const stopped = new AbortController();
     const stop = new StopSequences(sampling.stop, logprobs ? () => undefined : (text) => output.write({ type: 'text', choice: 0, text }));
-    const echoed = typeof input === 'string' ? input : this.model.detokenize(spelled, true);
     if (echo && !logprobs) output.write({ type: 'text', choice: 0, text: echoed });
     const answerTokens = new AnswerTokens();
     const bias = sampling.logitBias?.length ? this.tokenBias(sampling.logitBias) : undefined;
@@ -123,13 +147,6 @@ export class LlamaPromptCompleter {
       const keep = anotherChoiceFollows === true && !failed ? 'whole prompt' : WHOLE_CONVERSATION;
       await this.sequences.giveBack(chats, { messages: [], history: [], functions: undefined, prompt }, keep);
     }
-  }
-
-  /** A fill-in-the-middle prompt as LlamaCompletion lays it out: prefix, suffix, middle (or suffix before prefix without a middle token). */
-  private infillTokens(prefix: Token[], suffix: Token[]): Token[] {
-    const { prefix: pre, suffix: suf, middle } = this.model.tokens.infill;
-    if (pre === null || suf === null) throw new Error('this model has no fill-in-the-middle tokens');
-    return withStart(this.model, middle === null ? [suf, ...suffix, pre, ...prefix] : [pre, ...prefix, suf, ...suffix, middle]);
   }
 
   private completionOf(sequence: LlamaContextSequence): LlamaCompletion {

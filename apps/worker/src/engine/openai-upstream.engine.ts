@@ -97,6 +97,7 @@ export class OpenAiUpstreamEngine implements InferenceEngine {
       // Passed to its /v1/completions, which serves or refuses them (FIM included) itself.
       plainPrompts: true,
       fillInTheMiddle: true,
+      promptLogprobs: true,
       logitBiasTokens: Number.MAX_SAFE_INTEGER,
       unbiasableTokens: [],
     };
