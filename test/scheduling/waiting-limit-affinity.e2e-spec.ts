@@ -1,5 +1,6 @@
 import { ANNOUNCE_INTERVAL_MS, completionQueuePrefix, workerQueueName } from '@app/contracts';
 import { Redis } from 'ioredis';
+import { serverRoot } from '../operators/prometheus-text';
 import { STACK_API_KEY, ServiceStack, waitFor } from '../support/service-stack';
 
 const MODEL = 'slow-affinity';
@@ -12,7 +13,8 @@ const SEQUENCES = 4;
  * engine: 10 s answers), every sequence busy and the line full. A burst of 100, half of them
  * continuing conversations a worker holds (own-queue placements), is refused before the first
  * byte, and the jobs waiting anywhere in the model's queues (shared, own, taken into a worker's
- * slot gate) never pass the limit plus one per worker.
+ * slot gate) never pass the limit plus one per worker. While the line stays full, every route
+ * that queues a job is refused before its body is validated, until room comes back.
  */
 describe('the waiting limit with affinity on', () => {
   let stack: ServiceStack;
@@ -101,5 +103,56 @@ describe('the waiting limit with affinity on', () => {
     console.log(`burst of 100 into a full line: ${codes.filter((code) => code === 'queue_full').length} refused queue_full, at most ${most} waiting anywhere`);
     expect(codes.filter((code) => code === 'queue_full').length).toBeGreaterThanOrEqual(95);
     expect(most).toBeLessThanOrEqual(LIMIT + WORKERS.length);
+  }, 60_000);
+
+  /** Posts `body` to `url`; resolves with its status, or 0 when none came within `ms` (admitted: a job answers nothing before it starts). */
+  const statusOf = (url: string, body: object, ms = 1000): Promise<number> => {
+    const controller = new AbortController();
+    open.push(controller);
+    const answered = fetch(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${STACK_API_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: controller.signal,
+    }).then(async (response) => {
+      expect(response.status === 503 ? ((await response.json()) as { error: { code: string } }).error.code : 'queue_full').toBe('queue_full');
+      return response.status;
+    });
+    return Promise.race([answered, new Promise<number>((resolve) => setTimeout(() => resolve(0), ms))]);
+  };
+
+  it('refuses every queued route at once while the line stays full, before the body is validated, and lets the first request in once there is room', async () => {
+    // The line the burst above found full stays so until the busy answers end (10 s after they began).
+    expect(await waitingAnywhere()).toBeGreaterThanOrEqual(LIMIT);
+    const v1 = stack.baseUrl;
+    const hello = [{ role: 'user', content: 'Hello' }];
+    // The first refusal comes from the add; the guard counts the line for the requests after it.
+    expect(await statusOf(`${v1}/chat/completions`, { model: MODEL, messages: hello })).toBe(503);
+    const statuses = await Promise.all([
+      statusOf(`${v1}/chat/completions`, { model: MODEL, messages: 'not a list of messages' }),
+      statusOf(`${v1}/responses`, { model: MODEL, input: 'Hello' }),
+      statusOf(`${v1}/responses/input_tokens`, { model: MODEL, input: 'Hello' }),
+      statusOf(`${v1}/completions`, { model: MODEL, prompt: 'Once upon a time' }),
+      statusOf(`${v1}/embeddings`, { model: MODEL, input: 'Once upon a time' }),
+      statusOf(`${serverRoot(v1)}/tokenize`, { model: MODEL, prompt: 'Once upon a time' }),
+    ]);
+    expect(statuses).toEqual([503, 503, 503, 503, 503, 503]);
+    // Anything but a served model's request takes its own path: a model nobody serves is still a 404.
+    expect(await statusOf(`${v1}/chat/completions`, { model: 'no-such-model', messages: hello })).toBe(404);
+    // Requests 100 ms apart until one is let in: the first after room came back is, though the line
+    // was found full less than a second before (the guard counts it again rather than remember it).
+    let lastRefusedAt = Date.now();
+    for (;;) {
+      const sentAt = Date.now();
+      const status = await statusOf(`${v1}/chat/completions`, { model: MODEL, messages: hello, stream: true });
+      // Admitted: it waits for a sequence (no status yet), or one was free and it streams.
+      if (status === 0 || status === 200) {
+        expect(sentAt - lastRefusedAt).toBeLessThan(1000);
+        break;
+      }
+      expect(status).toBe(503);
+      lastRefusedAt = Date.now();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   }, 60_000);
 });
