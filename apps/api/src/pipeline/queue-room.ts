@@ -9,7 +9,7 @@ import { queueFull, WaitingLimit } from './waiting-limit';
 /**
  * Whether the model a request names has room in its waiting line, asked before any work is done
  * for the request (validation, mapping, storing, placement), so that a burst into a full line is
- * refused at the cost of one read-only count each. While the line has room nothing is asked of
+ * refused at the cost of one count each (a Lua script). While the line has room nothing is asked of
  * Redis here, and the add's own check decides as always (WaitingLimit).
  */
 @Injectable()

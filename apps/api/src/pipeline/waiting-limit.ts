@@ -85,13 +85,17 @@ return 1
 `;
 
 /**
- * KEYS: the held places. ARGV as HOLD_OR_REFUSE_LUA's from the batch lines' floor on (its ARGV[3]
- * onwards): counts the model's waiting jobs, and changes nothing.
+ * KEYS: the held places. ARGV: hold ms, then as HOLD_OR_REFUSE_LUA's from the batch lines' floor
+ * on (its ARGV[3] onwards). Drops held places past their time, as the hold does (so a dead
+ * instance's places never keep the line full here longer than there), then counts the model's
+ * waiting jobs.
  */
 const COUNT_WAITING_LUA = `${MODEL_WAITING_LUA}
+local now = redis.call('TIME')
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) - tonumber(ARGV[1]))
 local workerIds = {}
-for index = 6, #ARGV do workerIds[#workerIds + 1] = ARGV[index] end
-return modelWaiting(ARGV[2], KEYS[1], ARGV[1], ARGV[3], ARGV[4], tonumber(ARGV[5]), workerIds)
+for index = 7, #ARGV do workerIds[#workerIds + 1] = ARGV[index] end
+return modelWaiting(ARGV[3], KEYS[1], ARGV[2], ARGV[4], ARGV[5], tonumber(ARGV[6]), workerIds)
 `;
 
 /** KEYS: the held places, the job's key. Gives the place up, or removes a refusal's mark. */
@@ -106,7 +110,7 @@ type ModelLine = [batchScoreFloor: number, sharedKey: string, workerQueuePrefix:
 
 type WithWaitingLimit = RedisClient & {
   holdPlaceOrRefuse(wait: string, prioritized: string, held: string, job: string, limit: number, holdMs: number, ...line: ModelLine): Promise<number>;
-  countWaiting(held: string, ...line: ModelLine): Promise<number>;
+  countWaiting(held: string, holdMs: number, ...line: ModelLine): Promise<number>;
   settlePlace(held: string, job: string): Promise<number>;
 };
 
@@ -180,11 +184,11 @@ export class WaitingLimit {
   /**
    * Whether the model's line is still full, asked for a request before anything is done for it:
    * false at once unless its line was found full here within FULL_LINE_WATCH_MS (an add refused,
-   * or this count); then one read-only count of the line answers, as the add would count it.
+   * or this count); then one count of the line answers, as the add would count it.
    */
   async stillFull(shared: CompletionQueue, model: string, limit: number): Promise<boolean> {
     if (Date.now() - (this.foundFull.get(model) ?? 0) > FULL_LINE_WATCH_MS) return false;
-    const full = (await this.redis.countWaiting(shared.toKey('held-places'), ...this.modelLine(shared, model))) >= limit;
+    const full = (await this.redis.countWaiting(shared.toKey('held-places'), HOLD_MS, ...this.modelLine(shared, model))) >= limit;
     if (full) this.foundFull.set(model, Date.now());
     else this.foundFull.delete(model);
     return full;
