@@ -21,9 +21,9 @@ export class QueueRoom {
     private readonly env: ApiEnv,
   ) {}
 
-  /** False for anything but a served model's name (its request's own path answers those), and when Redis cannot say. */
-  async isFull(model: unknown): Promise<boolean> {
-    if (typeof model !== 'string' || !this.models.serves(model)) return false;
+  /** False for a model not served (its request's own path answers it), and when Redis cannot say. */
+  async isFull(model: string): Promise<boolean> {
+    if (!this.models.serves(model)) return false;
     return this.waitingLimit.stillFull(this.queues.forModel(model), model, this.env.MAX_WAITING_JOBS).catch(() => false);
   }
 }
@@ -39,7 +39,8 @@ export class QueueRoomGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const { body } = context.switchToHttp().getRequest<FastifyRequest>();
     const model = typeof body === 'object' && body !== null ? (body as { model?: unknown }).model : undefined;
-    if (await this.room.isFull(model)) throw queueFull(model as string);
+    // A body without a model's name is its validation's to refuse.
+    if (typeof model === 'string' && (await this.room.isFull(model))) throw queueFull(model);
     return true;
   }
 }

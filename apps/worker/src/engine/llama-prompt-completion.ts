@@ -51,6 +51,7 @@ export interface PlainPromptTokens {
   echoed: string;
 }
 
+/** The first of a plain prompt's inputs as either engine evaluates it (an engine takes one input at a time). */
 export function plainPromptTokens(model: LlamaModel, { inputs, suffix }: PlainPrompt): PlainPromptTokens {
   const [input] = inputs;
   // The prompt's own tokens; the start token the model puts first is no part of its text, nor of its echo.
