@@ -54,26 +54,36 @@ end
 `;
 
 /**
+ * Both scripts' count of the line: drops the held places past `holdMs` (server time, not the
+ * caller's), then counts the model's waiting jobs (MODEL_WAITING_LUA) from the ModelLine that
+ * starts at ARGV[first]; answers that count and the time in ms.
+ */
+const COUNT_LINE_LUA = `${MODEL_WAITING_LUA}
+local function countLine(held, holdMs, first)
+  local now = redis.call('TIME')
+  local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+  redis.call('ZREMRANGEBYSCORE', held, '-inf', nowMs - holdMs)
+  local workerIds = {}
+  for index = first + 5, #ARGV do workerIds[#workerIds + 1] = ARGV[index] end
+  return modelWaiting(ARGV[first + 1], held, ARGV[first], ARGV[first + 2], ARGV[first + 3], tonumber(ARGV[first + 4]), workerIds), nowMs
+end
+`;
+
+/**
  * KEYS: the shared queue's wait list, its prioritized set, the held places, the new job's key (in
  * the queue it goes to). ARGV: the limit, hold ms, the lowest prioritized score of a batch line,
  * the shared queue's key prefix, the key prefix of the model's worker queues up to the worker id,
- * the express lane's key prefix, the live workers' sequences together, then their ids. Drops held
- * places past their time (server time, not the caller's), then counts the model's waiting jobs
- * (MODEL_WAITING_LUA). Below the limit it holds a place; at the limit it takes the job's key
+ * the express lane's key prefix, the live workers' sequences together, then their ids. Counts the
+ * line (COUNT_LINE_LUA). Below the limit it holds a place; at the limit it takes the job's key
  * instead, for BullMQ ignores an add whose job id exists. Run again (ioredis resends what went
  * unanswered before a reconnect), it never marks a job that is in, and one it refused stays refused.
  */
-const HOLD_OR_REFUSE_LUA = `${MODEL_WAITING_LUA}
+const HOLD_OR_REFUSE_LUA = `${COUNT_LINE_LUA}
 if redis.call('EXISTS', KEYS[4]) == 1 then
   if redis.call('HEXISTS', KEYS[4], 'refused') == 1 then return 0 end
   return 1
 end
-local now = redis.call('TIME')
-local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', nowMs - tonumber(ARGV[2]))
-local workerIds = {}
-for index = 8, #ARGV do workerIds[#workerIds + 1] = ARGV[index] end
-local waiting = modelWaiting(ARGV[4], KEYS[3], ARGV[3], ARGV[5], ARGV[6], tonumber(ARGV[7]), workerIds)
+local waiting, nowMs = countLine(KEYS[3], tonumber(ARGV[2]), 3)
 if waiting >= tonumber(ARGV[1]) then
   redis.call('HSET', KEYS[4], 'refused', 'queue_full')
   redis.call('PEXPIRE', KEYS[4], ARGV[2])
@@ -86,16 +96,11 @@ return 1
 
 /**
  * KEYS: the held places. ARGV: hold ms, then as HOLD_OR_REFUSE_LUA's from the batch lines' floor
- * on (its ARGV[3] onwards). Drops held places past their time, as the hold does (so a dead
- * instance's places never keep the line full here longer than there), then counts the model's
- * waiting jobs.
+ * on (its ARGV[3] onwards). Counts the line as the hold does (COUNT_LINE_LUA), so a dead
+ * instance's places never keep the line full here longer than there.
  */
-const COUNT_WAITING_LUA = `${MODEL_WAITING_LUA}
-local now = redis.call('TIME')
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) - tonumber(ARGV[1]))
-local workerIds = {}
-for index = 7, #ARGV do workerIds[#workerIds + 1] = ARGV[index] end
-return modelWaiting(ARGV[3], KEYS[1], ARGV[2], ARGV[4], ARGV[5], tonumber(ARGV[6]), workerIds)
+const COUNT_WAITING_LUA = `${COUNT_LINE_LUA}
+return (countLine(KEYS[1], tonumber(ARGV[1]), 2))
 `;
 
 /** KEYS: the held places, the job's key. Gives the place up, or removes a refusal's mark. */
