@@ -3,7 +3,7 @@ import OpenAI from 'openai';
 import { resolve } from 'node:path';
 import type { RunningApi } from '../tools/local-stack/services';
 import { REPO_ROOT, startApi } from '../tools/local-stack/services';
-import { assertMatchesResponsesSchema } from './support/openai-responses-schema';
+import { assertMatchesResponseEvent, assertMatchesResponsesSchema } from './support/openai-responses-schema';
 import { ServiceStack, STACK_API_KEY } from './support/service-stack';
 import { e2eStack } from './support/stack-env';
 
@@ -12,6 +12,10 @@ const MODEL = 'gpt-tiny-chat';
 const OLD_SECRET = 'compaction-secret-old-0123456789abcdef';
 const NEW_SECRET = 'compaction-secret-new-0123456789abcdef';
 const OTHER_KEY = 'sk-compaction-other-key-0123456789';
+/** OpenAI's least `compact_threshold`. */
+const THRESHOLD = 1000;
+const COMPACTING = [{ type: 'compaction', compact_threshold: THRESHOLD }];
+const LOG_LINE = 'the rabbit ran down the hole and the queen was cross with the hatter. ';
 
 /**
  * `POST /v1/responses/compact` on the real llama worker: a summarising turn on the queue, answered
@@ -145,5 +149,108 @@ describe('Responses: compaction', () => {
     expect(third.lastResponseId).toMatch(/^resp_/);
     const sent = await client.responses.inputItems.list(third.lastResponseId as string, { order: 'asc' });
     expect(sent.data.map((entry) => entry.type)).toEqual(['compaction', 'message']);
+  });
+  /** A tool's output long enough that the conversation renders past the threshold, as the service itself counts it. */
+  async function longToolTurn(): Promise<{ input: OpenAI.Responses.ResponseInputItem[]; tokens: number }> {
+    for (let lines = 16; lines <= 1024; lines *= 2) {
+      const input: OpenAI.Responses.ResponseInputItem[] = [
+        { role: 'user', content: 'Why does the build fail?' },
+        { type: 'function_call', call_id: 'call_log', name: 'read_log', arguments: '{}' },
+        { type: 'function_call_output', call_id: 'call_log', output: LOG_LINE.repeat(lines) },
+      ];
+      const { input_tokens: tokens } = await client.responses.inputTokens.count({ model: MODEL, input });
+      if (tokens >= THRESHOLD * 1.2) return { input, tokens };
+    }
+    throw new Error('no tool output of up to 1024 lines rendered past the threshold');
+  }
+
+  it("compacts on the server once the prompt reaches context_management's threshold, and the chain goes on from the summary", async () => {
+    const { input, tokens } = await longToolTurn();
+    const answer = await client.responses.create({ model: MODEL, input, context_management: COMPACTING, max_output_tokens: 16 });
+    assertMatchesResponsesSchema('Response', answer);
+    const [compaction, ...answered] = answer.output;
+    expect(compaction).toMatchObject({
+      type: 'compaction',
+      id: expect.stringMatching(/^cmp_/) as string,
+      encrypted_content: expect.stringMatching(/^cmp1\./) as string,
+    });
+    expect(answered.length).toBeGreaterThan(0);
+    // The answer read the summary and the kept user message, not the tool's output.
+    expect(answer.usage?.input_tokens).toBeLessThan(tokens);
+
+    // Chained by previous_response_id, or statelessly with the whole history, or with only what follows the item: the same prompt.
+    const next = { role: 'user' as const, content: 'And now?' };
+    const chained = await client.responses.create({ model: MODEL, previous_response_id: answer.id, input: [next], max_output_tokens: 16 });
+    const output = answer.output as unknown as OpenAI.Responses.ResponseInputItem[];
+    const stateless = await client.responses.create({ model: MODEL, input: [...input, ...output, next], max_output_tokens: 16 });
+    const pruned = await client.responses.create({ model: MODEL, input: [...output, next], max_output_tokens: 16 });
+    expect(chained.usage?.input_tokens).toBeLessThan(tokens);
+    expect([stateless.usage?.input_tokens, pruned.usage?.input_tokens]).toEqual([chained.usage?.input_tokens, chained.usage?.input_tokens]);
+
+    // Below the threshold nothing is compacted.
+    const short = await client.responses.create({ model: MODEL, input: 'Hello', context_management: COMPACTING, max_output_tokens: 16 });
+    expect(short.output.map((item) => item.type)).not.toContain('compaction');
+  });
+
+  it('streams the compaction item first, at output index 0, and keeps it in the stored and the background response', async () => {
+    const { input } = await longToolTurn();
+    const stream = await client.responses.create({ model: MODEL, input, context_management: COMPACTING, max_output_tokens: 16, stream: true });
+    const events: OpenAI.Responses.ResponseStreamEvent[] = [];
+    for await (const event of stream) {
+      assertMatchesResponseEvent(event);
+      events.push(event);
+    }
+    const added = events.filter((event) => event.type === 'response.output_item.added');
+    expect(added[0]).toMatchObject({ output_index: 0, item: { type: 'compaction' } });
+    expect(added[1]).toMatchObject({ output_index: 1 });
+    const last = events.at(-1) as OpenAI.Responses.ResponseCompletedEvent;
+    expect(last.response.output[0]).toEqual(added[0].item);
+    const stored = await client.responses.retrieve(last.response.id);
+    expect(stored.output[0]).toEqual(added[0].item);
+
+    const queued = await client.responses.create({ model: MODEL, input, context_management: COMPACTING, max_output_tokens: 16, background: true });
+    let polled = queued;
+    for (let tries = 0; tries < 120 && (polled.status === 'queued' || polled.status === 'in_progress'); tries += 1) {
+      await new Promise((done) => setTimeout(done, 250));
+      polled = await client.responses.retrieve(queued.id);
+    }
+    expect(polled.status).toMatch(/^(completed|incomplete)$/);
+    expect(polled.output[0]).toMatchObject({ type: 'compaction' });
+    expect(polled.output.length).toBeGreaterThan(1);
+  });
+
+  it("compacts an Agents SDK run's history on the server (modelSettings.contextManagement), and the session goes on", async () => {
+    setTracingDisabled(true);
+    setDefaultOpenAIClient(client);
+    const { input, tokens } = await longToolTurn();
+    const log = (input[2] as { output: string }).output;
+    // The same turn as the Agents SDK keeps it (its own item shapes).
+    const session = new MemorySession();
+    await session.addItems([
+      { role: 'user', content: 'Why does the build fail?' },
+      { type: 'function_call', callId: 'call_log', name: 'read_log', arguments: '{}', status: 'completed' },
+      { type: 'function_call_result', callId: 'call_log', name: 'read_log', status: 'completed', output: { type: 'text', text: log } },
+    ]);
+    const agent = new Agent({
+      name: 'builder',
+      instructions: 'You fix builds.',
+      model: MODEL,
+      modelSettings: { maxTokens: 2000, contextManagement: [{ type: 'compaction', compactThreshold: THRESHOLD }] },
+    });
+    const first = await run(agent, 'What is wrong?', { session });
+    expect(first.newItems.map((item) => item.type)).toContain('compaction_item');
+    const items = (await session.getItems()) as Array<{ type?: string }>;
+    expect(items.map((item) => item.type)).toContain('compaction');
+    const second = await run(agent, 'And the fix?', { session });
+    expect(second.rawResponses.at(-1)?.usage.inputTokens).toBeLessThan(tokens);
+  });
+
+  it('refuses a context_management entry OpenAI refuses, naming it', async () => {
+    const create = (entry: unknown) => client.post('/responses', { body: { model: MODEL, input: 'x', context_management: [entry] } });
+    await expect(create({ type: 'truncation' })).rejects.toMatchObject({ status: 400, param: 'context_management[0].type' });
+    await expect(create({ type: 'compaction', compact_threshold: 10 })).rejects.toMatchObject({
+      status: 400,
+      param: 'context_management[0].compact_threshold',
+    });
   });
 });

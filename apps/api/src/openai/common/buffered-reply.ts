@@ -59,6 +59,29 @@ export class FormattedReply extends BufferedReply {
   }
 }
 
+/** A reply the service keeps for itself (a pass it runs for a request: a count, a summary): its body is the result. */
+export class ResultReply<Result> extends BufferedReply {
+  private made: { result: Result } | undefined;
+
+  constructor(
+    readonly promptParam: string,
+    private readonly body: (parts: OutputPart[], ending: CompletionEnding) => Result,
+  ) {
+    super();
+  }
+
+  finish(ending: CompletionEnding): Promise<void> {
+    this.made = { result: this.body(this.parts, ending) };
+    return Promise.resolve();
+  }
+
+  /** The result, once the run has finished. */
+  result(): Result {
+    if (!this.made) throw new Error('the pass has not finished');
+    return this.made.result;
+  }
+}
+
 /**
  * A door that keeps nothing: the reply (one body, or a stream) is the response, its finish the
  * run's end, its failure the run's (embeddings, rerank, token counts, legacy completions).

@@ -1,8 +1,6 @@
 import { ApiEnv } from '@app/config';
 import type { RedisClient } from '@app/redis';
 import { CompactionSeal } from './compaction-seal';
-import { KEPT_USER_CHARS, keptUserMessages } from './compaction.service';
-import type { ConversationItem } from './response-items';
 
 /** A seal keyed by the operator's secrets (Redis is read only without them). */
 async function sealWith(...secrets: string[]): Promise<CompactionSeal> {
@@ -47,24 +45,5 @@ describe('CompactionSeal', () => {
       refusal = error;
     }
     expect(refusal).toMatchObject({ status: 400, param: 'input[3].encrypted_content', code: 'invalid_encrypted_content' });
-  });
-});
-
-describe('keptUserMessages', () => {
-  const user = (text: string): ConversationItem => ({
-    type: 'message',
-    id: `msg_${text.length}`,
-    role: 'user',
-    content: [{ type: 'input_text', text }],
-    status: 'completed',
-  });
-  const assistant: ConversationItem = { type: 'message', id: 'msg_a', role: 'assistant', content: [], status: 'completed' };
-
-  it('keeps the last user messages in order within the bound, always the very last', () => {
-    const [a, b, c] = [user('a'), user('b'.repeat(KEPT_USER_CHARS)), user('c')];
-    expect(keptUserMessages([a, assistant, b, assistant, c])).toEqual([c]);
-    expect(keptUserMessages([a, assistant, c])).toEqual([a, c]);
-    const huge = user('d'.repeat(KEPT_USER_CHARS * 2));
-    expect(keptUserMessages([a, huge])).toEqual([huge]);
   });
 });

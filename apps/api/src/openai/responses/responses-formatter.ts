@@ -75,7 +75,10 @@ interface ReasoningState {
   status: ItemStatus;
 }
 
-type ItemState = MessageState | FunctionCallState | ReasoningState | ListToolsState;
+/** A compaction made before the model ran (server-side compaction): it leads the output as it was sealed. */
+type CompactionState = ConversationItem & { type: 'compaction' };
+
+type ItemState = MessageState | FunctionCallState | ReasoningState | ListToolsState | CompactionState;
 
 const messageItem = (item: MessageState): ConversationItem & { type: 'message' } => ({
   type: 'message',
@@ -142,7 +145,7 @@ const reasoningItem = (item: ReasoningState, withSummary: boolean): Conversation
 };
 
 /** What the request asked of the output beyond its items: per-token log probabilities, a summary of the thought. */
-export type OutputSettings = Pick<ResponseSettings, 'logprobs' | 'reasoning' | 'calledAs'>;
+export type OutputSettings = Pick<ResponseSettings, 'logprobs' | 'reasoning' | 'calledAs' | 'leading'>;
 
 /** `reasoning.summary` asked for (any of `auto`, `concise`, `detailed`): the thought is given as the summary too. */
 export const wantsSummary = (settings: OutputSettings): boolean => settings.reasoning.summary !== null;
@@ -183,6 +186,16 @@ export class ResponseOutput {
     this.withLogprobs = settings.logprobs;
     this.withSummary = wantsSummary(settings);
     this.calledAs = settings.calledAs ?? {};
+    this.items.push(...(settings.leading ?? []));
+  }
+
+  /** The items the output begins with (settings.leading), as they go out before the model's: `output_item.added`, `output_item.done`. */
+  announceLeading(): void {
+    this.items.forEach((item, outputIndex) => {
+      if (item.type !== 'compaction') return;
+      this.event('response.output_item.added', { output_index: outputIndex, item });
+      this.event('response.output_item.done', { output_index: outputIndex, item });
+    });
   }
 
   /** The sequence number the next event gets. */
@@ -217,7 +230,7 @@ export class ResponseOutput {
    * door gives empty content; one cut short while thinking ends with its thought, as OpenAI's do.
    */
   finish(cutShort: boolean): ConversationItem[] {
-    const answered = this.items.some((item) => item.type !== 'reasoning' && item.type !== 'mcp_list_tools');
+    const answered = this.items.some((item) => item.type !== 'reasoning' && item.type !== 'mcp_list_tools' && item.type !== 'compaction');
     if (!answered && (!cutShort || this.items.length === 0)) this.openMessage();
     this.close(cutShort ? 'incomplete' : 'completed');
     return this.snapshot();
@@ -238,6 +251,8 @@ export class ResponseOutput {
         return reasoningItem(item, this.withSummary);
       case 'mcp_list_tools':
         return listToolsItem(item);
+      case 'compaction':
+        return item;
     }
   }
 
@@ -453,7 +468,7 @@ export class ResponseOutput {
     if (!item) return;
     this.open = undefined;
     this.flushDelta([]);
-    if (item.type !== 'mcp_list_tools') item.status = status;
+    if (item.type !== 'mcp_list_tools' && item.type !== 'compaction') item.status = status;
     const outputIndex = this.items.length - 1;
     const where = { item_id: item.id, output_index: outputIndex };
     switch (item.type) {
@@ -486,6 +501,7 @@ export class ResponseOutput {
         }
         break;
       case 'mcp_list_tools':
+      case 'compaction':
         break;
     }
     this.event('response.output_item.done', { output_index: outputIndex, item: this.itemObject(item) });

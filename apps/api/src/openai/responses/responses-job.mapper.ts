@@ -25,6 +25,8 @@ import type { CalledAs } from './namespace-tools';
 import { customCallArguments, customTool } from './custom-tools';
 import type { CustomToolEcho } from './custom-tools';
 import { declinedText, mcpResultText } from './mcp-items';
+import { compactionMessages, latestCompaction, readCompaction } from './compaction-content';
+import type { CompactionContent } from './compaction-content';
 import type { McpItem } from './mcp-items';
 import type { McpOffer, McpToolEcho } from './mcp-tools';
 
@@ -73,6 +75,8 @@ export interface ResponseSettings {
   metadata: Record<string, string>;
   store: boolean;
   background: boolean;
+  /** Items the output begins with, made before the model ran: server-side compaction's item (server-compaction.ts). */
+  leading?: Array<ConversationItem & { type: 'compaction' }>;
 }
 
 /** A `namespace` tool as the Response object echoes it: its member tools as offered. */
@@ -294,8 +298,10 @@ function checkedText(text: string, param: string): string {
  * message before them (or start one); each output must answer a call made earlier. A reasoning item's text (its `content`, else its summary) becomes the thought of
  * the assistant turn that follows it, which a reasoning model's template renders where it does
  * (Qwen3's: only in the turns after the last user message); one that no assistant output follows
- * is dropped. `encrypted_content` is not read: nothing here encrypts, and another provider's
- * cannot be decrypted (OpenAI drops what it cannot decrypt in the same way).
+ * is dropped. A reasoning item's `encrypted_content` is not read: nothing here encrypts it, and
+ * another provider's cannot be decrypted (OpenAI drops what it cannot decrypt in the same way).
+ * A `compaction` item is read as the user messages it kept and its summary; the latest one that
+ * kept them stands for every item before it except system and developer messages.
  */
 export function toChatMessages(
   instructions: string | null,
@@ -303,7 +309,7 @@ export function toChatMessages(
   firstInputIndex: number,
   /** The name the model knows a call by (a namespace member's or an MCP server's tool's is the name it was offered). */
   modelName: (call: { name: string; namespace?: string; server?: string }) => string = (call) => call.name,
-  /** What a `compaction` item holds, as the message the model reads (a 400 naming `at` when it does not open). */
+  /** What a `compaction` item seals, opened (a 400 naming `at` when it does not open; compaction-content.ts reads it). */
   openCompaction: (sealed: string, at: string) => string = (_, at) => {
     throw invalid('This compaction item cannot be read here.', `${at}.encrypted_content`);
   },
@@ -328,8 +334,15 @@ export function toChatMessages(
     thought = undefined;
     messages.push({ role: 'tool', content: checkedText(text, `${at}.output`), toolCallId: callId });
   };
+  const atOf = (position: number): string => `input[${Math.max(position - firstInputIndex, 0)}]`;
+  const opened = (item: { encrypted_content: string }, position: number): CompactionContent =>
+    readCompaction(openCompaction(item.encrypted_content, atOf(position)));
+  // A compaction item that holds its kept user messages stands for everything before it but the instructions.
+  const latest = latestCompaction(items, opened);
   items.forEach((item, position) => {
-    const at = `input[${Math.max(position - firstInputIndex, 0)}]`;
+    const at = atOf(position);
+    const isInstruction = item.type === 'message' && (item.role === 'system' || item.role === 'developer');
+    if (latest && position < latest.position && !isInstruction) return;
     switch (item.type) {
       case 'message': {
         const content = checkedText(itemText(item.content), `${at}.content`);
@@ -372,7 +385,7 @@ export function toChatMessages(
       }
       case 'compaction':
         thought = undefined;
-        messages.push({ role: 'user', content: openCompaction(item.encrypted_content, at) });
+        messages.push(...compactionMessages(position === latest?.position ? latest.content : opened(item, position)));
         break;
       case 'reasoning': {
         const parts = item.content?.length ? item.content : item.summary;
@@ -396,6 +409,9 @@ function logprobsOptions(request: CreateResponseDto): LogprobsOptions | undefine
   const asked = request.include?.includes('message.output_text.logprobs') === true || (request.top_logprobs ?? 0) > 0;
   return asked ? { top: request.top_logprobs ?? 0 } : undefined;
 }
+
+/** OpenAI's `fast` and `ultrafast` are its priority processing. */
+export const requestedTier = (tier: string | undefined): string | undefined => (tier === 'fast' || tier === 'ultrafast' ? 'priority' : tier);
 
 export interface ResponseJob {
   job: GenerateJobInput;

@@ -233,5 +233,6 @@ export class StreamedResponse implements ResponseReply {
     const response = responseObject(this.identity, { status: 'in_progress', output: [] });
     this.output.event('response.created', { response });
     this.output.event('response.in_progress', { response });
+    this.output.announceLeading();
   }
 }

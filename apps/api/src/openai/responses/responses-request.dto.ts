@@ -1,6 +1,20 @@
 import { isJsonObject } from '@app/contracts';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, MaxLength, Min, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
 import { shapeValidator } from '../common/field-validators';
 import { GenerationRequestDto } from '../common/generation-request.dto';
 
@@ -91,6 +105,20 @@ export class ResponseStreamOptionsDto {
   @IsOptional()
   @IsBoolean()
   include_obfuscation?: boolean;
+}
+
+/**
+ * One entry of OpenAI's `context_management`: compaction when the rendered prompt reaches
+ * `compact_threshold` tokens (server-compaction.ts; absent or null: 80% of the model's context).
+ */
+export class ContextManagementDto {
+  @IsIn(['compaction'])
+  type!: string;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1000)
+  compact_threshold?: number;
 }
 
 /**
@@ -187,6 +215,15 @@ export class CreateResponseDto extends GenerationRequestDto {
   @IsOptional()
   @IsObject()
   prompt?: Record<string, unknown>;
+
+  /** Server-side compaction (server-compaction.ts). */
+  @IsOptional()
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(8)
+  @ValidateNested({ each: true })
+  @Type(() => ContextManagementDto)
+  context_management?: ContextManagementDto[];
 
   /** The conversation it continues and extends (OpenAI's Conversations API): an id or `{id}`, checked by the mapper. */
   @IsOptional()

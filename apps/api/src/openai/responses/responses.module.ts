@@ -27,6 +27,9 @@ import { BackgroundMcpLoops } from './background-mcp-loops';
 import { LoopReplay } from './mcp-loop-replay';
 import { LoopStepLogs } from './mcp-loop-steps';
 import { ResponseLoopQueue } from './response-loop-queue';
+import { ModelsModule } from '../../models/models.module';
+import { ConversationSummary } from './conversation-summary';
+import { ServerCompaction } from './server-compaction';
 
 /**
  * The Responses door: `POST /v1/responses`, its stored and background responses, their items,
@@ -34,7 +37,7 @@ import { ResponseLoopQueue } from './response-loop-queue';
  * are responses: one door, since each needs the other and no door imports another.
  */
 @Module({
-  imports: [PipelineModule, OpenAiCommonModule, CompletionQueuesModule, McpModule, ObservabilityModule],
+  imports: [PipelineModule, OpenAiCommonModule, CompletionQueuesModule, McpModule, ObservabilityModule, ModelsModule],
   controllers: [ResponsesController, ConversationsController],
   providers: [
     ResponsesService,
@@ -46,6 +49,8 @@ import { ResponseLoopQueue } from './response-loop-queue';
     ResponseCancellation,
     CompactionSeal,
     CompactionService,
+    ConversationSummary,
+    ServerCompaction,
     ConversationsService,
     ConversationStore,
     ConversationLocks,

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ApiEnv } from '@app/config';
-import type { CompletionUsage, GenerateJobInput, JobInputOf } from '@app/contracts';
+import type { CompletionUsage, GenerateJobInput } from '@app/contracts';
 import type { FastifyReply } from 'fastify';
 import { keeplessDoor } from '../common/buffered-reply';
 import { SseResponse } from '../common/sse-response';
@@ -12,7 +12,7 @@ import { CompactionSeal } from './compaction-seal';
 import { newResponseId } from './response-ids';
 import { inputItems } from './response-items';
 import type { ConversationItem } from './response-items';
-import { conversationOf, toResponseJob } from './responses-job.mapper';
+import { conversationOf, requestedTier, toResponseJob } from './responses-job.mapper';
 import { ConversationLocks } from './conversation-locks';
 import { ConversationsService } from './conversations.service';
 import type { ResponseIdentity } from './response-object';
@@ -22,6 +22,7 @@ import { BackgroundMcpLoops } from './background-mcp-loops';
 import type { TurnOutcome } from './mcp-tool-loop';
 import { ResponseSettlement } from './response-settlement';
 import { ResponseRun } from './response-run';
+import { inputTokensJob, ServerCompaction } from './server-compaction';
 import { StoredResponses } from './stored-responses';
 import type { StoredResponseRecord } from './stored-responses';
 import type { SocketTurn } from './socket-turn';
@@ -38,9 +39,6 @@ export interface CreateResponseCall {
   /** WebSocket mode: the events go to the connection, which keeps the response it ends. */
   socket?: SocketTurn;
 }
-
-/** OpenAI's `fast` and `ultrafast` are its priority processing. */
-export const requestedTier = (tier: string | undefined): string | undefined => (tier === 'fast' || tier === 'ultrafast' ? 'priority' : tier);
 
 /**
  * The Responses door's use case: the conversation a request continues (`previous_response_id`,
@@ -62,6 +60,7 @@ export class ResponsesService {
     private readonly conversationLocks: ConversationLocks,
     private readonly mcpLoop: McpToolLoop,
     private readonly mcpLoops: BackgroundMcpLoops,
+    private readonly compaction: ServerCompaction,
   ) {}
 
   /**
@@ -71,14 +70,7 @@ export class ResponsesService {
    */
   async countInputTokens({ request, owner, acceptedAt, clientGone, reply }: CreateResponseCall): Promise<void> {
     const { job: mapped } = await this.mapped(request, owner, newResponseId(acceptedAt), acceptedAt, clientGone);
-    const { messages, tools, thinking } = mapped.options;
-    const job: JobInputOf<'tokenize'> = {
-      kind: 'tokenize',
-      id: mapped.id,
-      model: mapped.model,
-      options: { of: 'conversation', conversation: { messages, ...(tools ? { tools } : {}), ...(thinking !== undefined ? { thinking } : {}) } },
-      schedule: { acceptedAt, startDeadline: mapped.schedule.startDeadline },
-    };
+    const job = inputTokensJob(mapped, mapped.id);
     const response = new InputTokensReply(reply);
     await this.completions.complete(
       { job: this.completions.withGrantedTier(job, undefined, owner), owner, clientGone, exchange: reply, streamed: false },
@@ -104,18 +96,28 @@ export class ResponsesService {
   /**
    * The request's job, after the conversation it continues, and the history it answers; with
    * remote MCP tools, their servers listed (McpToolLoop) and `turn` the job of the loop's next turn.
+   * `compacting`: a prompt past the request's `context_management` threshold is compacted first
+   * (ServerCompaction), and the compaction item leads the output (`settings.leading`).
    */
-  async mapped(request: CreateResponseDto, owner: string, id: string, acceptedAt: number, signal: AbortSignal, socket?: SocketTurn) {
+  async mapped(request: CreateResponseDto, owner: string, id: string, acceptedAt: number, signal: AbortSignal, socket?: SocketTurn, compacting = false) {
     const { previous, earlier, history } = await this.history(owner, request.previous_response_id ?? undefined, request.input, conversationOf(request), socket);
     const mcp = await this.mcpLoop.prepare(request, signal);
     const { MAX_QUEUE_WAIT_MS } = this.env;
+    const continuedKey = previous?.affinityKey;
     const opener = this.seal.opener(owner);
     const jobOf = (asked: CreateResponseDto, items: ConversationItem[], jobId: string) =>
-      toResponseJob(asked, items, earlier.length, jobId, acceptedAt, MAX_QUEUE_WAIT_MS, previous?.affinityKey, opener, mcp?.offers);
+      toResponseJob(asked, items, earlier.length, jobId, acceptedAt, MAX_QUEUE_WAIT_MS, continuedKey, opener, mcp?.offers);
     // A tool the request forces is the first turn's: the turns after its calls may answer, in the output tokens left.
     const turn = (output: ConversationItem[], at: number, maxOutputTokens: number | undefined) =>
       jobOf({ ...request, tool_choice: 'auto', max_output_tokens: maxOutputTokens }, [...history, ...output], `${id}_${at}`).job;
-    return { previous, earlier, history, mcp, turn, ...jobOf(request, history, id) };
+    const first = jobOf(request, history, id);
+    const compaction = compacting
+      ? await this.compaction.ifOver(request, first.job, { owner, history, earlierLength: earlier.length, continuedKey, acceptedAt, clientGone: signal })
+      : undefined;
+    if (!compaction) return { previous, earlier, history, mcp, turn, ...first };
+    // The item stands for the history before it (compaction-content.ts): the model reads what it holds, then answers.
+    const compacted = jobOf(request, [...history, compaction.item], id);
+    return { previous, earlier, history, mcp, turn, job: compacted.job, settings: { ...compacted.settings, leading: [compaction.item] } };
   }
 
   /**
@@ -137,7 +139,7 @@ export class ResponsesService {
   }
 
   private async respond({ request, owner, acceptedAt, clientGone, reply, socket }: CreateResponseCall, id: string): Promise<void> {
-    const { previous, earlier, history, job: mapped, settings, mcp, turn } = await this.mapped(request, owner, id, acceptedAt, clientGone, socket);
+    const { previous, earlier, history, job: mapped, settings, mcp, turn } = await this.mapped(request, owner, id, acceptedAt, clientGone, socket, true);
     const job = this.completions.withGrantedTier(mapped, requestedTier(request.service_tier ?? undefined), owner);
     const identity: ResponseIdentity = { id, model: job.model, createdAtMs: acceptedAt, serviceTier: job.schedule.tier ?? 'default', settings };
     const streamed = request.stream === true || socket !== undefined;
