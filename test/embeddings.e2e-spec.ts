@@ -28,17 +28,18 @@ const SENTENCES = Array.from(
  * `POST /v1/embeddings` on the real llama worker, with a generated embedding model (a decoder with
  * mean pooling): the openai package (its default base64 and `float`), the AI SDK's embed and
  * embedMany, LangChain's OpenAIEmbeddings; vectors of unit norm, the same alone, in a batch and
- * under concurrent load; and each bad request a 400 naming its field.
+ * under concurrent load; and each bad request a 400 naming its field. The same on both engines that
+ * embed: node-llama-cpp in the worker, and llama.cpp's own server (ENGINE=llama-server, `--embeddings`).
  */
-describe('Embeddings', () => {
+describe.each(['llama', 'llama-server'] as const)('Embeddings on ENGINE=%s', (engine) => {
   let stack: ServiceStack;
   let client: OpenAI;
   const filesDir = mkdtempSync(join(tmpdir(), 'embedding-batches-'));
 
   beforeAll(async () => {
     const apiEnv = { FILES_DIR: filesDir };
-    stack = await ServiceStack.start({ name: 'embeddings', workers: 0, models: [EMBED_MODEL, CHAT_MODEL], parallelSequences: 4, apiEnv });
-    await stack.addWorker({ CONTEXT_SIZE: String(CONTEXT_SIZE), EMBEDDING_CONTEXTS: '2' }, EMBED_MODEL);
+    stack = await ServiceStack.start({ name: `embeddings-${engine}`, workers: 0, models: [EMBED_MODEL, CHAT_MODEL], parallelSequences: 4, apiEnv });
+    await stack.addWorker({ ENGINE: engine, CONTEXT_SIZE: String(CONTEXT_SIZE), EMBEDDING_CONTEXTS: '2' }, EMBED_MODEL);
     await stack.addWorker({}, CHAT_MODEL);
     client = new OpenAI({ baseURL: stack.baseUrl, apiKey: STACK_API_KEY, maxRetries: 0 });
   }, 120_000);

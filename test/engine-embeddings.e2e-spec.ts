@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
 import { decodeVector } from '@app/contracts';
 import type { OutputPart } from '@app/contracts';
-import { ContextLengthExceededError, LlamaCppEngine, ThreadedEngine } from '@app/worker/engine';
-import type { EmbeddingRequest, LlamaCppEngineOptions } from '@app/worker/engine';
+import { ContextLengthExceededError, GenerationAbortedError, LlamaCppEngine, LlamaServerEngine, ThreadedEngine } from '@app/worker/engine';
+import type { EmbeddingRequest, InferenceEngine, LlamaCppEngineOptions } from '@app/worker/engine';
 import { REPO_ROOT } from '../tools/local-stack/services';
 
 const THREAD_ENTRY = resolve(REPO_ROOT, 'dist/apps/worker/apps/worker/src/engine/thread/llama-engine-thread.js');
@@ -92,5 +92,59 @@ describe('llama.cpp embeddings', () => {
     } finally {
       await chat.close();
     }
+  });
+});
+
+/**
+ * ENGINE=llama-server with an embedding model: llama.cpp's own server started with `--embeddings`
+ * (the binary `npm run llama-server:build` makes), fed the tokens the llama engine would evaluate;
+ * the same vectors and counts as the llama engine, in one request for a job's inputs.
+ */
+describe('llama-server embeddings', () => {
+  let reference: LlamaCppEngine;
+  let served: InferenceEngine;
+
+  beforeAll(async () => {
+    reference = await LlamaCppEngine.load(EMBEDDING_MODEL);
+    served = await LlamaServerEngine.start({
+      modelPath: EMBEDDING_MODEL.modelPath,
+      slots: 2,
+      contextSize: 128,
+      threads: 1,
+      gpu: 'false',
+      binary: '',
+      url: '',
+      log: () => undefined,
+      onLost: (error) => console.error(error),
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all([reference?.close(), served?.close()]);
+  });
+
+  it('announces an embedding model as one that embeds, with the context and slots it was started with', () => {
+    expect(served.capabilities).toEqual(reference.capabilities);
+    expect([served.contextSize, served.slots]).toEqual([128, 2]);
+  });
+
+  it("gives every input the llama engine's vector, text and token ids alike, and counts the same tokens", async () => {
+    // Of mixed lengths, evaluated together on the server's slots (where its own mean pooling mixes them up).
+    const mixed = Array.from({ length: 8 }, (_, index) => Array.from({ length: 3 * (1 + (index % 5)) }, (_, at) => 300 + index + at));
+    const inputs = [...TEXTS, ...mixed, 'Alice'];
+    const [ours, theirs] = [embedding(inputs), embedding(inputs)];
+    const [servedOutcome, referenceOutcome] = await Promise.all([served.embed(ours), reference.embed(theirs)]);
+    expect(servedOutcome.promptTokens).toBe(referenceOutcome.promptTokens);
+    expect(ours.vectors.size).toBe(inputs.length);
+    for (const [index, vector] of theirs.vectors) expect(maxDifference(vector, ours.vectors.get(index)!)).toBeLessThan(1e-4);
+  });
+
+  it('refuses an input longer than the context before evaluating any, and stops when aborted', async () => {
+    const tooLong = embedding(['short', ' a'.repeat(200)]);
+    await expect(served.embed(tooLong)).rejects.toBeInstanceOf(ContextLengthExceededError);
+    expect(tooLong.vectors.size).toBe(0);
+    const aborted = new AbortController();
+    aborted.abort();
+    await expect(served.embed(embedding(TEXTS, aborted.signal))).rejects.toBeInstanceOf(GenerationAbortedError);
   });
 });

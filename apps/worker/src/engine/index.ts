@@ -9,6 +9,7 @@ export { plainDecodeSteps, shareDecodeSteps } from './llama-batching';
 export type { LlamaCppEngineOptions } from './llama-cpp.engine';
 export { ThreadedEngine } from './thread/threaded-engine';
 export { LlamaServerProcess, llamaServerBinary } from './llama-server/llama-server-process';
+export { LlamaServerEngine } from './llama-server/llama-server.engine';
 export { readServerSentEvents } from './upstream/server-sent-events';
 export { SyntheticEngine, syntheticToken } from './synthetic.engine';
 export { StopSequences } from './stop-sequences';

@@ -18,7 +18,7 @@ import type { LlamaRanker } from './llama-ranking';
 import { loadLlama } from './llama-loading';
 import { textTokens } from './llama-prompt-completion';
 import type { LlamaCppEngineOptions, LoadedLlama } from './llama-loading';
-import { endOfGenerationTokens, vocabularySize } from './llama-sampling';
+import { noGenerationCapabilities } from './llama-sampling';
 
 // Kept reachable from here: the engine's module is where callers and tests have always found them.
 export { isContextOverflow } from './llama-context-overflow';
@@ -48,15 +48,7 @@ export class LlamaCppEngine implements InferenceEngine {
     this.generator = chat ? new LlamaChatGenerator(llama, model, chat, options.promptCache ?? true) : undefined;
     this.embedder = embedder;
     this.ranker = ranker;
-    // A model that only embeds (or ranks) honours no generation option; its vocabulary still bounds the token ids it embeds.
-    const generation = this.generator?.capabilities ?? {
-      tools: false,
-      grammar: false,
-      logprobs: false,
-      maxChoices: 1,
-      logitBiasTokens: vocabularySize(model),
-      unbiasableTokens: endOfGenerationTokens(model),
-    };
+    const generation = this.generator?.capabilities ?? noGenerationCapabilities(model);
     // Every model has its tokenizer.
     this.capabilities = { kinds: [...kinds, 'tokenize'], ...generation };
     this.slots = this.generator?.slots ?? options.parallelSequences;

@@ -1,4 +1,4 @@
-import type { SamplingParams } from '@app/contracts';
+import type { EngineCapabilities, SamplingParams } from '@app/contracts';
 import type { LLamaChatGenerateResponseOptions, LlamaModel, Token, TokenBias } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
 
 // OpenAI's sampling parameters in node-llama-cpp's terms, where the two disagree on defaults or units.
@@ -56,4 +56,16 @@ export function vocabularySize(model: LlamaModel): number {
 /** The vocabulary's end-of-generation tokens: node-llama-cpp's TokenBias skips a bias on any of them. */
 export function endOfGenerationTokens(model: LlamaModel): number[] {
   return [...model.iterateAllTokens()].filter((token) => model.isEogToken(token));
+}
+
+/** A model that only embeds (or ranks) honours no generation option; its vocabulary still bounds the token ids it embeds. */
+export function noGenerationCapabilities(model: LlamaModel): Omit<EngineCapabilities, 'kinds'> {
+  return {
+    tools: false,
+    grammar: false,
+    logprobs: false,
+    maxChoices: 1,
+    logitBiasTokens: vocabularySize(model),
+    unbiasableTokens: endOfGenerationTokens(model),
+  };
 }

@@ -17,6 +17,12 @@ function onPath(name: string): boolean {
   return (process.env.PATH ?? '').split(delimiter).some((dir) => dir !== '' && existsSync(join(dir, name)));
 }
 
+/** A running llama-server (a child of the worker, or one beside it): where it answers, and how it is stopped. */
+export interface RunningServer {
+  url: string;
+  stop(): Promise<void>;
+}
+
 /** Where `npm run llama-server:build` leaves the binary, under the directory the worker runs in. */
 export const BUILT_LLAMA_SERVER = '.llama-server/bin/llama-server';
 
@@ -33,6 +39,11 @@ export interface LlamaServerProcessOptions {
   gpu: string;
   /** ENGINE_CPUS: the server's threads on these CPUs (taskset), none when empty. */
   cpus?: string;
+  /**
+   * An embedding model's server (`--embeddings`; an input is evaluated in one batch, so a batch
+   * holds a slot's context): `pooled` as the model's file says, or `per-token` (`--pooling none`).
+   */
+  embeddings?: 'pooled' | 'per-token';
   log: (message: string) => void;
   /** The server ended while the worker still needed it. */
   onLost: (error: Error) => void;
@@ -79,6 +90,8 @@ export class LlamaServerProcess {
       ['--cont-batching'],
       ['--metrics'],
       ['--no-webui'],
+      options.embeddings ? ['--embeddings', '--batch-size', String(options.contextSize), '--ubatch-size', String(options.contextSize)] : [],
+      options.embeddings === 'per-token' ? ['--pooling', 'none'] : [],
     ].flat();
     options.log(
       `llama-server: starting ${binary} with ${options.slots} slots of ${options.contextSize} tokens on 127.0.0.1:${port}${options.cpus ? `, on CPUs ${options.cpus}` : ''}`,
@@ -149,4 +162,21 @@ function freeLoopbackPort(): Promise<number> {
       probe.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port'))));
     });
   });
+}
+
+/** llama-server's own health: 503 while it loads, no answer if it hangs. */
+export async function serverUnhealthy(url: string): Promise<string | undefined> {
+  try {
+    const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2000) });
+    await response.body?.cancel();
+    return response.ok ? undefined : `llama-server answered its /health with ${response.status}`;
+  } catch (error) {
+    return `llama-server did not answer its /health: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}
+
+/** llama-server's Prometheus metrics (`llamacpp:*`: tokens, decode rate, slots busy and waiting). */
+export async function serverMetrics(url: string): Promise<string> {
+  const response = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(2000) });
+  return response.ok ? await response.text() : '';
 }

@@ -20,7 +20,9 @@ import { endOfGenerationTokens, vocabularySize } from '../llama-sampling';
 import { StopSequences } from '../stop-sequences';
 import { samplingFields, streamCompletion, toTokenLogprobs } from './llama-server-completion';
 import type { CompletionChunk } from './llama-server-completion';
-import { LlamaServerProcess, waitForHealth } from './llama-server-process';
+import { LlamaServerProcess, serverMetrics, serverUnhealthy, waitForHealth } from './llama-server-process';
+import type { RunningServer } from './llama-server-process';
+import { LlamaServerPoolingEngine, pooledBy, serverPooling } from './llama-server-pooling.engine';
 import type { LlamaServerProcessOptions } from './llama-server-process';
 import { ToolCallStream } from '../llama-tool-calls';
 import { CallParser } from './call-parser';
@@ -46,8 +48,8 @@ const ANY_OBJECT_GRAMMAR = schemaGbnf({ type: 'object' });
  * their arguments under the project's grammar (lazy: from the call prefix on, unless a call is
  * required). Plain prompts are laid out as the llama engine lays them out (its start token, or its
  * FIM tokens around a suffix) and completed without a template; an echoed prompt's own log
- * probabilities are not offered (`/completion` scores only what it generates). Embeddings and
- * ranking are not offered yet (the API refuses them for this engine's models).
+ * probabilities are not offered (`/completion` scores only what it generates). An embedding
+ * model gets an embedding server instead (LlamaServerPoolingEngine); a reranker is not served yet.
  */
 export class LlamaServerEngine implements InferenceEngine {
   readonly name = 'llama-server';
@@ -62,7 +64,7 @@ export class LlamaServerEngine implements InferenceEngine {
     private readonly llama: Llama,
     private readonly model: LlamaModel,
     chatWrapper: ChatWrapper,
-    private readonly server: { url: string; stop(): Promise<void> },
+    private readonly server: RunningServer,
     readonly contextSize: number,
     slots: number,
   ) {
@@ -85,23 +87,32 @@ export class LlamaServerEngine implements InferenceEngine {
     };
   }
 
-  /** Loads the model's vocabulary and chat template, then starts llama-server (or finds the one at LLAMA_SERVER_URL). */
-  static async start(options: LlamaServerEngineOptions): Promise<LlamaServerEngine> {
+  /**
+   * Loads the model's vocabulary and chat template, then starts llama-server (or finds the one at
+   * LLAMA_SERVER_URL); an embedding model's is an embedding server (LlamaServerPoolingEngine).
+   */
+  static async start(options: LlamaServerEngineOptions): Promise<InferenceEngine> {
     const { getLlama, LlamaLogLevel, resolveChatWrapper } = await import('node-llama-cpp');
     const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error });
-    let server: { url: string; stop(): Promise<void> } | undefined;
+    let server: RunningServer | undefined;
     try {
       const model = await llama.loadModel({ modelPath: options.modelPath, vocabOnly: true });
-      if (isEmbeddingModel(model) || isRankingModel(model)) {
-        throw new Error(`${options.modelPath} embeds or ranks: ENGINE=llama-server serves generative models for now (ENGINE=llama serves the others)`);
+      if (isRankingModel(model)) {
+        throw new Error(`${options.modelPath} ranks: ENGINE=llama-server serves generative and embedding models for now (ENGINE=llama ranks)`);
       }
-      server = options.url !== '' ? { url: options.url.replace(/\/+$/, ''), stop: () => Promise.resolve() } : await LlamaServerProcess.start(options);
+      const pooling = isEmbeddingModel(model) ? pooledBy(model) : undefined;
+      // As the llama engine's embedder: no more context than the model was trained on (its file says; no weights are loaded here).
+      const trained = model.fileInsights.trainContextSize ?? options.contextSize;
+      const asked = pooling ? { ...options, embeddings: serverPooling(pooling), contextSize: Math.min(options.contextSize, trained) } : options;
+      server = options.url !== '' ? { url: options.url.replace(/\/+$/, ''), stop: () => Promise.resolve() } : await LlamaServerProcess.start(asked);
       if (options.url !== '') await waitForHealth(server.url, 60_000);
       const props = (await (await fetch(`${server.url}/props`)).json()) as { total_slots: number; default_generation_settings: { n_ctx: number } };
       if (props.total_slots < options.slots)
         throw new Error(`llama-server at ${server.url} has ${props.total_slots} slots; this worker runs ${options.slots} sequences`);
       const contextSize = props.default_generation_settings.n_ctx;
-      options.log(`llama-server at ${server.url}: ${props.total_slots} slots of ${contextSize} tokens`);
+      options.log(`llama-server at ${server.url}: ${props.total_slots} slots of ${contextSize} tokens${pooling ? `, embedding (${pooling} pooling)` : ''}`);
+      // An input is evaluated in one batch of the slot's context (the server's KV cache is shared by its slots).
+      if (pooling) return new LlamaServerPoolingEngine(llama, model, server, pooling, asked.contextSize, options.slots);
       return new LlamaServerEngine(llama, model, resolveChatWrapper(model), server, contextSize, options.slots);
     } catch (error) {
       await server?.stop();
@@ -245,21 +256,12 @@ export class LlamaServerEngine implements InferenceEngine {
     return { text, last, completionTokens: last?.stop ? (last.tokens_predicted ?? generated) : generated };
   }
 
-  /** llama-server's own health: 503 while it loads, no answer if it hangs. */
-  async unhealthy(): Promise<string | undefined> {
-    try {
-      const response = await fetch(`${this.server.url}/health`, { signal: AbortSignal.timeout(2000) });
-      await response.body?.cancel();
-      return response.ok ? undefined : `llama-server answered its /health with ${response.status}`;
-    } catch (error) {
-      return `llama-server did not answer its /health: ${error instanceof Error ? error.message : String(error)}`;
-    }
+  unhealthy(): Promise<string | undefined> {
+    return serverUnhealthy(this.server.url);
   }
 
-  /** llama-server's Prometheus metrics (`llamacpp:*`: tokens, decode rate, slots busy and waiting). */
-  async engineMetrics(): Promise<string> {
-    const response = await fetch(`${this.server.url}/metrics`, { signal: AbortSignal.timeout(2000) });
-    return response.ok ? await response.text() : '';
+  engineMetrics(): Promise<string> {
+    return serverMetrics(this.server.url);
   }
 
   embed(): Promise<EmbeddingOutcome> {

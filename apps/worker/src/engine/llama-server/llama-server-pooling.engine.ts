@@ -1,0 +1,146 @@
+import { encodeVector } from '@app/contracts';
+import type { EngineCapabilities, EmbeddingInput } from '@app/contracts';
+import type { Llama, LlamaModel, Token } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
+import { GenerationAbortedError, inputTooLong } from '../inference-engine';
+import type {
+  EmbeddingOutcome,
+  EmbeddingRequest,
+  GenerationOutcome,
+  InferenceEngine,
+  RankOutcome,
+  TokenizeOutcome,
+  TokenizeRequest,
+} from '../inference-engine';
+import { poolingOf } from '../llama-embeddings';
+import { textTokens } from '../llama-prompt-completion';
+import { serverMetrics, serverUnhealthy } from './llama-server-process';
+import type { RunningServer } from './llama-server-process';
+import { noGenerationCapabilities } from '../llama-sampling';
+
+/**
+ * The tokens around an input that node-llama-cpp's embedding context adds (its tokenizerUtils,
+ * after llama.cpp's tokenizer): a WordPiece vocabulary's start and separator, a Unigram one's end,
+ * else the start and end tokens the vocabulary asks for; none twice. llama-server embeds token ids
+ * as given, so the worker adds them, and both engines embed the same tokens.
+ */
+export function embeddingTokens(model: LlamaModel, input: Token[]): Token[] {
+  const { vocabularyType, tokens } = model;
+  const type = String(vocabularyType);
+  const start = type === 'rwkv' || type === 'ugm' ? null : type === 'wpm' || tokens.shouldPrependBosToken ? tokens.bos : null;
+  const end = type === 'rwkv' ? null : type === 'wpm' ? tokens.sep : type === 'ugm' || tokens.shouldAppendEosToken ? tokens.eos : null;
+  return [...(start !== null && input[0] !== start ? [start] : []), ...input, ...(end !== null && input.at(-1) !== end ? [end] : [])];
+}
+
+/** One input as llama-server's `/embeddings` answers it: one row pooled, or one row per token (`--pooling none`). */
+interface ServerEmbedding {
+  index: number;
+  embedding: number[][];
+}
+
+/** How the model's file pools a sequence into one vector (GGUF's pooling types 1, 2 and 3). */
+export type Pooling = 'mean' | 'cls' | 'last';
+
+export function pooledBy(model: LlamaModel): Pooling {
+  const pooling = poolingOf(model);
+  return pooling === 1 ? 'mean' : pooling === 2 ? 'cls' : 'last';
+}
+
+/**
+ * What the server pools. With several sequences in one batch, this llama.cpp's server gives some
+ * of them another sequence's mean or first-token vector (measured on tiny-embed: 48 of 64 inputs
+ * of mixed lengths off by up to 1.3), while its per-token rows and its last-token pooling are
+ * right: so mean and CLS are pooled here, from the per-token rows, at the cost of sending them.
+ */
+export const serverPooling = (pooling: Pooling): 'pooled' | 'per-token' => (pooling === 'last' ? 'pooled' : 'per-token');
+
+function pooled(rows: number[][], pooling: Pooling): ArrayLike<number> {
+  if (pooling !== 'mean' || rows.length === 1) return pooling === 'cls' ? rows[0] : rows[rows.length - 1];
+  const sum = new Float64Array(rows[0].length);
+  for (const row of rows) row.forEach((value, at) => (sum[at] += value));
+  return sum.map((value) => value / rows.length);
+}
+
+/**
+ * llama-server as the engine of an embedding model (`--embeddings`, pooled as its file says; see serverPooling):
+ * the worker tokenizes as the llama engine does (text with special tokens as text, token ids as
+ * given, the start and end tokens added), and one `/embeddings` request carries a job's inputs,
+ * which the server spreads over its slots. Vectors are raw (`embd_normalize: -1`): the door
+ * normalises them, as it does the llama engine's.
+ */
+export class LlamaServerPoolingEngine implements InferenceEngine {
+  readonly name = 'llama-server';
+  readonly capabilities: EngineCapabilities;
+
+  constructor(
+    private readonly llama: Llama,
+    private readonly model: LlamaModel,
+    private readonly server: RunningServer,
+    private readonly pooling: Pooling,
+    readonly contextSize: number,
+    readonly slots: number,
+  ) {
+    this.capabilities = { kinds: ['embed', 'tokenize'], ...noGenerationCapabilities(model) };
+  }
+
+  /** Every input is measured first: one that cannot fit fails the job before any is evaluated. */
+  async embed({ inputs, signal, output }: EmbeddingRequest): Promise<EmbeddingOutcome> {
+    const tokens = inputs.map((input) => embeddingTokens(this.model, this.tokensOf(input)));
+    const longest = Math.max(...tokens.map((input) => input.length));
+    // As on the llama engine (node-llama-cpp keeps one position free after the input).
+    if (longest >= this.contextSize) throw inputTooLong(this.contextSize, longest);
+    let answered: ServerEmbedding[];
+    try {
+      const response = await fetch(`${this.server.url}/embeddings`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ content: tokens, embd_normalize: -1 }),
+        signal,
+      });
+      if (!response.ok) throw new Error(`llama-server answered /embeddings with ${response.status}: ${await response.text()}`);
+      answered = (await response.json()) as ServerEmbedding[];
+    } catch (error) {
+      if (signal.aborted) throw new GenerationAbortedError();
+      throw error;
+    }
+    const perToken = serverPooling(this.pooling) === 'per-token';
+    for (const { index, embedding } of answered)
+      output.write({ type: 'embedding', index, vector: encodeVector(perToken ? pooled(embedding, this.pooling) : embedding[0]) });
+    return { promptTokens: tokens.reduce((sum, input) => sum + input.length, 0) };
+  }
+
+  generate(): Promise<GenerationOutcome> {
+    return Promise.reject(new Error('an embedding model does not generate'));
+  }
+
+  rank(): Promise<RankOutcome> {
+    return Promise.reject(new Error('an embedding model does not rank'));
+  }
+
+  /** The model's own tokenizer, here in the worker (it renders no conversation: it has no chat template). */
+  async tokenize(request: TokenizeRequest): Promise<TokenizeOutcome> {
+    await Promise.resolve();
+    if (request.of === 'tokens') return { text: this.model.detokenize(request.tokens as Token[], true) };
+    if (request.of === 'conversation') throw new Error('an embedding model renders no conversation');
+    return { tokens: textTokens(this.model, request.text, request.specialTokens) };
+  }
+
+  /** llama-server's own health: 503 while it loads, no answer if it hangs. */
+  unhealthy(): Promise<string | undefined> {
+    return serverUnhealthy(this.server.url);
+  }
+
+  engineMetrics(): Promise<string> {
+    return serverMetrics(this.server.url);
+  }
+
+  async close(): Promise<void> {
+    await this.server.stop();
+    await this.model.dispose();
+    await this.llama.dispose();
+  }
+
+  /** As the llama engine reads an input: text tokenized with special tokens as text, token ids as given. */
+  private tokensOf(input: EmbeddingInput): Token[] {
+    return typeof input === 'string' ? this.model.tokenize(input) : ([...input] as Token[]);
+  }
+}
