@@ -1,6 +1,5 @@
 import type { EngineCapabilities } from '@app/contracts';
-import type { Llama, LlamaModel, Token } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
-import { UnsupportedOptionError } from './inference-engine';
+import type { Llama, LlamaModel } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
 import type {
   EmbeddingOutcome,
   EmbeddingRequest,
@@ -16,7 +15,7 @@ import { LlamaChatGenerator } from './llama-chat-generator';
 import type { LlamaEmbedder } from './llama-embeddings';
 import type { LlamaRanker } from './llama-ranking';
 import { loadLlama } from './llama-loading';
-import { textTokens } from './llama-prompt-completion';
+import { vocabularyTokens } from './llama-prompt-completion';
 import type { LlamaCppEngineOptions, LoadedLlama } from './llama-loading';
 import { noGenerationCapabilities } from './llama-sampling';
 
@@ -80,13 +79,8 @@ export class LlamaCppEngine implements InferenceEngine {
   /** The model's tokenizer; a conversation as the chat generator renders it (a model that only embeds renders none). */
   async tokenize(request: TokenizeRequest): Promise<TokenizeOutcome> {
     await Promise.resolve(); // a job, like the others: it never runs inside its caller's turn
-    if (request.of === 'tokens') return { text: this.model.detokenize(request.tokens as Token[], true) };
-    if (request.of === 'conversation') {
-      if (!this.generator)
-        throw new UnsupportedOptionError(this.name, 'messages', 'a conversation: this model does not generate, and has no chat template to render it');
-      return { tokens: this.generator.promptTokens(request.conversation) };
-    }
-    return { tokens: textTokens(this.model, request.text, request.specialTokens) };
+    const generator = this.generator;
+    return vocabularyTokens(this.model, request, this.name, generator && ((conversation) => generator.promptTokens(conversation)));
   }
 
   async close(): Promise<void> {

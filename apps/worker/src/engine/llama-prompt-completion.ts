@@ -2,8 +2,8 @@ import type { FinishReason, PlainPrompt, PromptInput } from '@app/contracts';
 import type { LlamaCompletion, LlamaCompletionGenerationOptions, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp' with {
   'resolution-mode': 'import',
 };
-import { answerBudget, GenerationAbortedError } from './inference-engine';
-import type { GenerationOutcome, GenerationRequest } from './inference-engine';
+import { answerBudget, GenerationAbortedError, UnsupportedOptionError } from './inference-engine';
+import type { GenerationOutcome, GenerationRequest, TokenizeOutcome, TokenizeRequest } from './inference-engine';
 import { answerOutgrewContext, isContextOverflow } from './llama-context-overflow';
 import { AnswerTokens, scoreAnswer } from './llama-logprobs';
 import { samplingOptions } from './llama-sampling';
@@ -24,6 +24,24 @@ export function startToken(model: LlamaModel): Token | undefined {
  */
 export function textTokens(model: LlamaModel, text: string, specialTokens: boolean): Token[] {
   return specialTokens ? withStart(model, spelledTokens(model, text)) : model.tokenize(text, false);
+}
+
+/**
+ * A `tokenize` job on the model's own tokenizer: ids to text, text to ids, and a conversation as
+ * the engine's chat template renders it (`render`), which a model that does not generate lacks.
+ */
+export function vocabularyTokens(
+  model: LlamaModel,
+  request: TokenizeRequest,
+  engine: string,
+  render: ((conversation: (TokenizeRequest & { of: 'conversation' })['conversation']) => Token[]) | undefined,
+): TokenizeOutcome {
+  if (request.of === 'tokens') return { text: model.detokenize(request.tokens as Token[], true) };
+  if (request.of === 'conversation') {
+    if (!render) throw new UnsupportedOptionError(engine, 'messages', 'a conversation: this model does not generate, and has no chat template to render it');
+    return { tokens: render(request.conversation) };
+  }
+  return { tokens: textTokens(model, request.text, request.specialTokens) };
 }
 
 /** A prompt's own tokens: text with the model's special tokens, or the ids as sent, without the model's start token. */

@@ -12,7 +12,7 @@ import type {
   TokenizeRequest,
 } from '../inference-engine';
 import { poolingOf } from '../llama-embeddings';
-import { textTokens } from '../llama-prompt-completion';
+import { vocabularyTokens } from '../llama-prompt-completion';
 import { serverMetrics, serverUnhealthy } from './llama-server-process';
 import type { RunningServer } from './llama-server-process';
 import { noGenerationCapabilities } from '../llama-sampling';
@@ -119,9 +119,7 @@ export class LlamaServerPoolingEngine implements InferenceEngine {
   /** The model's own tokenizer, here in the worker (it renders no conversation: it has no chat template). */
   async tokenize(request: TokenizeRequest): Promise<TokenizeOutcome> {
     await Promise.resolve();
-    if (request.of === 'tokens') return { text: this.model.detokenize(request.tokens as Token[], true) };
-    if (request.of === 'conversation') throw new Error('an embedding model renders no conversation');
-    return { tokens: textTokens(this.model, request.text, request.specialTokens) };
+    return vocabularyTokens(this.model, request, this.name, undefined);
   }
 
   /** llama-server's own health: 503 while it loads, no answer if it hangs. */

@@ -1,6 +1,6 @@
 import { MAX_CHOICES } from '@app/contracts';
 import type { EngineCapabilities, FinishReason, TokenLogprob } from '@app/contracts';
-import type { ChatWrapper, Llama, LlamaModel, Token } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
+import type { ChatWrapper, Llama, LlamaModel } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
 import { answerBudget, GenerationAbortedError } from '../inference-engine';
 import type {
   EmbeddingOutcome,
@@ -13,7 +13,7 @@ import type {
 } from '../inference-engine';
 import { schemaGbnf } from '../llama-grammars';
 import { isEmbeddingModel } from '../llama-embeddings';
-import { plainPromptTokens, textTokens } from '../llama-prompt-completion';
+import { plainPromptTokens, vocabularyTokens } from '../llama-prompt-completion';
 import { LlamaPromptRenderer } from '../llama-prompt-rendering';
 import { isRankingModel } from '../llama-ranking';
 import { endOfGenerationTokens, vocabularySize } from '../llama-sampling';
@@ -275,13 +275,11 @@ export class LlamaServerEngine implements InferenceEngine {
   /** The model's own tokenizer, here in the worker; a conversation as `generate` renders it. */
   async tokenize(request: TokenizeRequest): Promise<TokenizeOutcome> {
     await Promise.resolve();
-    if (request.of === 'tokens') return { text: this.model.detokenize(request.tokens as Token[], true) };
-    if (request.of === 'conversation') {
-      const calls = offeredCalls(request.conversation.tools, this.calls);
-      const answerStart = this.prompts.answerStart(request.conversation.thinking, calls?.mustCall ?? false);
-      return { tokens: this.prompts.conversationPrompt(request.conversation, answerStart, calls?.functions) };
-    }
-    return { tokens: textTokens(this.model, request.text, request.specialTokens) };
+    return vocabularyTokens(this.model, request, this.name, (conversation) => {
+      const calls = offeredCalls(conversation.tools, this.calls);
+      const answerStart = this.prompts.answerStart(conversation.thinking, calls?.mustCall ?? false);
+      return this.prompts.conversationPrompt(conversation, answerStart, calls?.functions);
+    });
   }
 
   async close(): Promise<void> {
