@@ -106,8 +106,10 @@ describe('llama.cpp on its own thread', () => {
   it('fails what was running, and every later generation, when an uncaught error ends its thread', async () => {
     const { thread } = threaded as unknown as { thread: Worker };
     const exited = new Promise<number>((resolve) => thread.once('exit', resolve));
-    const running = threaded.generate(request(400));
-    await new Promise<void>((resolve) => setTimeout(resolve, 100)); // llama.cpp is at work for it
+    // As long an answer as the context holds, and the thread's first output waited for: llama.cpp is at work for it, hundreds of tokens from its end.
+    const generation = request(OPTIONS.contextSize - 32);
+    const running = threaded.generate(generation);
+    for (let waited = 0; generation.parts.length === 0 && waited < 10_000; waited += 1) await new Promise<void>((resolve) => setTimeout(resolve, 1));
     // A command the thread cannot read: its message handler throws, and nothing there catches it.
     thread.postMessage(null);
     const failure = "the engine thread failed: Cannot read properties of null (reading 'type')";
