@@ -8,6 +8,8 @@ import type { EmbeddingOutcome, EmbeddingRequest } from './inference-engine';
 
 /** GGUF's pooling types (llama.cpp's `llama_pooling_type`): what makes a model an embedding model, or a reranker. */
 const POOLING_NONE = 0;
+export const POOLING_MEAN = 1;
+export const POOLING_CLS = 2;
 export const POOLING_RANK = 4;
 
 /** The pooling type the model's file names, if any. */
@@ -15,6 +17,15 @@ export function poolingOf(model: LlamaModel): number | undefined {
   const { metadata } = model.fileInfo;
   const architecture = metadata.general.architecture;
   return (metadata[architecture as keyof typeof metadata] as { pooling_type?: number } | undefined)?.pooling_type;
+}
+
+/**
+ * An input to embed as tokens: text tokenized as the model's tokenizer does with special tokens as
+ * text; token ids taken as they are, copied (node-llama-cpp adds the start and end tokens to the
+ * array it is given).
+ */
+export function embeddingInputTokens(model: LlamaModel, input: EmbeddingInput): Token[] {
+  return typeof input === 'string' ? model.tokenize(input) : ([...input] as Token[]);
 }
 
 /** Whether the model's file names a pooling type that gives one vector per input (mean, CLS, last token). */
@@ -45,7 +56,7 @@ export class LlamaEmbedder {
 
   /** Every input is measured first: one that cannot fit fails the job before any is evaluated. */
   async embed({ inputs, signal, output }: EmbeddingRequest): Promise<EmbeddingOutcome> {
-    const tokens = inputs.map((input) => this.tokensOf(input));
+    const tokens = inputs.map((input) => embeddingInputTokens(this.model, input));
     // With the start and end tokens the model's tokenizer adds (any context measures alike).
     const lengths = tokens.map((input) => this.pool.contexts[0].calculateInputLength(input));
     const longest = Math.max(...lengths);
@@ -66,13 +77,5 @@ export class LlamaEmbedder {
 
   close(): Promise<void> {
     return this.pool.close();
-  }
-
-  /**
-   * Text is tokenized as the model's tokenizer does with special tokens as text; token ids are
-   * taken as they are, copied (node-llama-cpp adds the start and end tokens to the array it is given).
-   */
-  private tokensOf(input: EmbeddingInput): Token[] {
-    return typeof input === 'string' ? this.model.tokenize(input) : ([...input] as Token[]);
   }
 }

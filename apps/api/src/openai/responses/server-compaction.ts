@@ -56,12 +56,11 @@ export class ServerCompaction {
     const asked = request.context_management?.filter((entry) => entry.type === 'compaction') ?? [];
     if (asked.length === 0) return undefined;
     const given = asked.flatMap((entry) => (typeof entry.compact_threshold === 'number' ? [entry.compact_threshold] : []));
-    const threshold = (): number | undefined => (given.length > 0 ? Math.min(...given) : this.defaultThreshold(first.model));
-    const known = threshold();
-    if (known !== undefined && tokenBound(first) < known) return undefined;
+    const threshold = given.length > 0 ? Math.min(...given) : this.defaultThreshold(first.model);
+    if (threshold !== undefined && tokenBound(first) < threshold) return undefined;
     const tokens = await this.count(first, call.owner, call.clientGone);
     // The worker that counted is live now, so the default is known after the count if not before.
-    const limit = known ?? threshold();
+    const limit = threshold ?? this.defaultThreshold(first.model);
     if (limit === undefined || tokens < limit) return undefined;
     return this.summary.summarise({ ...call, request, jobId: `${first.id}_compaction` });
   }

@@ -1,5 +1,5 @@
 import { encodeVector } from '@app/contracts';
-import type { EngineCapabilities, EmbeddingInput } from '@app/contracts';
+import type { EngineCapabilities } from '@app/contracts';
 import type { Llama, LlamaModel, Token } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
 import { GenerationAbortedError, inputTooLong } from '../inference-engine';
 import type {
@@ -11,9 +11,9 @@ import type {
   TokenizeOutcome,
   TokenizeRequest,
 } from '../inference-engine';
-import { poolingOf } from '../llama-embeddings';
+import { embeddingInputTokens, POOLING_CLS, POOLING_MEAN, poolingOf } from '../llama-embeddings';
 import { vocabularyTokens } from '../llama-prompt-completion';
-import { serverMetrics, serverUnhealthy } from './llama-server-process';
+import { ServerBackedEngine } from './server-backed-engine';
 import type { RunningServer } from './llama-server-process';
 import { noGenerationCapabilities } from '../llama-sampling';
 
@@ -42,7 +42,7 @@ export type Pooling = 'mean' | 'cls' | 'last';
 
 export function pooledBy(model: LlamaModel): Pooling {
   const pooling = poolingOf(model);
-  return pooling === 1 ? 'mean' : pooling === 2 ? 'cls' : 'last';
+  return pooling === POOLING_MEAN ? 'mean' : pooling === POOLING_CLS ? 'cls' : 'last';
 }
 
 /**
@@ -53,8 +53,9 @@ export function pooledBy(model: LlamaModel): Pooling {
  */
 export const serverPooling = (pooling: Pooling): 'pooled' | 'per-token' => (pooling === 'last' ? 'pooled' : 'per-token');
 
-function pooled(rows: number[][], pooling: Pooling): ArrayLike<number> {
-  if (pooling !== 'mean' || rows.length === 1) return pooling === 'cls' ? rows[0] : rows[rows.length - 1];
+/** One vector of an input's per-token rows: their mean, or the first token's. */
+function pooled(rows: number[][], pooling: 'mean' | 'cls'): ArrayLike<number> {
+  if (pooling === 'cls' || rows.length === 1) return rows[0];
   const sum = new Float64Array(rows[0].length);
   for (const row of rows) row.forEach((value, at) => (sum[at] += value));
   return sum.map((value) => value / rows.length);
@@ -67,24 +68,24 @@ function pooled(rows: number[][], pooling: Pooling): ArrayLike<number> {
  * which the server spreads over its slots. Vectors are raw (`embd_normalize: -1`): the door
  * normalises them, as it does the llama engine's.
  */
-export class LlamaServerPoolingEngine implements InferenceEngine {
-  readonly name = 'llama-server';
+export class LlamaServerPoolingEngine extends ServerBackedEngine implements InferenceEngine {
   readonly capabilities: EngineCapabilities;
 
   constructor(
-    private readonly llama: Llama,
-    private readonly model: LlamaModel,
-    private readonly server: RunningServer,
+    llama: Llama,
+    model: LlamaModel,
+    server: RunningServer,
     private readonly pooling: Pooling,
     readonly contextSize: number,
     readonly slots: number,
   ) {
+    super(llama, model, server);
     this.capabilities = { kinds: ['embed', 'tokenize'], ...noGenerationCapabilities(model) };
   }
 
   /** Every input is measured first: one that cannot fit fails the job before any is evaluated. */
   async embed({ inputs, signal, output }: EmbeddingRequest): Promise<EmbeddingOutcome> {
-    const tokens = inputs.map((input) => embeddingTokens(this.model, this.tokensOf(input)));
+    const tokens = inputs.map((input) => embeddingTokens(this.model, embeddingInputTokens(this.model, input)));
     const longest = Math.max(...tokens.map((input) => input.length));
     // As on the llama engine (node-llama-cpp keeps one position free after the input).
     if (longest >= this.contextSize) throw inputTooLong(this.contextSize, longest);
@@ -102,9 +103,9 @@ export class LlamaServerPoolingEngine implements InferenceEngine {
       if (signal.aborted) throw new GenerationAbortedError();
       throw error;
     }
-    const perToken = serverPooling(this.pooling) === 'per-token';
+    const { pooling } = this;
     for (const { index, embedding } of answered)
-      output.write({ type: 'embedding', index, vector: encodeVector(perToken ? pooled(embedding, this.pooling) : embedding[0]) });
+      output.write({ type: 'embedding', index, vector: encodeVector(pooling === 'last' ? embedding[0] : pooled(embedding, pooling)) });
     return { promptTokens: tokens.reduce((sum, input) => sum + input.length, 0) };
   }
 
@@ -120,25 +121,5 @@ export class LlamaServerPoolingEngine implements InferenceEngine {
   async tokenize(request: TokenizeRequest): Promise<TokenizeOutcome> {
     await Promise.resolve();
     return vocabularyTokens(this.model, request, this.name, undefined);
-  }
-
-  /** llama-server's own health: 503 while it loads, no answer if it hangs. */
-  unhealthy(): Promise<string | undefined> {
-    return serverUnhealthy(this.server.url);
-  }
-
-  engineMetrics(): Promise<string> {
-    return serverMetrics(this.server.url);
-  }
-
-  async close(): Promise<void> {
-    await this.server.stop();
-    await this.model.dispose();
-    await this.llama.dispose();
-  }
-
-  /** As the llama engine reads an input: text tokenized with special tokens as text, token ids as given. */
-  private tokensOf(input: EmbeddingInput): Token[] {
-    return typeof input === 'string' ? this.model.tokenize(input) : ([...input] as Token[]);
   }
 }

@@ -163,20 +163,3 @@ function freeLoopbackPort(): Promise<number> {
     });
   });
 }
-
-/** llama-server's own health: 503 while it loads, no answer if it hangs. */
-export async function serverUnhealthy(url: string): Promise<string | undefined> {
-  try {
-    const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2000) });
-    await response.body?.cancel();
-    return response.ok ? undefined : `llama-server answered its /health with ${response.status}`;
-  } catch (error) {
-    return `llama-server did not answer its /health: ${error instanceof Error ? error.message : String(error)}`;
-  }
-}
-
-/** llama-server's Prometheus metrics (`llamacpp:*`: tokens, decode rate, slots busy and waiting). */
-export async function serverMetrics(url: string): Promise<string> {
-  const response = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(2000) });
-  return response.ok ? await response.text() : '';
-}

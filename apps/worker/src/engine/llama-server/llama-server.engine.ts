@@ -20,7 +20,8 @@ import { endOfGenerationTokens, vocabularySize } from '../llama-sampling';
 import { StopSequences } from '../stop-sequences';
 import { samplingFields, streamCompletion, toTokenLogprobs } from './llama-server-completion';
 import type { CompletionChunk } from './llama-server-completion';
-import { LlamaServerProcess, serverMetrics, serverUnhealthy, waitForHealth } from './llama-server-process';
+import { LlamaServerProcess, waitForHealth } from './llama-server-process';
+import { ServerBackedEngine } from './server-backed-engine';
 import type { RunningServer } from './llama-server-process';
 import { LlamaServerPoolingEngine, pooledBy, serverPooling } from './llama-server-pooling.engine';
 import type { LlamaServerProcessOptions } from './llama-server-process';
@@ -51,8 +52,7 @@ const ANY_OBJECT_GRAMMAR = schemaGbnf({ type: 'object' });
  * probabilities are not offered (`/completion` scores only what it generates). An embedding
  * model gets an embedding server instead (LlamaServerPoolingEngine); a reranker is not served yet.
  */
-export class LlamaServerEngine implements InferenceEngine {
-  readonly name = 'llama-server';
+export class LlamaServerEngine extends ServerBackedEngine implements InferenceEngine {
   readonly capabilities: EngineCapabilities;
   readonly slots: number;
   private readonly prompts: LlamaPromptRenderer;
@@ -61,13 +61,14 @@ export class LlamaServerEngine implements InferenceEngine {
   private readonly calls: ReturnType<typeof callSyntax>;
 
   private constructor(
-    private readonly llama: Llama,
-    private readonly model: LlamaModel,
+    llama: Llama,
+    model: LlamaModel,
     chatWrapper: ChatWrapper,
-    private readonly server: RunningServer,
+    server: RunningServer,
     readonly contextSize: number,
     slots: number,
   ) {
+    super(llama, model, server);
     this.slots = slots;
     this.prompts = new LlamaPromptRenderer(chatWrapper, model, contextSize);
     this.stopTriggers = textStopTriggers(chatWrapper);
@@ -256,14 +257,6 @@ export class LlamaServerEngine implements InferenceEngine {
     return { text, last, completionTokens: last?.stop ? (last.tokens_predicted ?? generated) : generated };
   }
 
-  unhealthy(): Promise<string | undefined> {
-    return serverUnhealthy(this.server.url);
-  }
-
-  engineMetrics(): Promise<string> {
-    return serverMetrics(this.server.url);
-  }
-
   embed(): Promise<EmbeddingOutcome> {
     return Promise.reject(new Error('ENGINE=llama-server does not embed'));
   }
@@ -280,12 +273,6 @@ export class LlamaServerEngine implements InferenceEngine {
       const answerStart = this.prompts.answerStart(conversation.thinking, calls?.mustCall ?? false);
       return this.prompts.conversationPrompt(conversation, answerStart, calls?.functions);
     });
-  }
-
-  async close(): Promise<void> {
-    await this.server.stop();
-    await this.model.dispose();
-    await this.llama.dispose();
   }
 }
 
