@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import OpenAI from 'openai';
+import { LlamaServerProcess } from '@app/worker/engine';
 import { REPO_ROOT } from '../tools/local-stack/services';
 import { ServiceStack, STACK_API_KEY, waitFor } from './support/service-stack';
 
@@ -29,32 +30,69 @@ const scoresOf = (answer: RerankAnswer): number[] => {
   return scores;
 };
 
+/** Scores in request order and the tokens evaluated, as an engine gives them on its own. */
+interface AloneRanking {
+  scores: number[];
+  promptTokens: number;
+}
+
 /** How node-llama-cpp scores the pairs on its own, one ranking context, as a user of it would call it. */
-async function engineAloneScores(query: string, documents: string[]): Promise<number[]> {
+async function nodeLlamaCppAlone(query: string, documents: string[]): Promise<AloneRanking> {
   const { getLlama } = await import('node-llama-cpp');
   const llama = await getLlama({ gpu: false, build: 'never' });
   try {
     const model = await llama.loadModel({ modelPath: resolve(REPO_ROOT, `models/${RANK_MODEL}.gguf`) });
     const context = await model.createRankingContext({ contextSize: CONTEXT_SIZE });
-    return await context.rankAll(query, documents);
+    const scores = await context.rankAll(query, documents);
+    return { scores, promptTokens: documents.reduce((sum, document) => sum + context.calculateInputLength(query, document), 0) };
   } finally {
     await llama.dispose();
   }
 }
 
 /**
- * `POST /v1/rerank` and `/rerank` on the real llama worker, with a generated reranker (Qwen3's
- * layout, rank pooling and a two-label classifier head, as Qwen3-Reranker): the vLLM/Jina answer
- * best first, the scores node-llama-cpp gives on its own, the same alone, among 64 and under
- * concurrent load; `top_n`, `return_documents`, `{text}` documents; each bad request a 400 naming
- * its field, with nothing queued.
+ * How llama.cpp's own server scores the pairs on its own (`--reranking`, its `/rerank`), in request
+ * order. Qwen3's graph ends in a softmax, so its scores are probabilities as they come.
  */
-describe('Rerank', () => {
+async function llamaServerAlone(query: string, documents: string[]): Promise<AloneRanking> {
+  const server = await LlamaServerProcess.start({
+    binary: process.env.LLAMA_SERVER_BIN ?? '',
+    modelPath: resolve(REPO_ROOT, `models/${RANK_MODEL}.gguf`),
+    slots: 1,
+    contextSize: CONTEXT_SIZE,
+    threads: 1,
+    gpu: 'false',
+    embeddings: 'ranks',
+    log: () => undefined,
+    onLost: () => undefined,
+  });
+  try {
+    const response = await fetch(`${server.url}/rerank`, { method: 'POST', body: JSON.stringify({ query, documents }) });
+    const answer = (await response.json()) as RerankAnswer;
+    return { scores: scoresOf(answer), promptTokens: answer.usage.prompt_tokens };
+  } finally {
+    await server.stop();
+  }
+}
+
+/**
+ * `POST /v1/rerank` and `/rerank` on the real worker, with a generated reranker (Qwen3's layout,
+ * rank pooling and a two-label classifier head, as Qwen3-Reranker): the vLLM/Jina answer best
+ * first, the scores the engine gives on its own, the same alone, among 64 and under concurrent
+ * load; `top_n`, `return_documents`, `{text}` documents; each bad request a 400 naming its field,
+ * with nothing queued. The same on both engines that rank: node-llama-cpp in the worker, and
+ * llama.cpp's own server (ENGINE=llama-server, `--reranking`), each against itself alone (they lay
+ * a pair out differently: docs/operations.md).
+ */
+describe.each([
+  ['llama', nodeLlamaCppAlone],
+  ['llama-server', llamaServerAlone],
+] as const)('Rerank on ENGINE=%s', (engine, engineAlone) => {
   let stack: ServiceStack;
 
   beforeAll(async () => {
-    stack = await ServiceStack.start({ name: 'rerank', workers: 0, models: [RANK_MODEL, CHAT_MODEL] });
-    await stack.addWorker({ CONTEXT_SIZE: String(CONTEXT_SIZE), EMBEDDING_CONTEXTS: '2' }, RANK_MODEL);
+    stack = await ServiceStack.start({ name: `rerank-${engine}`, workers: 0, models: [RANK_MODEL, CHAT_MODEL] });
+    await stack.addWorker({ ENGINE: engine, CONTEXT_SIZE: String(CONTEXT_SIZE), EMBEDDING_CONTEXTS: '2' }, RANK_MODEL);
     await stack.addWorker({}, CHAT_MODEL);
   }, 120_000);
 
@@ -76,7 +114,7 @@ describe('Rerank', () => {
     return answer.body as unknown as RerankAnswer;
   };
 
-  it("answers in vLLM's shape, best first, with node-llama-cpp's own scores, on /v1/rerank and /rerank", async () => {
+  it("answers in vLLM's shape, best first, with the engine's own scores and token count, on /v1/rerank and /rerank", async () => {
     const documents = DOCUMENTS.slice(0, 6);
     const answer = await rerank({ documents });
     expect(answer.id).toMatch(/^rerank-/);
@@ -94,8 +132,9 @@ describe('Rerank', () => {
     // The random weights score differently for different documents.
     expect(new Set(scores).size).toBeGreaterThan(1);
 
-    const alone = await engineAloneScores(QUERY, documents);
-    scoresOf(answer).forEach((score, index) => expect(Math.abs(score - alone[index])).toBeLessThan(1e-5));
+    const alone = await engineAlone(QUERY, documents);
+    scoresOf(answer).forEach((score, index) => expect(Math.abs(score - alone.scores[index])).toBeLessThan(1e-5));
+    expect(answer.usage.prompt_tokens).toBe(alone.promptTokens);
     const root = await rerank({ documents }, '/rerank');
     expect(scoresOf(root)).toEqual(scoresOf(answer));
   });

@@ -12,7 +12,6 @@ import type {
   TokenizeRequest,
 } from '../inference-engine';
 import { embeddingInputTokens, POOLING_CLS, POOLING_MEAN, poolingOf } from '../llama-embeddings';
-import { vocabularyTokens } from '../llama-prompt-completion';
 import { ServerBackedEngine } from './server-backed-engine';
 import type { RunningServer } from './llama-server-process';
 import { noGenerationCapabilities } from '../llama-sampling';
@@ -117,9 +116,7 @@ export class LlamaServerPoolingEngine extends ServerBackedEngine implements Infe
     return Promise.reject(new Error('an embedding model does not rank'));
   }
 
-  /** The model's own tokenizer, here in the worker (it renders no conversation: it has no chat template). */
-  async tokenize(request: TokenizeRequest): Promise<TokenizeOutcome> {
-    await Promise.resolve();
-    return vocabularyTokens(this.model, request, this.name, undefined);
+  tokenize(request: TokenizeRequest): Promise<TokenizeOutcome> {
+    return this.vocabularyTokenize(request);
   }
 }

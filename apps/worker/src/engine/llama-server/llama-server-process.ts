@@ -41,9 +41,10 @@ export interface LlamaServerProcessOptions {
   cpus?: string;
   /**
    * An embedding model's server (`--embeddings`; an input is evaluated in one batch, so a batch
-   * holds a slot's context): `pooled` as the model's file says, or `per-token` (`--pooling none`).
+   * holds a slot's context): `pooled` as the model's file says, `per-token` (`--pooling none`), or
+   * `ranks` for a reranker (`--reranking`).
    */
-  embeddings?: 'pooled' | 'per-token';
+  embeddings?: 'pooled' | 'per-token' | 'ranks';
   log: (message: string) => void;
   /** The server ended while the worker still needed it. */
   onLost: (error: Error) => void;
@@ -91,7 +92,7 @@ export class LlamaServerProcess {
       ['--metrics'],
       ['--no-webui'],
       options.embeddings ? ['--embeddings', '--batch-size', String(options.contextSize), '--ubatch-size', String(options.contextSize)] : [],
-      options.embeddings === 'per-token' ? ['--pooling', 'none'] : [],
+      options.embeddings === 'per-token' ? ['--pooling', 'none'] : options.embeddings === 'ranks' ? ['--reranking'] : [],
     ].flat();
     options.log(
       `llama-server: starting ${binary} with ${options.slots} slots of ${options.contextSize} tokens on 127.0.0.1:${port}${options.cpus ? `, on CPUs ${options.cpus}` : ''}`,

@@ -24,6 +24,7 @@ import { LlamaServerProcess, waitForHealth } from './llama-server-process';
 import { ServerBackedEngine } from './server-backed-engine';
 import type { RunningServer } from './llama-server-process';
 import { LlamaServerPoolingEngine, pooledBy, serverPooling } from './llama-server-pooling.engine';
+import { LlamaServerRankingEngine } from './llama-server-ranking.engine';
 import type { LlamaServerProcessOptions } from './llama-server-process';
 import { ToolCallStream } from '../llama-tool-calls';
 import { CallParser } from './call-parser';
@@ -50,7 +51,8 @@ const ANY_OBJECT_GRAMMAR = schemaGbnf({ type: 'object' });
  * required). Plain prompts are laid out as the llama engine lays them out (its start token, or its
  * FIM tokens around a suffix) and completed without a template; an echoed prompt's own log
  * probabilities are not offered (`/completion` scores only what it generates). An embedding
- * model gets an embedding server instead (LlamaServerPoolingEngine); a reranker is not served yet.
+ * model gets an embedding server instead (LlamaServerPoolingEngine), a reranker a ranking one
+ * (LlamaServerRankingEngine).
  */
 export class LlamaServerEngine extends ServerBackedEngine implements InferenceEngine {
   readonly capabilities: EngineCapabilities;
@@ -90,7 +92,7 @@ export class LlamaServerEngine extends ServerBackedEngine implements InferenceEn
 
   /**
    * Loads the model's vocabulary and chat template, then starts llama-server (or finds the one at
-   * LLAMA_SERVER_URL); an embedding model's is an embedding server (LlamaServerPoolingEngine).
+   * LLAMA_SERVER_URL); an embedding model's is an embedding server, a reranker's a ranking one.
    */
   static async start(options: LlamaServerEngineOptions): Promise<InferenceEngine> {
     const { getLlama, LlamaLogLevel, resolveChatWrapper } = await import('node-llama-cpp');
@@ -98,21 +100,22 @@ export class LlamaServerEngine extends ServerBackedEngine implements InferenceEn
     let server: RunningServer | undefined;
     try {
       const model = await llama.loadModel({ modelPath: options.modelPath, vocabOnly: true });
-      if (isRankingModel(model)) {
-        throw new Error(`${options.modelPath} ranks: ENGINE=llama-server serves generative and embedding models for now (ENGINE=llama ranks)`);
-      }
-      const pooling = isEmbeddingModel(model) ? pooledBy(model) : undefined;
-      // As the llama engine's embedder: no more context than the model was trained on (its file says; no weights are loaded here).
+      const ranks = isRankingModel(model);
+      const pooling = !ranks && isEmbeddingModel(model) ? pooledBy(model) : undefined;
+      // As the llama engine's embedder and ranker: no more context than the model was trained on (its file says; no weights are loaded here).
       const trained = model.fileInsights.trainContextSize ?? options.contextSize;
-      const asked = pooling ? { ...options, embeddings: serverPooling(pooling), contextSize: Math.min(options.contextSize, trained) } : options;
+      const embeddings: LlamaServerProcessOptions['embeddings'] = ranks ? 'ranks' : pooling ? serverPooling(pooling) : undefined;
+      const asked = embeddings ? { ...options, embeddings, contextSize: Math.min(options.contextSize, trained) } : options;
       server = options.url !== '' ? { url: options.url.replace(/\/+$/, ''), stop: () => Promise.resolve() } : await LlamaServerProcess.start(asked);
       if (options.url !== '') await waitForHealth(server.url, 60_000);
       const props = (await (await fetch(`${server.url}/props`)).json()) as { total_slots: number; default_generation_settings: { n_ctx: number } };
       if (props.total_slots < options.slots)
         throw new Error(`llama-server at ${server.url} has ${props.total_slots} slots; this worker runs ${options.slots} sequences`);
       const contextSize = props.default_generation_settings.n_ctx;
-      options.log(`llama-server at ${server.url}: ${props.total_slots} slots of ${contextSize} tokens${pooling ? `, embedding (${pooling} pooling)` : ''}`);
+      const serves = ranks ? ', ranking' : pooling ? `, embedding (${pooling} pooling)` : '';
+      options.log(`llama-server at ${server.url}: ${props.total_slots} slots of ${contextSize} tokens${serves}`);
       // An input is evaluated in one batch of the slot's context (the server's KV cache is shared by its slots).
+      if (ranks) return new LlamaServerRankingEngine(llama, model, server, asked.contextSize, options.slots);
       if (pooling) return new LlamaServerPoolingEngine(llama, model, server, pooling, asked.contextSize, options.slots);
       return new LlamaServerEngine(llama, model, resolveChatWrapper(model), server, contextSize, options.slots);
     } catch (error) {

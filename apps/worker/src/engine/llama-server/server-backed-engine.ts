@@ -1,4 +1,6 @@
 import type { Llama, LlamaModel } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
+import type { TokenizeOutcome, TokenizeRequest } from '../inference-engine';
+import { vocabularyTokens } from '../llama-prompt-completion';
 import type { RunningServer } from './llama-server-process';
 
 /**
@@ -29,6 +31,12 @@ export abstract class ServerBackedEngine {
   async engineMetrics(): Promise<string> {
     const response = await fetch(`${this.server.url}/metrics`, { signal: AbortSignal.timeout(2000) });
     return response.ok ? await response.text() : '';
+  }
+
+  /** The model's own tokenizer, here in the worker, for a model with no chat template to render (it embeds or ranks). */
+  protected async vocabularyTokenize(request: TokenizeRequest): Promise<TokenizeOutcome> {
+    await Promise.resolve();
+    return vocabularyTokens(this.model, request, this.name, undefined);
   }
 
   async close(): Promise<void> {
