@@ -24,6 +24,8 @@ describe('ENGINE=llama-server', () => {
   const sidecarModel = 'tiny-fables';
   /** tiny-chat's weights with fill-in-the-middle tokens. */
   const fimModel = 'tiny-fim';
+  /** tiny-chat on a worker with PROMPT_CACHE=false. */
+  const uncachedModel = 'tiny-chat-uncached';
   let stack: ServiceStack;
   let client: OpenAI;
   const question: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Tell me about the rabbit.' }];
@@ -33,7 +35,7 @@ describe('ENGINE=llama-server', () => {
       name: 'llama-server',
       workers: 0,
       parallelSequences: 2,
-      models: [model, thinking, sidecarModel, fimModel],
+      models: [model, thinking, sidecarModel, fimModel, uncachedModel],
       workerEnv: { ENGINE: 'llama-server' },
     });
     await stack.addWorker({}, model);
@@ -181,6 +183,22 @@ describe('ENGINE=llama-server', () => {
     await client.chat.completions.create(request);
     const again = await client.chat.completions.create(request);
     expect(again.usage?.prompt_tokens_details?.cached_tokens).toBeGreaterThan(0);
+  });
+
+  it('evaluates every prompt whole with PROMPT_CACHE=false', async () => {
+    const worker = await stack.addWorker({ PROMPT_CACHE: 'false', MODEL_PATH: resolve(REPO_ROOT, `models/${model}.gguf`) }, uncachedModel);
+    try {
+      const request = {
+        model: uncachedModel,
+        messages: [{ role: 'user' as const, content: 'Tell me a long story about the wolf and the fox.' }],
+        max_tokens: 4,
+      };
+      const turns = [await client.chat.completions.create(request), await client.chat.completions.create(request)];
+      expect(turns.map((turn) => turn.usage?.prompt_tokens_details?.cached_tokens ?? 0)).toEqual([0, 0]);
+      expect(turns[1].usage?.prompt_tokens).toBeGreaterThan(10);
+    } finally {
+      await worker.stop('SIGTERM', 10_000);
+    }
   });
 
   it('passes thinking on as reasoning_content', async () => {

@@ -1,4 +1,4 @@
-import { choice, literal, renderGrammar, rule, sequence } from './grammar-ast';
+import { choice, literal, renderGrammar, rule, sequence, token } from './grammar-ast';
 import type { GrammarNode, Rules } from './grammar-ast';
 import { schemaGrammar } from './schema-grammar';
 import type { JsonValue } from '@app/contracts';
@@ -26,16 +26,32 @@ function renamed(node: GrammarNode, rename: (name: string) => string): GrammarNo
   }
 }
 
+/** How the grammar lets the model write the text that closes a call. */
+export type SyntaxSpelling = (text: string) => GrammarNode;
+
+/** The syntax's text as exactly the tokens `tokenize` makes of it (llama.cpp's `<[id]>`), each with the text it stands for. */
+export const exactTokens =
+  (tokenize: (text: string) => Array<{ id: number; text: string }>): SyntaxSpelling =>
+  (text) =>
+    sequence(...tokenize(text).map(({ id, text: piece }) => token(id, piece)));
+
 /**
  * The GBNF text of tool calls in a template's syntax: one call of any of `tools` (its arguments
  * under its schema's grammar, as a response format's are), up to `maxCalls` joined by
  * `betweenCalls`, the first without its prefix when the prompt ends with it. Each tool's rules are renamed apart (`t0-…`, `t1-…`) so the schemas share one
- * grammar. Schemas were checked at admission; one refused here is an error.
+ * grammar. Schemas were checked at admission; one refused here is an error. The suffix that
+ * closes a call is written as `spell` says (its exact tokens, where the model's vocabulary is
+ * known: what node-llama-cpp writes after a call's arguments; any spelling by default); the rest
+ * is text the model spells as it likes, as it writes it on node-llama-cpp.
  */
 export function callsGrammar(
   tools: ReadonlyArray<{ name: string; schema: JsonValue }>,
   syntax: CallSyntax,
-  { maxCalls, prefixGiven }: { maxCalls: number; /** The first call's prefix is in the prompt already (a call that must be made). */ prefixGiven: boolean },
+  {
+    maxCalls,
+    prefixGiven,
+    spell = literal,
+  }: { maxCalls: number; /** The first call's prefix is in the prompt already (a call that must be made). */ prefixGiven: boolean; spell?: SyntaxSpelling },
 ): string {
   const rules: Rules = new Map();
   const calls = tools.map(({ name, schema }, index) => {
@@ -45,7 +61,7 @@ export function callsGrammar(
     for (const [ruleName, node] of built.rules) rules.set(rename(ruleName), renamed(node, rename));
     return sequence(literal(name), literal(syntax.paramsPrefix), rule(rename('root')));
   });
-  const body = sequence(choice(...calls), literal(syntax.suffix));
+  const body = sequence(choice(...calls), spell(syntax.suffix));
   const more = { kind: 'repeat' as const, item: sequence(literal(syntax.betweenCalls), literal(syntax.prefix), rule('call')), min: 0, max: maxCalls - 1 };
   const first = prefixGiven ? rule('call') : sequence(literal(syntax.prefix), rule('call'));
   return renderGrammar(new Map([['root', maxCalls > 1 ? sequence(first, more) : first], ['call', body], ...rules]));

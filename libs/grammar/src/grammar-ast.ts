@@ -8,11 +8,14 @@ export type GrammarNode =
   | { kind: 'sequence'; items: GrammarNode[] }
   | { kind: 'choice'; items: GrammarNode[] }
   | { kind: 'repeat'; item: GrammarNode; min: number; max: number | undefined }
-  | { kind: 'rule'; name: string };
+  | { kind: 'rule'; name: string }
+  /** One token of the model's vocabulary by its id (llama.cpp's `<[id]>`), whatever else would spell its text. */
+  | { kind: 'token'; id: number; text: string };
 
 export const literal = (text: string): GrammarNode => ({ kind: 'literal', text });
 export const chars = (ranges: Array<[number, number]>): GrammarNode => ({ kind: 'chars', ranges });
 export const rule = (name: string): GrammarNode => ({ kind: 'rule', name });
+export const token = (id: number, text: string): GrammarNode => ({ kind: 'token', id, text });
 export const EMPTY: GrammarNode = { kind: 'sequence', items: [] };
 
 export function sequence(...items: GrammarNode[]): GrammarNode {
@@ -56,6 +59,8 @@ function renderNode(node: GrammarNode, parent: 'top' | 'sequence' | 'repeat'): s
       return `[${node.ranges.map(([from, to]) => (from === to ? escapeChar(from, true) : `${escapeChar(from, true)}-${escapeChar(to, true)}`)).join('')}]`;
     case 'rule':
       return node.name;
+    case 'token':
+      return `<[${node.id}]>`;
     case 'sequence': {
       if (node.items.length === 0) return '""';
       const text = node.items.map((item) => renderNode(item, 'sequence')).join(' ');
@@ -106,6 +111,7 @@ function reachable(rules: Rules): string[] {
 function canEnd(node: GrammarNode, ending: Set<string>): boolean {
   switch (node.kind) {
     case 'literal':
+    case 'token':
       return true;
     case 'chars':
       return node.ranges.length > 0;
@@ -125,6 +131,7 @@ function canBeEmpty(node: GrammarNode, empty: Set<string>): boolean {
     case 'literal':
       return node.text === '';
     case 'chars':
+    case 'token':
       return false;
     case 'rule':
       return empty.has(node.name);
@@ -233,6 +240,7 @@ export function expandedSize(rules: Rules): number {
       case 'chars':
         return 1 + node.ranges.length;
       case 'rule':
+      case 'token':
         return 1;
       case 'sequence':
       case 'choice':
@@ -256,6 +264,7 @@ export function shortestLength(rules: Rules): number {
   const shortest = (node: GrammarNode): number => {
     switch (node.kind) {
       case 'literal':
+      case 'token':
         return [...node.text].length;
       case 'chars':
         return 1;

@@ -20,6 +20,7 @@ export function sampleGrammar(rules: Rules, random: () => number, options: { max
   const emit = (node: GrammarNode, depth: number): void => {
     switch (node.kind) {
       case 'literal':
+      case 'token':
         out += node.text;
         return;
       case 'chars': {
@@ -67,6 +68,7 @@ export function sampleGrammar(rules: Rules, random: () => number, options: { max
 function costOf(node: GrammarNode, rules: Map<string, number>): number {
   switch (node.kind) {
     case 'literal':
+    case 'token':
       return node.text.length;
     case 'chars':
       return 1;
@@ -103,7 +105,8 @@ export function grammarAccepts(rules: Rules, text: string): boolean {
   const memo = new Map<string, Set<number>>();
   const ends = (node: GrammarNode, from: number): Set<number> => {
     switch (node.kind) {
-      case 'literal': {
+      case 'literal':
+      case 'token': {
         const want = [...node.text];
         for (let i = 0; i < want.length; i++) if (input[from + i] !== want[i]) return new Set();
         return new Set([from + want.length]);

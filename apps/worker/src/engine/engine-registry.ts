@@ -47,6 +47,7 @@ const ENGINES: Record<WorkerEnv['ENGINE'], (env: WorkerEnv, log: EngineLog) => P
       cpus: env.ENGINE_CPUS,
       binary: env.LLAMA_SERVER_BIN,
       url: env.LLAMA_SERVER_URL,
+      promptCache: env.PROMPT_CACHE,
       log,
       onLost: stopWithoutEngine,
     }),

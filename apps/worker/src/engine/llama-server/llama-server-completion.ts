@@ -1,9 +1,11 @@
-import type { SamplingParams, TokenLogprob } from '@app/contracts';
+import type { LogprobsOptions, SamplingParams, TokenLogprob } from '@app/contracts';
 import { readServerSentEvents } from '../upstream/server-sent-events';
 
 /** What the worker sends llama-server's native `/completion`: the prompt as token ids, and how to sample. */
 export interface CompletionBody {
   prompt: number[];
+  /** Whether the slot's prompt from earlier requests is reused (PROMPT_CACHE). */
+  cache_prompt: boolean;
   n_predict: number;
   grammar?: string;
   n_probs?: number;
@@ -51,13 +53,21 @@ export function samplingFields(sampling: SamplingParams) {
   };
 }
 
-/** llama-server's token numbers in OpenAI's shape. */
-export function toTokenLogprobs(probabilities: ServerTokenProbability[]): TokenLogprob[] {
+/**
+ * What to ask llama-server for a request's logprobs: it sends a token's own number only beside at
+ * least one alternative, so `top_logprobs: 0` asks for one (dropped in toTokenLogprobs).
+ */
+export function probabilityFields(logprobs: LogprobsOptions | undefined): { n_probs?: number } {
+  return logprobs ? { n_probs: Math.max(1, logprobs.top) } : {};
+}
+
+/** llama-server's token numbers in OpenAI's shape, with the `top` alternatives asked for. */
+export function toTokenLogprobs(probabilities: ServerTokenProbability[], top: number): TokenLogprob[] {
   return probabilities.map((probability) => ({
     token: probability.token,
     logprob: probability.logprob,
     bytes: probability.bytes,
-    top_logprobs: (probability.top_logprobs ?? []).map(({ token, logprob, bytes }) => ({ token, logprob, bytes })),
+    top_logprobs: (probability.top_logprobs ?? []).slice(0, top).map(({ token, logprob, bytes }) => ({ token, logprob, bytes })),
   }));
 }
 
@@ -80,7 +90,7 @@ export async function* streamCompletion(url: string, body: object, signal: Abort
   const response = await fetch(`${url}/completion`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ ...body, stream: true, cache_prompt: true }),
+    body: JSON.stringify({ ...body, stream: true }),
     signal,
   });
   if (!response.ok || !response.body) {

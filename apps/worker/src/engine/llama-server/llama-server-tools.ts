@@ -1,8 +1,8 @@
 import { callsAllowed, parallelCallsAllowed } from '@app/contracts';
 import type { ToolOptions } from '@app/contracts';
-import { callsGrammar } from '@app/grammar';
-import type { CallSyntax } from '@app/grammar';
-import type { ChatModelFunctions, ChatWrapper, GbnfJsonSchema, LlamaText } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
+import { callsGrammar, exactTokens } from '@app/grammar';
+import type { CallSyntax, SyntaxSpelling } from '@app/grammar';
+import type { ChatModelFunctions, ChatWrapper, GbnfJsonSchema, LlamaModel, LlamaText } from 'node-llama-cpp' with { 'resolution-mode': 'import' };
 import { MAX_PARALLEL_CALLS } from '../llama-tool-calls';
 
 /** llama.cpp's grammar trigger of the kind "a word in the text" (COMMON_GRAMMAR_TRIGGER_TYPE_WORD). */
@@ -12,8 +12,15 @@ const TRIGGER_WORD = 1;
 export const markText = (mark: string | LlamaText | object | undefined): string =>
   typeof mark === 'string' ? mark : mark !== undefined && 'values' in mark ? mark.toString() : '';
 
-/** How the model's chat template writes a call (node-llama-cpp's settings for it), as text. */
-export function callSyntax(chatWrapper: ChatWrapper): { syntax: CallSyntax; parallel: boolean } {
+/**
+ * How the model's chat template writes a call (node-llama-cpp's settings for it), as text, and
+ * how the calls' grammar spells the suffix that closes one: as the exact tokens the model's
+ * tokenizer makes of it (special tokens parsed), as node-llama-cpp writes it. A grammar of text
+ * alone lets the model spell a marker such as `</tool_call>` a character at a time, which a model
+ * reads as something else: the tiny model then went on with another call (14 of 50 seeds)
+ * instead of ending its turn.
+ */
+export function callSyntax(chatWrapper: ChatWrapper, model: LlamaModel): { syntax: CallSyntax; parallel: boolean; spell: SyntaxSpelling } {
   const { call, parallelism } = chatWrapper.settings.functions;
   return {
     syntax: {
@@ -23,6 +30,7 @@ export function callSyntax(chatWrapper: ChatWrapper): { syntax: CallSyntax; para
       betweenCalls: markText(parallelism?.call.betweenCalls),
     },
     parallel: parallelism !== undefined,
+    spell: exactTokens((text) => model.tokenize(text, true).map((id) => ({ id, text: model.detokenize([id], true) }))),
   };
 }
 
@@ -40,7 +48,7 @@ export interface OfferedCalls {
  * with their schemas as sent, and their arguments enforced by the project's grammar in the
  * template's call syntax.
  */
-export function offeredCalls(tools: ToolOptions | undefined, { syntax, parallel }: ReturnType<typeof callSyntax>): OfferedCalls | undefined {
+export function offeredCalls(tools: ToolOptions | undefined, { syntax, parallel, spell }: ReturnType<typeof callSyntax>): OfferedCalls | undefined {
   if (!callsAllowed(tools)) return undefined;
   const { choice } = tools;
   const offered = choice.type === 'function' ? tools.definitions.filter((tool) => tool.name === choice.name) : tools.definitions;
@@ -56,7 +64,7 @@ export function offeredCalls(tools: ToolOptions | undefined, { syntax, parallel 
   const grammar = callsGrammar(
     offered.map((tool) => ({ name: tool.name, schema: tool.parameters })),
     syntax,
-    { maxCalls, prefixGiven: mustCall },
+    { maxCalls, prefixGiven: mustCall, spell },
   );
   return {
     functions,

@@ -18,7 +18,7 @@ import { LlamaPromptRenderer } from '../llama-prompt-rendering';
 import { isRankingModel } from '../llama-ranking';
 import { endOfGenerationTokens, vocabularySize } from '../llama-sampling';
 import { StopSequences } from '../stop-sequences';
-import { samplingFields, streamCompletion, toTokenLogprobs } from './llama-server-completion';
+import { probabilityFields, samplingFields, streamCompletion, toTokenLogprobs } from './llama-server-completion';
 import type { CompletionChunk } from './llama-server-completion';
 import { LlamaServerProcess, waitForHealth } from './llama-server-process';
 import { ServerBackedEngine } from './server-backed-engine';
@@ -35,6 +35,8 @@ import { ThoughtSplitter } from './thought-splitter';
 export interface LlamaServerEngineOptions extends LlamaServerProcessOptions {
   /** LLAMA_SERVER_URL: a server beside the worker; none is started then. */
   url: string;
+  /** PROMPT_CACHE: a slot's prompt from earlier requests is reused (`cache_prompt`); on when absent. */
+  promptCache?: boolean;
 }
 
 /** A JSON object, as `response_format: {type: "json_object"}` asks: the project's own grammar, as for schemas. */
@@ -69,12 +71,13 @@ export class LlamaServerEngine extends ServerBackedEngine implements InferenceEn
     server: RunningServer,
     readonly contextSize: number,
     slots: number,
+    private readonly promptCache: boolean,
   ) {
     super(llama, model, server);
     this.slots = slots;
     this.prompts = new LlamaPromptRenderer(chatWrapper, model, contextSize);
     this.stopTriggers = textStopTriggers(chatWrapper);
-    this.calls = callSyntax(chatWrapper);
+    this.calls = callSyntax(chatWrapper, model);
     const thought = chatWrapper.settings.segments?.thought;
     this.thoughtMarks = thought?.suffix !== undefined ? { prefix: markText(thought.prefix), suffix: markText(thought.suffix) } : undefined;
     this.capabilities = {
@@ -117,7 +120,7 @@ export class LlamaServerEngine extends ServerBackedEngine implements InferenceEn
       // An input is evaluated in one batch of the slot's context (the server's KV cache is shared by its slots).
       if (ranks) return new LlamaServerRankingEngine(llama, model, server, asked.contextSize, options.slots);
       if (pooling) return new LlamaServerPoolingEngine(llama, model, server, pooling, asked.contextSize, options.slots);
-      return new LlamaServerEngine(llama, model, resolveChatWrapper(model), server, contextSize, options.slots);
+      return new LlamaServerEngine(llama, model, resolveChatWrapper(model), server, contextSize, options.slots, options.promptCache ?? true);
     } catch (error) {
       await server?.stop();
       await llama.dispose();
@@ -162,7 +165,7 @@ export class LlamaServerEngine extends ServerBackedEngine implements InferenceEn
       ...samplingFields(sampling),
       ...(grammar !== undefined ? { grammar } : {}),
       ...calls?.fields,
-      ...(logprobs ? { n_probs: logprobs.top } : {}),
+      ...probabilityFields(logprobs),
     };
     const { text, last, completionTokens } = await this.streamAnswer(
       body,
@@ -207,7 +210,7 @@ export class LlamaServerEngine extends ServerBackedEngine implements InferenceEn
     const stopped = new AbortController();
     const stop = new StopSequences(sampling.stop, logprobs ? () => undefined : (text) => output.write({ type: 'text', choice: 0, text }));
     // max_tokens 0 (an evaluation harness scoring an echoed prompt): nothing is generated.
-    const body = { prompt, n_predict: maxTokens, stop: [], ...samplingFields(sampling), ...(logprobs ? { n_probs: logprobs.top } : {}) };
+    const body = { prompt, n_predict: maxTokens, stop: [], ...samplingFields(sampling), ...probabilityFields(logprobs) };
     const { text, last, completionTokens } = await this.streamAnswer(body, request, stop, stopped, (chunk) => {
       if (!signal.aborted && !stop.push(chunk)) stopped.abort();
     });
@@ -241,11 +244,12 @@ export class LlamaServerEngine extends ServerBackedEngine implements InferenceEn
     let last: CompletionChunk | undefined;
     let generated = 0;
     try {
-      const chunks = body.n_predict === 0 ? [] : streamCompletion(this.server.url, body, AbortSignal.any([signal, stopped.signal]));
+      const asked = { ...body, cache_prompt: this.promptCache };
+      const chunks = body.n_predict === 0 ? [] : streamCompletion(this.server.url, asked, AbortSignal.any([signal, stopped.signal]));
       for await (const chunk of chunks) {
         last = chunk;
         generated++;
-        if (logprobs) scored.push({ text: chunk.content, logprobs: toTokenLogprobs(chunk.completion_probabilities ?? []) });
+        if (logprobs) scored.push({ text: chunk.content, logprobs: toTokenLogprobs(chunk.completion_probabilities ?? [], logprobs.top) });
         read(chunk.content);
       }
       finish();
