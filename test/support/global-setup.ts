@@ -19,15 +19,16 @@ interface StartedStack {
 }
 
 declare global {
-  var __E2E_STACK__: StartedStack | undefined;
+  var __E2E_STACKS__: StartedStack[] | undefined;
 }
 
 /**
- * Redis comes from REDIS_URL when set, else a Testcontainers Redis when a Docker engine answers,
+ * Redis comes from REDIS_URL when set (for the default engine's stack only: another engine's
+ * workers must not take its jobs), else a Testcontainers Redis when a Docker engine answers,
  * else a redis-server started here on a free port.
  */
-async function provideRedis(): Promise<{ url: string; redis?: LocalRedis }> {
-  if (process.env.REDIS_URL) {
+async function provideRedis(engine: string | undefined, logDir: string): Promise<{ url: string; redis?: LocalRedis }> {
+  if (process.env.REDIS_URL && !engine) {
     await waitForRedis(process.env.REDIS_URL);
     return { url: process.env.REDIS_URL };
   }
@@ -37,20 +38,30 @@ async function provideRedis(): Promise<{ url: string; redis?: LocalRedis }> {
     const url = container.getConnectionUrl();
     return { url, redis: { url, stop: async () => void (await container.stop()) } };
   }
-  const redis = await startRedisServer({ logFile: resolve(LOG_DIR, 'redis.log') });
+  const redis = await startRedisServer({ logFile: resolve(logDir, 'redis.log') });
   return { url: redis.url, redis };
 }
 
-/** Two workers and two API instances on one Redis: every e2e test talks to a real, scaled-out stack. */
-export default async function globalSetup(): Promise<void> {
+/**
+ * Two workers and two API instances on one Redis: every e2e test talks to a real, scaled-out
+ * stack. The `e2e` project's stack runs the workers' default engine; another project runs its
+ * engine on a stack of its own, logged apart (global-setup-llama-server.ts: jest runs one global
+ * setup per module, so each engine has its own).
+ */
+export default function globalSetup(): Promise<void> {
+  return startSharedStack(undefined);
+}
+
+export async function startSharedStack(engine: string | undefined): Promise<void> {
   for (const entry of [API_ENTRY, WORKER_ENTRY, MODEL_PATH]) {
     if (!existsSync(entry)) throw new Error(`${entry} is missing: run \`npm run build && npm run model\` (npm test does)`);
   }
-  rmSync(LOG_DIR, { recursive: true, force: true });
+  const logDir = engine ? `${LOG_DIR}-${engine}` : LOG_DIR;
+  rmSync(logDir, { recursive: true, force: true });
   const stack: StartedStack = { processes: [] };
-  globalThis.__E2E_STACK__ = stack;
+  globalThis.__E2E_STACKS__ = [...(globalThis.__E2E_STACKS__ ?? []), stack];
 
-  const { url, redis } = await provideRedis();
+  const { url, redis } = await provideRedis(engine, logDir);
   stack.redis = redis;
   // The stack and every test file get the settings they are given, none of the shell's.
   scrubServiceEnv();
@@ -64,8 +75,8 @@ export default async function globalSetup(): Promise<void> {
         workerId,
         parallelSequences: 2,
         threads: 1,
-        env: { GPU: 'false', HEALTH_PORT: '0' },
-        logFile: resolve(LOG_DIR, `${workerId}.log`),
+        env: { GPU: 'false', HEALTH_PORT: '0', ...(engine ? { ENGINE: engine } : {}) },
+        logFile: resolve(logDir, `${workerId}.log`),
       }),
     ),
   );
@@ -78,13 +89,13 @@ export default async function globalSetup(): Promise<void> {
         apiKeys: [API_KEY],
         models: [MODEL],
         env: { ADMIN_USER: ADMIN.user, ADMIN_PASSWORD: ADMIN.password },
-        logFile: resolve(LOG_DIR, `${name}.log`),
+        logFile: resolve(logDir, `${name}.log`),
       }),
     ),
   );
   stack.processes.push(...apis.map((api) => api.process));
 
-  publishStack({
+  publishStack(engine, {
     redisUrl: url,
     apiUrls: apis.map((api) => api.baseUrl),
     apiKey: API_KEY,

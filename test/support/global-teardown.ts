@@ -1,7 +1,9 @@
-/** Stops what global setup started: APIs and workers first (they drain), then Redis. */
+/** Stops what global setup started (one stack per engine): APIs and workers first (they drain), then Redis. */
 export default async function globalTeardown(): Promise<void> {
-  const stack = globalThis.__E2E_STACK__;
-  if (!stack) return;
-  await Promise.all(stack.processes.map((process) => process.stop('SIGTERM', 10_000)));
-  await stack.redis?.stop();
+  const stacks = globalThis.__E2E_STACKS__ ?? [];
+  globalThis.__E2E_STACKS__ = [];
+  for (const stack of stacks) {
+    await Promise.all(stack.processes.map((process) => process.stop('SIGTERM', 10_000)));
+    await stack.redis?.stop();
+  }
 }

@@ -95,7 +95,8 @@ export class ServiceStack {
       workerId,
       parallelSequences: this.options.parallelSequences ?? 1,
       threads: 1,
-      env: { GPU: 'false', HEALTH_PORT: '0', ...this.options.workerEnv, ...env },
+      // Workers run the jest project's engine (jest.config.js) unless the test names one.
+      env: { GPU: 'false', HEALTH_PORT: '0', ...(globalThis.E2E_ENGINE ? { ENGINE: globalThis.E2E_ENGINE } : {}), ...this.options.workerEnv, ...env },
       logFile: resolve(LOG_DIR, `${workerId}.log`),
     });
     this.workers.push(worker);
