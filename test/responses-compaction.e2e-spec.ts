@@ -245,6 +245,45 @@ describe('Responses: compaction', () => {
     expect(second.rawResponses.at(-1)?.usage.inputTokens).toBeLessThan(tokens);
   });
 
+  it('compacts on a final compaction_trigger: the compaction is the whole response, and the chain goes on from it', async () => {
+    const trigger: OpenAI.Responses.ResponseInputItem = { type: 'compaction_trigger' };
+    const compacted = await client.responses.create({ model: MODEL, input: [...conversation, trigger] });
+    assertMatchesResponsesSchema('Response', compacted);
+    expect(compacted.status).toBe('completed');
+    expect(compacted.output).toHaveLength(1);
+    expect(compacted.output[0]).toMatchObject({ type: 'compaction', encrypted_content: expect.stringMatching(/^cmp1\./) as string });
+    // What it cost: the summarising pass over the conversation.
+    expect(compacted.usage?.input_tokens).toBeGreaterThan(20);
+    expect(compacted.usage?.output_tokens).toBeGreaterThan(0);
+
+    // Chained by previous_response_id, the next turn reads the compaction as a stateless request with only the item does.
+    const next = { role: 'user' as const, content: 'Which hotel?' };
+    const chained = await client.responses.create({ model: MODEL, previous_response_id: compacted.id, input: [next], max_output_tokens: 16 });
+    const output = compacted.output as unknown as OpenAI.Responses.ResponseInputItem[];
+    const pruned = await client.responses.create({ model: MODEL, input: [...output, next], max_output_tokens: 16 });
+    expect(chained.usage?.input_tokens).toBe(pruned.usage?.input_tokens);
+    expect((await client.responses.retrieve(compacted.id)).output).toEqual(compacted.output);
+
+    // Streamed: the response's events, the compaction item the only output item.
+    const stream = await client.responses.create({ model: MODEL, input: [...conversation, trigger], stream: true });
+    const events: OpenAI.Responses.ResponseStreamEvent[] = [];
+    for await (const event of stream) {
+      assertMatchesResponseEvent(event);
+      events.push(event);
+    }
+    expect(events.map((event) => event.type)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.output_item.done',
+      'response.completed',
+    ]);
+    expect(events[2]).toMatchObject({ output_index: 0, item: { type: 'compaction' } });
+
+    // Anywhere but last it is refused, naming it.
+    await expect(client.responses.create({ model: MODEL, input: [trigger, ...conversation] })).rejects.toMatchObject({ status: 400, param: 'input[0].type' });
+  });
+
   it('refuses a context_management entry OpenAI refuses, naming it', async () => {
     const create = (entry: unknown) => client.post('/responses', { body: { model: MODEL, input: 'x', context_management: [entry] } });
     await expect(create({ type: 'truncation' })).rejects.toMatchObject({ status: 400, param: 'context_management[0].type' });

@@ -210,6 +210,22 @@ async function normaliseItem(raw: Record<string, unknown>, at: string, lookup: I
 }
 
 /**
+ * A create's `input` and whether it ends with a `compaction_trigger` (OpenAI's "compacts the
+ * current context; must be the final input item"), which is not an item of the conversation: the
+ * response is then the compaction of what comes before it. Anywhere else it is a 400 naming it.
+ */
+export function compactionTriggered(input: string | Array<Record<string, unknown>> | undefined): {
+  input: string | Array<Record<string, unknown>> | undefined;
+  triggered: boolean;
+} {
+  if (!Array.isArray(input)) return { input, triggered: false };
+  const at = input.findIndex((item) => isJsonObject(item) && item.type === 'compaction_trigger');
+  if (at === -1) return { input, triggered: false };
+  if (at !== input.length - 1) throw invalid(`A compaction_trigger must be the final input item.`, `input[${at}].type`);
+  return { input: input.slice(0, -1), triggered: true };
+}
+
+/**
  * The request's `input` as conversation items, in order (a string is one user message). `field`
  * names them in errors: `input`, or `items` (the Conversations API's).
  */

@@ -145,7 +145,7 @@ const reasoningItem = (item: ReasoningState, withSummary: boolean): Conversation
 };
 
 /** What the request asked of the output beyond its items: per-token log probabilities, a summary of the thought. */
-export type OutputSettings = Pick<ResponseSettings, 'logprobs' | 'reasoning' | 'calledAs' | 'leading'>;
+export type OutputSettings = Pick<ResponseSettings, 'logprobs' | 'reasoning' | 'calledAs' | 'leading' | 'leadingOnly'>;
 
 /** `reasoning.summary` asked for (any of `auto`, `concise`, `detailed`): the thought is given as the summary too. */
 export const wantsSummary = (settings: OutputSettings): boolean => settings.reasoning.summary !== null;
@@ -175,6 +175,8 @@ export class ResponseOutput {
   private readonly withLogprobs: boolean;
   private readonly withSummary: boolean;
   private readonly calledAs: NonNullable<OutputSettings['calledAs']>;
+  /** The output is its leading items (a compaction_trigger's): no empty message stands in for an answer. */
+  private readonly leadingOnly: boolean;
 
   constructor(
     private readonly responseId: string,
@@ -187,6 +189,7 @@ export class ResponseOutput {
     this.withSummary = wantsSummary(settings);
     this.calledAs = settings.calledAs ?? {};
     this.items.push(...(settings.leading ?? []));
+    this.leadingOnly = settings.leadingOnly === true;
   }
 
   /** The items the output begins with (settings.leading), as they go out before the model's: `output_item.added`, `output_item.done`. */
@@ -231,7 +234,7 @@ export class ResponseOutput {
    */
   finish(cutShort: boolean): ConversationItem[] {
     const answered = this.items.some((item) => item.type !== 'reasoning' && item.type !== 'mcp_list_tools' && item.type !== 'compaction');
-    if (!answered && (!cutShort || this.items.length === 0)) this.openMessage();
+    if (!answered && !this.leadingOnly && (!cutShort || this.items.length === 0)) this.openMessage();
     this.close(cutShort ? 'incomplete' : 'completed');
     return this.snapshot();
   }

@@ -77,6 +77,8 @@ export interface ResponseSettings {
   background: boolean;
   /** Items the output begins with, made before the model ran: server-side compaction's item (server-compaction.ts). */
   leading?: Array<ConversationItem & { type: 'compaction' }>;
+  /** The leading items are the whole output: a final `compaction_trigger` asked for the compaction, not an answer. */
+  leadingOnly?: boolean;
 }
 
 /** A `namespace` tool as the Response object echoes it: its member tools as offered. */

@@ -10,7 +10,7 @@ import type { CreateResponseDto } from './responses-request.dto';
 import { BackgroundResponses } from './background-responses';
 import { CompactionSeal } from './compaction-seal';
 import { newResponseId } from './response-ids';
-import { inputItems } from './response-items';
+import { compactionTriggered, inputItems } from './response-items';
 import type { ConversationItem } from './response-items';
 import { conversationOf, requestedTier, toResponseJob } from './responses-job.mapper';
 import { ConversationLocks } from './conversation-locks';
@@ -89,18 +89,26 @@ export class ResponsesService {
       : previous
         ? [...previous.history, ...(previous.state.output as ConversationItem[])]
         : [];
-    const own = await inputItems(input ?? undefined, (itemId) => this.stored.findItem(owner, itemId));
-    return { previous, earlier, history: [...earlier, ...own] };
+    const asked = compactionTriggered(input ?? undefined);
+    const own = await inputItems(asked.input, (itemId) => this.stored.findItem(owner, itemId));
+    return { previous, earlier, history: [...earlier, ...own], compactionTriggered: asked.triggered };
   }
 
   /**
    * The request's job, after the conversation it continues, and the history it answers; with
    * remote MCP tools, their servers listed (McpToolLoop) and `turn` the job of the loop's next turn.
    * `compacting`: a prompt past the request's `context_management` threshold is compacted first
-   * (ServerCompaction), and the compaction item leads the output (`settings.leading`).
+   * (ServerCompaction), and the compaction item leads the output (`settings.leading`); an input
+   * that ends with a `compaction_trigger` is compacted whatever its length, and the compaction is
+   * the whole response (`settings.leadingOnly`, `compactedOnly` its cost): no model answers.
    */
   async mapped(request: CreateResponseDto, owner: string, id: string, acceptedAt: number, signal: AbortSignal, socket?: SocketTurn, compacting = false) {
-    const { previous, earlier, history } = await this.history(owner, request.previous_response_id ?? undefined, request.input, conversationOf(request), socket);
+    const {
+      previous,
+      earlier,
+      history,
+      compactionTriggered: triggered,
+    } = await this.history(owner, request.previous_response_id ?? undefined, request.input, conversationOf(request), socket);
     const mcp = await this.mcpLoop.prepare(request, signal);
     const { MAX_QUEUE_WAIT_MS } = this.env;
     const continuedKey = previous?.affinityKey;
@@ -111,9 +119,21 @@ export class ResponsesService {
     const turn = (output: ConversationItem[], at: number, maxOutputTokens: number | undefined) =>
       jobOf({ ...request, tool_choice: 'auto', max_output_tokens: maxOutputTokens }, [...history, ...output], `${id}_${at}`).job;
     const first = jobOf(request, history, id);
-    const compaction = compacting
-      ? await this.compaction.ifOver(request, first.job, { owner, history, earlierLength: earlier.length, continuedKey, acceptedAt, clientGone: signal })
-      : undefined;
+    const call = { owner, history, earlierLength: earlier.length, continuedKey, acceptedAt, clientGone: signal };
+    if (compacting && triggered) {
+      const compactedOnly = await this.compaction.now(request, first.job, call);
+      return {
+        previous,
+        earlier,
+        history,
+        mcp,
+        turn,
+        job: first.job,
+        settings: { ...first.settings, leading: [compactedOnly.item], leadingOnly: true },
+        compactedOnly,
+      };
+    }
+    const compaction = compacting ? await this.compaction.ifOver(request, first.job, call) : undefined;
     if (!compaction) return { previous, earlier, history, mcp, turn, ...first };
     // The item stands for the history before it (compaction-content.ts): the model reads what it holds, then answers.
     const compacted = jobOf(request, [...history, compaction.item], id);
@@ -139,7 +159,16 @@ export class ResponsesService {
   }
 
   private async respond({ request, owner, acceptedAt, clientGone, reply, socket }: CreateResponseCall, id: string): Promise<void> {
-    const { previous, earlier, history, job: mapped, settings, mcp, turn } = await this.mapped(request, owner, id, acceptedAt, clientGone, socket, true);
+    const {
+      previous,
+      earlier,
+      history,
+      job: mapped,
+      settings,
+      mcp,
+      turn,
+      compactedOnly,
+    } = await this.mapped(request, owner, id, acceptedAt, clientGone, socket, true);
     const job = this.completions.withGrantedTier(mapped, requestedTier(request.service_tier ?? undefined), owner);
     const identity: ResponseIdentity = { id, model: job.model, createdAtMs: acceptedAt, serviceTier: job.schedule.tier ?? 'default', settings };
     const streamed = request.stream === true || socket !== undefined;
@@ -154,11 +183,16 @@ export class ResponsesService {
       state: { status: settings.background ? 'queued' : 'in_progress', output: [] },
       ...(affinityKey ? { affinityKey } : {}),
     };
+    const run = new ResponseRun(response, record, this.stored, socket);
+    if (compactedOnly) {
+      // A final compaction_trigger: the summary was the model's only turn, and the compaction item is the output.
+      if (settings.store) await run.keepFirst();
+      return run.finish({ finishReason: 'stop', usage: compactedOnly.usage });
+    }
     if (mcp && settings.background) {
       const continuedKey = previous?.affinityKey;
       return this.mcpLoops.start({ request, record, tools: mcp, continuedKey, tier: job.schedule.tier, streamed, clientGone, reply });
     }
-    const run = new ResponseRun(response, record, this.stored, socket);
     const nextTurn = (output: ConversationItem[], maxOutputTokens = request.max_output_tokens ?? undefined) =>
       this.completions.withGrantedTier(turn(output, output.length, maxOutputTokens), job.schedule.tier, owner);
     /** One model turn, to the response's end or (a tool loop's) to the next turn. */

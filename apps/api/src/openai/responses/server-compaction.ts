@@ -65,6 +65,11 @@ export class ServerCompaction {
     return this.summary.summarise({ ...call, request, jobId: `${first.id}_compaction` });
   }
 
+  /** A final `compaction_trigger`: the conversation before it is summarised, whatever its length. */
+  now(request: CreateResponseDto, first: GenerateJobInput, call: Omit<SummaryCall, 'request' | 'jobId'>): Promise<Summary> {
+    return this.summary.summarise({ ...call, request, jobId: `${first.id}_compaction` });
+  }
+
   private defaultThreshold(model: string): number | undefined {
     const [worker] = this.models.liveWorkers(model);
     return worker ? Math.floor(worker.contextSize * DEFAULT_THRESHOLD_SHARE) : undefined;
