@@ -1,5 +1,6 @@
 import { Agent, OpenAIResponsesWSModel, run, setTracingDisabled, tool as agentTool } from '@openai/agents';
 import OpenAI from 'openai';
+import { ResponsesWebSocketSession } from 'openai/lib/responses/responses-websocket-session';
 import { z } from 'zod';
 import { expectWellFormedStream } from './support/response-events';
 import type { ResponseEvent } from './support/response-events';
@@ -134,6 +135,49 @@ describe('Responses WebSocket mode', () => {
     expectErrorEvent(refusals[0], 400, 'response_in_progress', null);
     const running = events.filter((event) => event.type !== 'error');
     expectWellFormedTurn(running);
+  });
+
+  it('runs stream_id lanes side by side on one connection, each first in first out (openai-node ResponsesWebSocketSession)', async () => {
+    const socket = connect();
+    await socket.opened();
+    const session = new ResponsesWebSocketSession(socket.ws, { maxLanes: 4, maxBufferedEvents: 100_000, maxBufferedBytes: 64 * 2 ** 20 });
+    const [long, short] = [session.lane('long'), session.lane('short')];
+    try {
+      long.create({ ...settings, max_output_tokens: 1000, input: user('Tell me everything.') });
+      long.create({ ...settings, input: user('And then?') });
+      short.create({ ...settings, max_output_tokens: 16, input: user('Say hello.') });
+      const [first, quick] = await Promise.all([long.finalResponse(), short.finalResponse()]);
+      const second = await long.finalResponse();
+      for (const response of [first, quick, second]) expect(response.status).toMatch(/^(completed|incomplete)$/);
+      expect(first.usage?.output_tokens).toBeGreaterThan(100);
+
+      // Every event carries its lane; each lane's responses are well-formed streams, one after the other.
+      const events = socket.drain();
+      const laneOf = (lane: string) => events.filter((event) => (event as { stream_id?: string }).stream_id === lane);
+      expect(laneOf('long').length + laneOf('short').length).toBe(events.length);
+      const terminal = (event: SocketEvent): boolean => event.type === 'response.completed' || event.type === 'response.incomplete';
+      const longEvents = laneOf('long');
+      const split = longEvents.findIndex(terminal) + 1;
+      expect(expectWellFormedTurn(longEvents.slice(0, split)).id).toBe(first.id);
+      expect(expectWellFormedTurn(longEvents.slice(split)).id).toBe(second.id);
+      expect(expectWellFormedTurn(laneOf('short')).id).toBe(quick.id);
+      // The short lane did not wait for the long one: it ended while the long lane's first answer ran.
+      const ended = (id: string) => events.findIndex((event) => terminal(event) && (event as { response?: { id: string } }).response?.id === id);
+      expect(ended(quick.id)).toBeLessThan(ended(first.id));
+    } finally {
+      session.close();
+    }
+  });
+
+  it('answers response.steer with response.steer.failed: steering_not_supported, the input given back', async () => {
+    const socket = connect();
+    socket.ws.send({ type: 'response.steer', previous_response_id: 'resp_0123456789abcdef', input: 'Shorter, please.' });
+    expect(await socket.next()).toMatchObject({
+      type: 'response.steer.failed',
+      steer: { previous_response_id: 'resp_0123456789abcdef', input: 'Shorter, please.' },
+      error: { type: 'invalid_request_error', code: 'steering_not_supported' },
+    });
+    expectWellFormedTurn(await socket.turn({ ...settings, input: user('Hi.') }));
   });
 
   it('evicts the cached response when a continuation of it fails (store:false)', async () => {

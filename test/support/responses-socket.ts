@@ -68,6 +68,20 @@ export class ResponsesSocketClient {
     return this.events.shift()!;
   }
 
+  /** Resolves once the connection is open (WebSocket readyState 1: what openai-node's lanes ask before a send). */
+  async opened(timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.ws.socket.readyState !== 1) {
+      if (this.closed || Date.now() > deadline) throw new Error('the socket did not open');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  /** Every event received and not yet taken, taken now. */
+  drain(): SocketEvent[] {
+    return this.events.splice(0);
+  }
+
   close(): void {
     this.ws.close({ code: 1000, reason: 'done' });
   }

@@ -7,9 +7,10 @@ import { validateBody } from '../../request-pipes';
 import { CreateResponseDto } from './responses-request.dto';
 import type { ResponsesService } from './responses.service';
 import { readClientFrame } from './socket-frames';
+import type { CreateFrame } from './socket-frames';
 import { LastResponse } from './socket-last-response';
 import type { ResponseWarmUp } from './response-warm-up';
-import { SocketEvents, errorEvent } from './socket-events';
+import { SocketEvents, errorEvent, steerRefusal } from './socket-events';
 import type { SocketTurn } from './socket-turn';
 
 /** What one connection runs on and within. */
@@ -32,12 +33,36 @@ const busy = (): OpenAiError =>
     'response_in_progress',
   );
 
+const laneLimit = (): OpenAiError =>
+  OpenAiError.invalidRequest(
+    `At most ${MAX_RUNNING_LANES} lanes run at once on a connection, and ${MAX_WAITING_PER_LANE} responses wait on a lane: send this one once another has ended.`,
+    'stream_id',
+    'stream_limit_reached',
+  );
+
 const lifetimeReached = (): OpenAiError =>
   OpenAiError.invalidRequest(
     'Responses websocket connection limit reached (60 minutes). Create a new websocket connection to continue.',
     null,
     'websocket_connection_limit_reached',
   );
+
+/** Lanes (`stream_id`) running a response at once on one connection. */
+export const MAX_RUNNING_LANES = 8;
+/** Responses waiting behind a lane's running one. */
+export const MAX_WAITING_PER_LANE = 16;
+
+/** A `response.create` taken, and when. */
+interface Accepted {
+  frame: CreateFrame;
+  acceptedAt: number;
+}
+
+/** One lane: the response it runs, and those waiting their turn behind it (first in, first out). */
+interface Lane {
+  running: AbortController;
+  waiting: Accepted[];
+}
 
 /** A message as `ws` hands it over (a Buffer with its default `binaryType`). */
 type RawData = Buffer | ArrayBuffer | Buffer[];
@@ -47,15 +72,20 @@ const asBuffer = (data: RawData): Buffer => (Buffer.isBuffer(data) ? data : Arra
 /**
  * One WebSocket of the Responses API's WebSocket mode: each `response.create` frame runs through
  * the create use case (ResponsesService) as `POST /v1/responses` with `stream: true` would, its
- * events sent as text frames. One response at a time: a second create meanwhile is an `error`
- * event and the running one goes on. A bad frame is an `error` event; the connection stays.
- * Closing the socket cancels the running response (its job is withdrawn or aborted as a departed
- * HTTP client's is); pings find a peer that vanished; the connection lives `lifetimeMs`.
+ * events sent as text frames. Responses run in lanes: one at a time on the default lane (a second
+ * create meanwhile is an `error` event and the running one goes on); on a `stream_id` lane the
+ * creates wait their turn, first in first out, while other lanes run beside it, every event
+ * carrying its lane's `stream_id` (bounded: MAX_RUNNING_LANES, MAX_WAITING_PER_LANE). A bad frame
+ * is an `error` event, a `response.steer` a `response.steer.failed`; the connection stays.
+ * Closing the socket cancels every running response (its job is withdrawn or aborted as a
+ * departed HTTP client's is) and drops the waiting ones; pings find a peer that vanished; the
+ * connection lives `lifetimeMs`.
  */
 export class ResponsesSocket {
   private static readonly logger = new Logger('ResponsesWebSocket');
   private readonly last = new LastResponse();
-  private running: AbortController | undefined;
+  /** The lanes running a response, by `stream_id` ('' for the default lane). */
+  private readonly lanes = new Map<string, Lane>();
   private expired = false;
   private answeredPing = true;
   private readonly timers: NodeJS.Timeout[] = [];
@@ -76,34 +106,55 @@ export class ResponsesSocket {
 
   private receive(data: Buffer, isBinary: boolean): void {
     const acceptedAt = Date.now();
-    let frame;
+    let frame: CreateFrame;
     try {
-      frame = readClientFrame(data, isBinary, this.context.frameLimitBytes);
-      if (frame.type === 'response.processed') return;
-      if (this.running) throw busy();
+      const read = readClientFrame(data, isBinary, this.context.frameLimitBytes);
+      if (read.type === 'response.processed') return;
+      if (read.type === 'response.steer') {
+        this.socket.send(steerRefusal(read.previousResponseId, read.input));
+        return;
+      }
+      frame = read;
       if (this.expired) throw lifetimeReached();
     } catch (error) {
       this.sendError(toOpenAiError(error));
       return;
     }
-    const turn = new AbortController();
-    this.running = turn;
-    void this.run(frame.body, frame.generate, acceptedAt, turn.signal).finally(() => {
-      this.running = undefined;
-      if (this.expired) this.closeForLifetime();
+    const key = frame.streamId ?? '';
+    const lane = this.lanes.get(key);
+    try {
+      if (lane && frame.streamId === undefined) throw busy();
+      if (lane ? lane.waiting.length >= MAX_WAITING_PER_LANE : this.lanes.size >= MAX_RUNNING_LANES) throw laneLimit();
+    } catch (error) {
+      this.sendError(toOpenAiError(error), frame.streamId);
+      return;
+    }
+    if (lane) lane.waiting.push({ frame, acceptedAt });
+    else this.runOn(key, { frame, acceptedAt });
+  }
+
+  /** Runs a lane's response, then the next one waiting on it, until none waits. */
+  private runOn(key: string, { frame, acceptedAt }: Accepted, waiting: Accepted[] = []): void {
+    const lane: Lane = { running: new AbortController(), waiting };
+    this.lanes.set(key, lane);
+    void this.run(frame, acceptedAt, lane.running.signal).finally(() => {
+      this.lanes.delete(key);
+      const next = lane.waiting.shift();
+      if (next && !this.expired && !lane.running.signal.aborted) this.runOn(key, next, lane.waiting);
+      else if (this.expired && this.lanes.size === 0) this.closeForLifetime();
     });
   }
 
   /** One response, start to end; every failure ends as an event, never as a rejection. */
-  private async run(body: Record<string, unknown>, generate: boolean, acceptedAt: number, clientGone: AbortSignal): Promise<void> {
-    const events = new SocketEvents(this.socket);
+  private async run({ body, generate, streamId }: CreateFrame, acceptedAt: number, clientGone: AbortSignal): Promise<void> {
+    const events = new SocketEvents(this.socket, streamId);
     let ended = false;
     const socket: SocketTurn = {
       events,
       recall: (id) => this.last.recall(id),
       remember: (record) => {
         ended = true;
-        this.last.remember(record);
+        this.last.remember(record, streamId);
       },
     };
     try {
@@ -114,20 +165,20 @@ export class ResponsesSocket {
       const failure = toOpenAiError(error);
       if (failure.status >= 500) ResponsesSocket.logger.error(`response.create failed: ${failure.message}`);
       // Once its events began, the response told its own failure (`response.failed`).
-      if (!events.isOpen) this.sendError(failure);
+      if (!events.isOpen) this.sendError(failure, streamId);
     } finally {
       if (!ended) this.last.failed(body.previous_response_id);
     }
   }
 
-  private sendError(error: OpenAiError): void {
-    if (this.socket.readyState === this.socket.OPEN) this.socket.send(errorEvent(error));
+  private sendError(error: OpenAiError, streamId?: string): void {
+    if (this.socket.readyState === this.socket.OPEN) this.socket.send(errorEvent(error, streamId));
   }
 
-  /** The lifetime is over: closed now when idle, else once the running response has ended. */
+  /** The lifetime is over: closed now when idle, else once the running responses have ended (those waiting are not run). */
   private expire(): void {
     this.expired = true;
-    if (!this.running) this.closeForLifetime();
+    if (this.lanes.size === 0) this.closeForLifetime();
   }
 
   private closeForLifetime(): void {
@@ -147,6 +198,9 @@ export class ResponsesSocket {
 
   private closed(): void {
     for (const timer of this.timers) clearTimeout(timer);
-    this.running?.abort();
+    for (const lane of this.lanes.values()) {
+      lane.waiting.length = 0;
+      lane.running.abort();
+    }
   }
 }

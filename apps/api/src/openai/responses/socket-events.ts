@@ -9,8 +9,15 @@ import type { OpenAiError } from '../../errors/openai-error';
  */
 export class SocketEvents implements EventSink {
   private sent = false;
+  /** `"stream_id":…,`, put first in every event of a lane's response (the events are JSON objects). */
+  private readonly lane: string;
 
-  constructor(private readonly socket: WebSocket) {}
+  constructor(
+    private readonly socket: WebSocket,
+    streamId?: string,
+  ) {
+    this.lane = streamId === undefined ? '' : `"stream_id":${JSON.stringify(streamId)},`;
+  }
 
   get isOpen(): boolean {
     return this.sent;
@@ -22,7 +29,7 @@ export class SocketEvents implements EventSink {
 
   send(json: string): void {
     this.sent = true;
-    if (this.socket.readyState === this.socket.OPEN) this.socket.send(json);
+    if (this.socket.readyState === this.socket.OPEN) this.socket.send(this.lane === '' ? json : `{${this.lane}${json.slice(1)}`);
   }
 
   end(): void {
@@ -34,6 +41,24 @@ export class SocketEvents implements EventSink {
  * OpenAI's `error` event of WebSocket mode: the HTTP status the same failure would have had and
  * the error body's fields, `{type: "error", status, error: {type, code, message, param}}`.
  */
-export function errorEvent(error: OpenAiError): string {
-  return JSON.stringify({ type: 'error', status: error.status, error: error.toBody().error });
+export function errorEvent(error: OpenAiError, streamId?: string): string {
+  return JSON.stringify({ type: 'error', status: error.status, error: error.toBody().error, ...(streamId !== undefined ? { stream_id: streamId } : {}) });
+}
+
+/**
+ * `response.steer.failed` for a steer this service does not take: steering (queued input committed
+ * to a successor response) is not offered, which OpenAI's `steering_not_supported` says; the
+ * input comes back for the client to send in its next `response.create`.
+ */
+export function steerRefusal(previousResponseId: string, input: unknown): string {
+  return JSON.stringify({
+    type: 'response.steer.failed',
+    sequence_number: 0,
+    steer: { previous_response_id: previousResponseId, input },
+    error: {
+      type: 'invalid_request_error',
+      code: 'steering_not_supported',
+      message: 'Steering is not supported here: send the input in the next response.create once this response has ended.',
+    },
+  });
 }
