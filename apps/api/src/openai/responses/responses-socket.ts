@@ -111,7 +111,7 @@ export class ResponsesSocket {
       const read = readClientFrame(data, isBinary, this.context.frameLimitBytes);
       if (read.type === 'response.processed') return;
       if (read.type === 'response.steer') {
-        this.socket.send(steerRefusal(read.previousResponseId, read.input));
+        if (this.socket.readyState === this.socket.OPEN) this.socket.send(steerRefusal(read.previousResponseId, read.input));
         return;
       }
       frame = read;
@@ -140,7 +140,8 @@ export class ResponsesSocket {
     void this.run(frame, acceptedAt, lane.running.signal).finally(() => {
       this.lanes.delete(key);
       const next = lane.waiting.shift();
-      if (next && !this.expired && !lane.running.signal.aborted) this.runOn(key, next, lane.waiting);
+      // A waiting create's clock starts with its turn: its wait for a worker is bounded from there.
+      if (next && !this.expired && !lane.running.signal.aborted) this.runOn(key, { ...next, acceptedAt: Date.now() }, lane.waiting);
       else if (this.expired && this.lanes.size === 0) this.closeForLifetime();
     });
   }
