@@ -7,7 +7,8 @@ import { startRedisServer } from '../../tools/local-stack/redis-server';
 import type { RunningApi } from '../../tools/local-stack/services';
 import { REPO_ROOT, startApi, startWorker } from '../../tools/local-stack/services';
 
-const LOG_DIR = resolve(REPO_ROOT, 'test-artifacts/logs');
+/** Process logs, apart for a jest project on another engine (its suites may run beside the default project's). */
+const LOG_DIR = resolve(REPO_ROOT, globalThis.E2E_ENGINE ? `test-artifacts/logs-${globalThis.E2E_ENGINE}` : 'test-artifacts/logs');
 export const STACK_API_KEY = 'sk-fault-test-key-0123456789';
 export const STACK_MODEL = 'tiny-chat';
 
